@@ -1,0 +1,1 @@
+//! API server views.

@@ -1,0 +1,1 @@
+//! Karmada scheduler.
