@@ -9,15 +9,29 @@
 //! - watch from revision `R` yields every event with revision `> R` in revision order, exactly once;
 //!   asking for `R` below the compacted revision fails with [`StoreError::Compacted`];
 //! - an acknowledged write is durable (for on-disk backends) before the call returns.
+//!
+//! Semantics worth knowing (all checked by the conformance suite):
+//! - watching from an `after` beyond the current revision is allowed and waits for revision
+//!   `after + 1` (etcd's behaviour), so a client may watch from a revision it expects next;
+//! - `compact(R)` with `R` at or below the compacted revision is a no-op; above the current
+//!   revision it fails with [`StoreError::FutureRevision`]. A range at exactly the compacted
+//!   revision still succeeds.
+//!
+//! Modules: [`memory`] and [`redb_backend`] are the backends, [`conformance`] the suite they
+//! pass, [`compactor`] automatic compaction, [`bench`](mod@bench) the raw commit-rate measurement.
+#![warn(missing_docs)]
 
 use std::pin::Pin;
 
 use bytes::Bytes;
 use futures::Stream;
 
+pub mod bench;
+pub mod compactor;
 pub mod conformance;
 pub mod memory;
 pub mod redb_backend;
+mod watch_hub;
 
 /// The store's global, monotonically increasing revision. `0` means "nothing written yet".
 pub type Revision = u64;
@@ -25,7 +39,9 @@ pub type Revision = u64;
 /// One stored key with its value and revisions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyValue {
+    /// The full key, e.g. `/registry/apps/deployments/default/web`.
     pub key: String,
+    /// The opaque stored bytes (JSON for API objects).
     pub value: Bytes,
     /// Revision of the write that created this key (since its last deletion).
     pub create_revision: Revision,
@@ -33,15 +49,19 @@ pub struct KeyValue {
     pub mod_revision: Revision,
 }
 
+/// Whether a watch event wrote or removed its key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
+    /// A create or an update.
     Put,
+    /// A deletion.
     Delete,
 }
 
 /// A change seen by a watcher.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WatchEvent {
+    /// Put or delete.
     pub kind: EventKind,
     /// For `Put`: the new key-value. For `Delete`: the last value, with `mod_revision` set to the
     /// revision of the deletion.
@@ -51,6 +71,7 @@ pub struct WatchEvent {
 }
 
 impl WatchEvent {
+    /// The revision of the mutation this event reports.
     pub fn revision(&self) -> Revision {
         self.kv.mod_revision
     }
@@ -59,6 +80,7 @@ impl WatchEvent {
 /// What a range read returns.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RangeResult {
+    /// The keys found, in key order.
     pub kvs: Vec<KeyValue>,
     /// True when more keys under the prefix follow the last one returned.
     pub more: bool,
@@ -69,6 +91,7 @@ pub struct RangeResult {
 /// A range read over every key that starts with `prefix`, in key order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RangeRequest {
+    /// Every key starting with this string (`""` = all keys; `/a/` excludes `/ab/`).
     pub prefix: String,
     /// Only keys strictly greater than this one (paging).
     pub start_after: Option<String>,
@@ -78,35 +101,47 @@ pub struct RangeRequest {
     pub revision: Option<Revision>,
 }
 
+/// Why a store call failed. Everything but `Backend` is an expected outcome callers act on.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// `create` of a key that exists.
     #[error("key {0} already exists")]
     AlreadyExists(String),
+    /// `update` or `delete` of a key that does not exist.
     #[error("key {0} not found")]
     NotFound(String),
     /// The compare-and-swap precondition did not hold.
     #[error("key {key}: expected revision {expected}, found {actual}")]
     Conflict {
+        /// The key written.
         key: String,
+        /// The `mod_revision` the caller expected.
         expected: Revision,
+        /// The key's actual `mod_revision`.
         actual: Revision,
     },
     /// The requested revision has been compacted away.
     #[error("revision {requested} is compacted (oldest available {compacted})")]
     Compacted {
+        /// The revision asked for.
         requested: Revision,
+        /// The store's compacted revision (the oldest still readable).
         compacted: Revision,
     },
     /// The requested revision is newer than the store's current one.
     #[error("revision {requested} is in the future (current {current})")]
     FutureRevision {
+        /// The revision asked for.
         requested: Revision,
+        /// The store's current revision.
         current: Revision,
     },
+    /// The storage itself failed (I/O, corruption, closed store, oversized write).
     #[error("storage backend: {0}")]
     Backend(String),
 }
 
+/// The result type of every store call.
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// A stream of watch events; it ends with `Err(Compacted)` if the watcher fell behind compaction.
@@ -130,13 +165,20 @@ pub trait Store: Send + Sync + 'static {
 
     /// Replaces `key`'s value. With `expected = Some(r)` the key's `mod_revision` must be `r`
     /// (else `Conflict`); the key must exist (else `NotFound`). Returns the new revision.
-    async fn update(&self, key: &str, value: Bytes, expected: Option<Revision>)
-    -> StoreResult<Revision>;
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Option<Revision>,
+    ) -> StoreResult<Revision>;
 
     /// Deletes `key` (with the same precondition rule as `update`). Returns the revision of the
     /// deletion and the value that was removed.
-    async fn delete(&self, key: &str, expected: Option<Revision>)
-    -> StoreResult<(Revision, KeyValue)>;
+    async fn delete(
+        &self,
+        key: &str,
+        expected: Option<Revision>,
+    ) -> StoreResult<(Revision, KeyValue)>;
 
     /// The current revision.
     async fn current_revision(&self) -> StoreResult<Revision>;

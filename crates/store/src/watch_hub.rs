@@ -1,0 +1,349 @@
+//! The in-memory ring of recent events and the cursor-based watch streams both backends share.
+//!
+//! Why a ring and cursors instead of a broadcast channel: a broadcast channel either buffers
+//! without bound or drops events for slow receivers. Here each watcher is only a position (the
+//! last revision it has scanned) plus a small batch of `Arc`'d events; 10k watchers cost 10k
+//! cursors, and an event's bytes exist once however many watchers see it.
+//!
+//! Invariants:
+//! - events in the ring have contiguous revisions: `events[i].revision() == first + i`;
+//! - events are appended only after they are committed, in revision order, and the newest
+//!   revision is announced (through a `tokio::sync::watch`) after the append;
+//! - a cursor never skips a revision: it either yields every matching event after its position,
+//!   or yields `Err(Compacted)` and ends;
+//! - when the ring no longer holds a cursor's next revision, the backend's [`ColdLog`] (the
+//!   on-disk event log for redb) serves it; without one the cursor reports `Compacted`.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use parking_lot::RwLock;
+use tokio::sync::watch;
+
+use crate::{Revision, StoreError, StoreResult, WatchEvent, WatchStream};
+
+/// How many ring (or cold-log) entries a cursor scans per step; bounds a watcher's buffer.
+const SCAN_BATCH: usize = 512;
+
+/// Older events a backend can fetch when they have fallen out of the ring.
+pub(crate) trait ColdLog: Send + Sync + 'static {
+    /// Blocking read of the events with revision in `(after, up_to]` whose key starts with
+    /// `prefix`, scanning at most `max` revisions. Returns the matches and the last revision
+    /// scanned. Fails with `Compacted` when `after` is below the compacted revision.
+    fn read(
+        &self,
+        after: Revision,
+        up_to: Revision,
+        max: usize,
+        prefix: &str,
+    ) -> StoreResult<(Vec<Arc<WatchEvent>>, Revision)>;
+}
+
+struct RingState {
+    events: VecDeque<Arc<WatchEvent>>,
+    /// Sum of `event_size` over `events`.
+    bytes: usize,
+    /// Revision of `events[0]`; when the ring is empty, the next revision to be appended.
+    first: Revision,
+    compacted: Revision,
+}
+
+/// The recent-events ring plus the announcement of the newest committed revision.
+pub(crate) struct EventRing {
+    state: Arc<RwLock<RingState>>,
+    newest: watch::Sender<Revision>,
+    /// `None` keeps every event until compaction (the memory backend's whole history).
+    capacity: Option<RingCapacity>,
+}
+
+/// Bounds of a ring that does not hold the whole history; the oldest events leave first.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RingCapacity {
+    pub(crate) events: usize,
+    /// Sum of the key and value sizes (current and previous) of the events held.
+    pub(crate) bytes: usize,
+}
+
+fn event_size(event: &WatchEvent) -> usize {
+    event.kv.key.len() + event.kv.value.len() + event.prev.as_ref().map_or(0, |p| p.value.len())
+}
+
+/// What a cursor finds when it looks for events after its position.
+enum RingRead {
+    /// Matching events and the last revision scanned (equal to `after` when nothing is new).
+    Events(Vec<Arc<WatchEvent>>, Revision),
+    /// The cursor's position is below the compacted revision.
+    Compacted(Revision),
+    /// The next revision has left the ring; older events up to this revision must come from disk.
+    Cold(Revision),
+}
+
+impl EventRing {
+    /// A ring for a store whose current revision is `current`.
+    pub(crate) fn new(
+        current: Revision,
+        compacted: Revision,
+        capacity: Option<RingCapacity>,
+    ) -> Self {
+        let (newest, _) = watch::channel(current);
+        EventRing {
+            state: Arc::new(RwLock::new(RingState {
+                events: VecDeque::new(),
+                bytes: 0,
+                first: current + 1,
+                compacted,
+            })),
+            newest,
+            capacity,
+        }
+    }
+
+    /// Appends committed events (contiguous, ascending) and announces the newest revision.
+    pub(crate) fn append(&self, events: impl IntoIterator<Item = Arc<WatchEvent>>) {
+        let mut newest = None;
+        {
+            let mut state = self.state.write();
+            for event in events {
+                let revision = event.revision();
+                let next = state.first + state.events.len() as Revision;
+                if revision != next {
+                    // Never expected; restart the ring rather than break its contiguity.
+                    tracing::warn!(revision, next, "non-contiguous event; resetting watch ring");
+                    state.events.clear();
+                    state.bytes = 0;
+                    state.first = revision;
+                }
+                state.bytes += event_size(&event);
+                state.events.push_back(event);
+                newest = Some(revision);
+            }
+            if let Some(capacity) = self.capacity {
+                while state.events.len() > capacity.events.max(1)
+                    || (state.bytes > capacity.bytes && state.events.len() > 1)
+                {
+                    state.pop_oldest();
+                }
+            }
+        }
+        if let Some(revision) = newest {
+            self.newest.send_replace(revision);
+        }
+    }
+
+    /// Drops events at or below `revision` and records it as the compacted revision.
+    pub(crate) fn compact(&self, revision: Revision) {
+        let mut state = self.state.write();
+        if revision <= state.compacted {
+            return;
+        }
+        state.compacted = revision;
+        while state.first <= revision && !state.events.is_empty() {
+            state.pop_oldest();
+        }
+        if state.events.is_empty() && state.first <= revision {
+            state.first = revision + 1;
+        }
+    }
+
+    pub(crate) fn compacted(&self) -> Revision {
+        self.state.read().compacted
+    }
+
+    /// The newest committed revision announced so far.
+    pub(crate) fn newest(&self) -> Revision {
+        *self.newest.borrow()
+    }
+
+    /// A watch stream of events under `prefix` after `after`. Fails at once if `after` is
+    /// compacted; an `after` beyond the newest revision waits for that revision to come.
+    pub(crate) fn watch(
+        &self,
+        prefix: &str,
+        after: Revision,
+        cold: Option<Arc<dyn ColdLog>>,
+    ) -> StoreResult<WatchStream> {
+        let compacted = self.compacted();
+        if after < compacted {
+            return Err(StoreError::Compacted {
+                requested: after,
+                compacted,
+            });
+        }
+        let cursor = Cursor {
+            ring: self.state.clone(),
+            newest: self.newest.subscribe(),
+            cold,
+            prefix: Arc::from(prefix),
+            position: after,
+            pending: VecDeque::new(),
+            finished: false,
+        };
+        Ok(futures::stream::unfold(cursor, Cursor::next).boxed())
+    }
+}
+
+impl RingState {
+    fn pop_oldest(&mut self) {
+        if let Some(event) = self.events.pop_front() {
+            self.bytes -= event_size(&event);
+            self.first += 1;
+        }
+    }
+}
+
+fn read_ring(state: &RingState, prefix: &str, after: Revision) -> RingRead {
+    if after < state.compacted {
+        return RingRead::Compacted(state.compacted);
+    }
+    let newest = state.first + state.events.len() as Revision - 1;
+    if after >= newest {
+        return RingRead::Events(Vec::new(), after);
+    }
+    if after + 1 < state.first {
+        return RingRead::Cold(state.first - 1);
+    }
+    let start = (after + 1 - state.first) as usize;
+    let mut matches = Vec::new();
+    let mut scanned = after;
+    for event in state.events.iter().skip(start).take(SCAN_BATCH) {
+        scanned = event.revision();
+        if event.kv.key.starts_with(prefix) {
+            matches.push(event.clone());
+        }
+    }
+    RingRead::Events(matches, scanned)
+}
+
+/// One watcher: a position in the event sequence and the few events it has not yielded yet.
+struct Cursor {
+    ring: Arc<RwLock<RingState>>,
+    newest: watch::Receiver<Revision>,
+    cold: Option<Arc<dyn ColdLog>>,
+    prefix: Arc<str>,
+    /// Last revision scanned; every matching event at or below it is in `pending` or yielded.
+    position: Revision,
+    pending: VecDeque<Arc<WatchEvent>>,
+    finished: bool,
+}
+
+impl Cursor {
+    async fn next(mut self) -> Option<(StoreResult<WatchEvent>, Cursor)> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some((Ok(WatchEvent::clone(&event)), self));
+            }
+            if self.finished {
+                return None;
+            }
+            // Mark the announcement seen before reading, so a commit after the read wakes us.
+            self.newest.borrow_and_update();
+            let read = read_ring(&self.ring.read(), &self.prefix, self.position);
+            let scanned = match read {
+                RingRead::Events(events, scanned) => Ok((events, scanned)),
+                RingRead::Compacted(compacted) => Err(StoreError::Compacted {
+                    requested: self.position,
+                    compacted,
+                }),
+                RingRead::Cold(up_to) => self.read_cold(up_to).await,
+            };
+            match scanned {
+                Ok((events, scanned)) if scanned > self.position => {
+                    self.position = scanned;
+                    self.pending.extend(events);
+                }
+                Ok(_) => {
+                    if self.newest.changed().await.is_err() {
+                        // The store is gone; nothing more will ever arrive.
+                        return None;
+                    }
+                }
+                Err(error) => {
+                    self.finished = true;
+                    return Some((Err(error), self));
+                }
+            }
+        }
+    }
+
+    async fn read_cold(&self, up_to: Revision) -> StoreResult<(Vec<Arc<WatchEvent>>, Revision)> {
+        let Some(cold) = self.cold.clone() else {
+            return Err(StoreError::Compacted {
+                requested: self.position,
+                compacted: up_to,
+            });
+        };
+        let prefix = self.prefix.clone();
+        let after = self.position;
+        tokio::task::spawn_blocking(move || cold.read(after, up_to, SCAN_BATCH, &prefix))
+            .await
+            .map_err(|e| StoreError::Backend(format!("watch history read failed: {e}")))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EventKind, KeyValue};
+    use bytes::Bytes;
+
+    fn put(revision: Revision, key: &str) -> Arc<WatchEvent> {
+        Arc::new(WatchEvent {
+            kind: EventKind::Put,
+            kv: KeyValue {
+                key: key.to_string(),
+                value: Bytes::from_static(b"v"),
+                create_revision: revision,
+                mod_revision: revision,
+            },
+            prev: None,
+        })
+    }
+
+    #[test]
+    fn bounded_ring_sends_old_positions_to_the_cold_log() {
+        let capacity = RingCapacity {
+            events: 3,
+            bytes: 1 << 20,
+        };
+        let ring = EventRing::new(0, 0, Some(capacity));
+        ring.append((1..=5).map(|r| put(r, "/a")));
+        let state = ring.state.read();
+        assert_eq!(state.first, 3);
+        assert!(matches!(read_ring(&state, "/", 0), RingRead::Cold(2)));
+        assert!(matches!(read_ring(&state, "/", 1), RingRead::Cold(2)));
+        match read_ring(&state, "/", 2) {
+            RingRead::Events(events, scanned) => {
+                assert_eq!(scanned, 5);
+                assert_eq!(events.len(), 3);
+            }
+            _ => panic!("expected events from the ring"),
+        }
+    }
+
+    #[test]
+    fn byte_bound_evicts_oldest_but_keeps_the_newest_event() {
+        let capacity = RingCapacity {
+            events: 100,
+            bytes: 5,
+        };
+        let ring = EventRing::new(0, 0, Some(capacity));
+        ring.append((1..=4).map(|r| put(r, "/a")));
+        let state = ring.state.read();
+        // Each event is 3 bytes (key "/a" + value "v"): only one fits in 5 bytes.
+        assert_eq!((state.first, state.events.len(), state.bytes), (4, 1, 3));
+    }
+
+    #[test]
+    fn compaction_empties_the_ring_and_moves_its_start() {
+        let ring = EventRing::new(0, 0, None);
+        ring.append((1..=4).map(|r| put(r, "/a")));
+        ring.compact(6);
+        let state = ring.state.read();
+        assert_eq!(
+            (state.first, state.compacted, state.events.len()),
+            (7, 6, 0)
+        );
+        assert!(matches!(read_ring(&state, "/", 5), RingRead::Compacted(6)));
+    }
+}

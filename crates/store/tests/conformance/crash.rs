@@ -1,0 +1,219 @@
+//! Crash safety of the redb backend: a child process (this same test binary, re-executed)
+//! creates keys as fast as it can from several tasks and prints each acknowledged write; the
+//! parent SIGKILLs it after a fixed number of acknowledgements, reopens the store, and checks
+//! that every acknowledged write is there intact, that no stored value is torn, and that new
+//! writes continue above the last acknowledged revision.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use store::redb_backend::{RedbOptions, RedbStore};
+use store::{RangeRequest, Revision, Store};
+
+/// Set in the child's environment to the database path; selects the writer role.
+const CHILD_ENV: &str = "STORE_CRASH_CHILD_DB";
+const TEST_NAME: &str = "crash::acknowledged_writes_survive_sigkill";
+const ACKS_BEFORE_KILL: usize = 1000;
+const WRITERS: usize = 8;
+
+fn fnv1a(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// `key|filler|checksum`: the filler makes values span pages; the checksum exposes tearing.
+fn value_for(key: &str, n: usize) -> String {
+    let filler: String = std::iter::repeat_n(key, 1 + n % 97).collect();
+    let body = format!("{key}|{filler}");
+    format!("{body}|{:016x}", fnv1a(body.as_bytes()))
+}
+
+/// The key a value was written for, if its checksum holds.
+fn verified_key(value: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(value).ok()?;
+    let (body, checksum) = text.rsplit_once('|')?;
+    if format!("{:016x}", fnv1a(body.as_bytes())) != checksum {
+        return None;
+    }
+    body.split_once('|').map(|(key, _)| key)
+}
+
+#[test]
+fn acknowledged_writes_survive_sigkill() {
+    if let Ok(path) = std::env::var(CHILD_ENV) {
+        run_child_writer(Path::new(&path));
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("store.redb");
+    let acked = run_and_kill_child(&path);
+    assert!(acked.len() >= ACKS_BEFORE_KILL);
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let store = RedbStore::open(&path, RedbOptions::default()).expect("reopen after kill");
+        for (key, revision) in &acked {
+            let kv = store
+                .get(key)
+                .await
+                .expect("get")
+                .unwrap_or_else(|| panic!("acknowledged key {key} (revision {revision}) lost"));
+            assert_eq!(
+                (kv.create_revision, kv.mod_revision),
+                (*revision, *revision),
+                "{key}"
+            );
+            assert_eq!(
+                verified_key(&kv.value),
+                Some(key.as_str()),
+                "{key} value corrupt"
+            );
+        }
+        let all = store
+            .range(RangeRequest {
+                prefix: "/crash/".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("range");
+        assert!(all.kvs.len() >= acked.len());
+        for kv in &all.kvs {
+            assert_eq!(
+                verified_key(&kv.value),
+                Some(kv.key.as_str()),
+                "torn value at {}",
+                kv.key
+            );
+        }
+        let last_acked = acked.values().copied().max().unwrap_or(0);
+        let current = store.current_revision().await.expect("revision");
+        assert!(current >= last_acked);
+        assert_eq!(
+            current,
+            all.kvs.len() as Revision,
+            "one revision per surviving create"
+        );
+        let next = store
+            .create("/after-crash", Bytes::new())
+            .await
+            .expect("create after crash");
+        assert_eq!(next, current + 1);
+    });
+}
+
+/// Kills the child if the parent panics before its planned SIGKILL, so no writer outlives the test.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Spawns the child writer, collects acknowledgements until enough arrived, then SIGKILLs it.
+fn run_and_kill_child(path: &Path) -> BTreeMap<String, Revision> {
+    let mut child = KillOnDrop(
+        Command::new(std::env::current_exe().expect("test binary path"))
+            .args([TEST_NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn child writer"),
+    );
+    let stdout = child.0.stdout.take().expect("child stdout");
+    let (lines_tx, lines) = mpsc::sync_channel(1024);
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut acked = BTreeMap::new();
+    while acked.len() < ACKS_BEFORE_KILL {
+        let line = match lines.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => line,
+            Err(error) => {
+                panic!(
+                    "child writer stalled or died after {} acks: {error}",
+                    acked.len()
+                );
+            }
+        };
+        if let Some(rest) = line.strip_prefix("ACK ") {
+            let (revision, key) = rest.split_once(' ').expect("ACK <revision> <key>");
+            acked.insert(key.to_string(), revision.parse().expect("numeric revision"));
+        } else {
+            assert!(!line.starts_with("ERR"), "child writer failed: {line}");
+        }
+    }
+    child.0.kill().expect("SIGKILL child");
+    child.0.wait().expect("reap child");
+    // Acknowledgements printed before the kill still count.
+    for line in lines.iter() {
+        let ack = line
+            .strip_prefix("ACK ")
+            .and_then(|rest| rest.split_once(' '));
+        if let Some((revision, key)) = ack {
+            acked.insert(key.to_string(), revision.parse().expect("numeric revision"));
+        }
+    }
+    reader.join().expect("reader thread");
+    acked
+}
+
+/// The child role: write forever from several tasks, acknowledging each durable create.
+fn run_child_writer(path: &Path) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let store = std::sync::Arc::new(
+            RedbStore::open(path, RedbOptions::default()).expect("child opens store"),
+        );
+        let mut tasks = Vec::new();
+        for writer in 0..WRITERS {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                for n in 0.. {
+                    let key = format!("/crash/{writer}/{n:06}");
+                    match store.create(&key, Bytes::from(value_for(&key, n))).await {
+                        Ok(revision) => {
+                            let mut out = std::io::stdout().lock();
+                            let _ = writeln!(out, "ACK {revision} {key}");
+                            let _ = out.flush();
+                        }
+                        Err(error) => {
+                            let _ = writeln!(std::io::stdout().lock(), "ERR {key}: {error}");
+                            std::process::exit(1);
+                        }
+                    }
+                }
+            }));
+        }
+        for task in tasks {
+            let _ = task.await;
+        }
+    });
+}
+
+#[test]
+fn checksum_detects_a_changed_byte() {
+    let value = value_for("/crash/1/000001", 3);
+    assert_eq!(verified_key(value.as_bytes()), Some("/crash/1/000001"));
+    let mut torn = value.into_bytes();
+    torn[20] ^= 1;
+    assert_eq!(verified_key(&torn), None);
+    assert_eq!(verified_key(b"no separators"), None);
+}

@@ -1,0 +1,133 @@
+//! redb-only behaviour: state, history, compaction and watch replay survive a reopen; the
+//! compactor keeps its retention; the raw benchmark runs against a real file.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use store::compactor::{CompactionPolicy, spawn_compactor};
+use store::redb_backend::{RedbOptions, RedbStore};
+use store::{EventKind, RangeRequest, Store, StoreError};
+use tokio_util::sync::CancellationToken;
+
+fn open(path: &std::path::Path) -> RedbStore {
+    RedbStore::open(path, RedbOptions::default()).expect("open redb store")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_history_and_watch_survive_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("store.redb");
+    {
+        let store = open(&path);
+        for i in 0..6 {
+            store
+                .create(&format!("/r/{i}"), Bytes::from(format!("v{i}")))
+                .await
+                .expect("create");
+        }
+        store
+            .update("/r/0", Bytes::from_static(b"changed"), Some(1))
+            .await
+            .expect("update");
+        store.delete("/r/1", Some(2)).await.expect("delete");
+        store.compact(3).await.expect("compact");
+    }
+    let store = open(&path);
+    assert_eq!(store.current_revision().await.expect("revision"), 8);
+    assert_eq!(store.compacted_revision().await.expect("compacted"), 3);
+    let old = store
+        .range(RangeRequest {
+            prefix: "/r/".into(),
+            revision: Some(6),
+            ..Default::default()
+        })
+        .await
+        .expect("range at 6");
+    assert_eq!(old.kvs.len(), 6);
+    assert_eq!(old.kvs[0].value, Bytes::from_static(b"v0"));
+    assert!(matches!(
+        store
+            .range(RangeRequest {
+                prefix: "/r/".into(),
+                revision: Some(2),
+                ..Default::default()
+            })
+            .await,
+        Err(StoreError::Compacted {
+            requested: 2,
+            compacted: 3
+        })
+    ));
+    let mut stream = store.watch("/r/", 3).await.expect("watch from disk");
+    let mut replayed = Vec::new();
+    for _ in 4..=8 {
+        let event = stream.next().await.expect("event").expect("not an error");
+        replayed.push((event.revision(), event.kind));
+    }
+    assert_eq!(
+        replayed,
+        vec![
+            (4, EventKind::Put),
+            (5, EventKind::Put),
+            (6, EventKind::Put),
+            (7, EventKind::Put),
+            (8, EventKind::Delete),
+        ]
+    );
+    assert_eq!(
+        store.create("/r/new", Bytes::new()).await.expect("create"),
+        9
+    );
+    let live = tokio::time::timeout(Duration::from_secs(20), stream.next()).await;
+    assert!(
+        matches!(live, Ok(Some(Ok(ref e))) if e.revision() == 9),
+        "{live:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compactor_keeps_its_retention_and_stops_on_cancel() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn Store> = Arc::new(open(&dir.path().join("store.redb")));
+    for i in 0..30 {
+        store
+            .create(&format!("/k/{i}"), Bytes::new())
+            .await
+            .expect("create");
+    }
+    let cancel = CancellationToken::new();
+    let policy = CompactionPolicy {
+        keep_revisions: 10,
+        interval: Duration::from_millis(10),
+    };
+    let task = spawn_compactor(store.clone(), policy, cancel.clone());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while store.compacted_revision().await.expect("compacted") != 20 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "compactor never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    cancel.cancel();
+    tokio::time::timeout(Duration::from_secs(20), task)
+        .await
+        .expect("compactor stops when cancelled")
+        .expect("compactor task");
+    assert!(store.watch("/k/", 19).await.is_err());
+    assert!(store.watch("/k/", 20).await.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_create_rate_reports_every_create() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn Store> = Arc::new(open(&dir.path().join("store.redb")));
+    let result = store::bench::raw_create_rate(store.clone(), 8, 203, 256).await;
+    assert_eq!((result.total, result.errors), (203, 0));
+    assert!(result.ops_per_sec > 0.0);
+    assert!(result.p50 <= result.p99);
+    assert_eq!(store.count("/bench/").await.expect("count"), 203);
+    assert_eq!(store.current_revision().await.expect("revision"), 203);
+}
