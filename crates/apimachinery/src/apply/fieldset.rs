@@ -1,0 +1,419 @@
+//! Field sets: which fields of an object someone owns, as paths of [`PathElement`]s, and their
+//! `FieldsV1` JSON form (`{"f:spec":{"f:replicas":{}}}`).
+//!
+//! Invariant: a [`FieldSet`] built from an object holds every leaf it sets plus every element of
+//! a merge-keyed list or primitive set; maps are implied by their leaves (an empty map is a leaf).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::patch::{ListStrategy, PatchMeta};
+
+/// One step in a field path.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PathElement {
+    /// A map field: `f:name`.
+    Field(String),
+    /// An element of a keyed list, by its key fields as compact JSON: `k:{"name":"nginx"}`.
+    Key(String),
+    /// An element of a primitive set, as compact JSON: `v:"a.io/x"`.
+    Value(String),
+    /// An element of a list by position: `i:0` (kept when read from other writers).
+    Index(usize),
+}
+
+impl PathElement {
+    fn encode(&self) -> String {
+        match self {
+            Self::Field(name) => format!("f:{name}"),
+            Self::Key(key) => format!("k:{key}"),
+            Self::Value(value) => format!("v:{value}"),
+            Self::Index(index) => format!("i:{index}"),
+        }
+    }
+
+    fn decode(text: &str) -> Result<Self, String> {
+        let (kind, rest) = text
+            .split_at_checked(2)
+            .ok_or_else(|| format!("invalid field path element {text:?}"))?;
+        match kind {
+            "f:" => Ok(Self::Field(rest.to_string())),
+            "k:" => Ok(Self::Key(rest.to_string())),
+            "v:" => Ok(Self::Value(rest.to_string())),
+            "i:" => rest
+                .parse()
+                .map(Self::Index)
+                .map_err(|_| format!("invalid list index in {text:?}")),
+            _ => Err(format!(
+                "invalid field path element {text:?}: expected f:, k:, v: or i: prefix"
+            )),
+        }
+    }
+}
+
+/// A field path; displayed as Kubernetes prints conflicts, e.g. `.spec.containers[name="c"].image`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct FieldPath(pub Vec<PathElement>);
+
+impl FieldPath {
+    fn child(&self, element: PathElement) -> Self {
+        let mut elements = self.0.clone();
+        elements.push(element);
+        Self(elements)
+    }
+
+    pub fn starts_with(&self, prefix: &FieldPath) -> bool {
+        self.0.starts_with(&prefix.0)
+    }
+
+    /// Whether the last step names a list element rather than a value.
+    pub fn ends_in_element(&self) -> bool {
+        matches!(
+            self.0.last(),
+            Some(PathElement::Key(_) | PathElement::Value(_) | PathElement::Index(_))
+        )
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for element in &self.0 {
+            match element {
+                PathElement::Field(name) => write!(f, ".{name}")?,
+                PathElement::Index(index) => write!(f, "[{index}]")?,
+                PathElement::Value(value) => write!(f, "[={value}]")?,
+                PathElement::Key(key) => {
+                    let parsed: Map<String, Value> = serde_json::from_str(key).unwrap_or_default();
+                    let parts: Vec<String> =
+                        parsed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    write!(f, "[{}]", parts.join(","))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A set of owned field paths.
+pub type FieldSet = BTreeSet<FieldPath>;
+
+/// Metadata the server maintains; nobody owns it.
+const SERVER_METADATA: &[&str] = &[
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+];
+
+/// The fields `object` sets. `null`s set nothing; `apiVersion`, `kind` and server-maintained
+/// metadata are never owned.
+pub fn fields_of(object: &Value, meta: &dyn PatchMeta) -> FieldSet {
+    let mut set = FieldSet::new();
+    let Value::Object(root) = object else {
+        return set;
+    };
+    for (key, value) in root {
+        if key == "apiVersion" || key == "kind" {
+            continue;
+        }
+        let path = FieldPath(vec![PathElement::Field(key.clone())]);
+        if key == "metadata"
+            && let Value::Object(metadata) = value
+        {
+            for (meta_key, meta_value) in metadata {
+                if !SERVER_METADATA.contains(&meta_key.as_str()) {
+                    let names = vec![key.clone(), meta_key.clone()];
+                    walk(
+                        meta_value,
+                        &path.child(PathElement::Field(meta_key.clone())),
+                        &names,
+                        meta,
+                        &mut set,
+                    );
+                }
+            }
+            continue;
+        }
+        walk(value, &path, std::slice::from_ref(key), meta, &mut set);
+    }
+    set
+}
+
+fn walk(
+    value: &Value,
+    path: &FieldPath,
+    names: &[String],
+    meta: &dyn PatchMeta,
+    set: &mut FieldSet,
+) {
+    match value {
+        Value::Null => {}
+        Value::Object(map) if map.is_empty() => {
+            set.insert(path.clone());
+        }
+        Value::Object(map) => {
+            for (key, child) in map {
+                let mut child_names = names.to_vec();
+                child_names.push(key.clone());
+                walk(
+                    child,
+                    &path.child(PathElement::Field(key.clone())),
+                    &child_names,
+                    meta,
+                    set,
+                );
+            }
+        }
+        // An empty list is a value someone set, whatever its strategy.
+        Value::Array(items) if items.is_empty() => {
+            set.insert(path.clone());
+        }
+        Value::Array(items) => {
+            let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            match meta.list_strategy(&name_refs) {
+                ListStrategy::Merge { key: Some(key) }
+                    if items.iter().all(|item| item.get(&key).is_some()) =>
+                {
+                    for item in items {
+                        let item_path = path.child(PathElement::Key(key_of(item, &key)));
+                        set.insert(item_path.clone());
+                        walk(item, &item_path, names, meta, set);
+                    }
+                }
+                ListStrategy::Merge { key: None }
+                    if items
+                        .iter()
+                        .all(|item| !item.is_object() && !item.is_array()) =>
+                {
+                    for item in items {
+                        set.insert(path.child(PathElement::Value(item.to_string())));
+                    }
+                }
+                _ => {
+                    set.insert(path.clone());
+                }
+            }
+        }
+        _ => {
+            set.insert(path.clone());
+        }
+    }
+}
+
+fn key_of(item: &Value, key: &str) -> String {
+    let mut map = Map::new();
+    map.insert(
+        key.to_string(),
+        item.get(key).cloned().unwrap_or(Value::Null),
+    );
+    Value::Object(map).to_string()
+}
+
+fn element_matches(element: &PathElement, item: &Value) -> bool {
+    match element {
+        PathElement::Key(key) => serde_json::from_str::<Map<String, Value>>(key)
+            .is_ok_and(|fields| fields.iter().all(|(k, v)| item.get(k) == Some(v))),
+        PathElement::Value(value) => serde_json::from_str::<Value>(value).is_ok_and(|v| &v == item),
+        _ => false,
+    }
+}
+
+/// The value at `path` in `object`, if present.
+pub fn value_at<'a>(object: &'a Value, path: &FieldPath) -> Option<&'a Value> {
+    let mut current = object;
+    for element in &path.0 {
+        current = match (element, current) {
+            (PathElement::Field(name), Value::Object(map)) => map.get(name)?,
+            (PathElement::Index(index), Value::Array(items)) => items.get(*index)?,
+            (element, Value::Array(items)) => {
+                items.iter().find(|item| element_matches(element, item))?
+            }
+            _ => return None,
+        };
+    }
+    Some(current)
+}
+
+/// Removes the value at `path`; returns whether something was removed.
+pub fn remove_at(object: &mut Value, path: &FieldPath) -> bool {
+    let Some((last, parent_path)) = path.0.split_last() else {
+        return false;
+    };
+    let mut current = object;
+    for element in parent_path {
+        let next = match (element, current) {
+            (PathElement::Field(name), Value::Object(map)) => map.get_mut(name),
+            (PathElement::Index(index), Value::Array(items)) => items.get_mut(*index),
+            (element, Value::Array(items)) => {
+                items.iter_mut().find(|item| element_matches(element, item))
+            }
+            _ => None,
+        };
+        let Some(next) = next else {
+            return false;
+        };
+        current = next;
+    }
+    match (last, current) {
+        (PathElement::Field(name), Value::Object(map)) => {
+            let before = map.len();
+            map.retain(|key, _| key != name);
+            map.len() != before
+        }
+        (PathElement::Index(index), Value::Array(items)) if *index < items.len() => {
+            items.remove(*index);
+            true
+        }
+        (element, Value::Array(items)) => {
+            let before = items.len();
+            items.retain(|item| !element_matches(element, item));
+            items.len() != before
+        }
+        _ => false,
+    }
+}
+
+#[derive(Default)]
+struct Node {
+    owned: bool,
+    children: BTreeMap<String, Node>,
+}
+
+impl Node {
+    fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        if self.owned && !self.children.is_empty() {
+            map.insert(".".to_string(), Value::Object(Map::new()));
+        }
+        for (key, child) in &self.children {
+            map.insert(key.clone(), child.to_json());
+        }
+        Value::Object(map)
+    }
+}
+
+/// The `fieldsV1` JSON of a field set.
+pub fn to_fields_v1(set: &FieldSet) -> Value {
+    let mut root = Node::default();
+    for path in set {
+        let mut node = &mut root;
+        for element in &path.0 {
+            node = node.children.entry(element.encode()).or_default();
+        }
+        node.owned = true;
+    }
+    root.to_json()
+}
+
+/// Reads a `fieldsV1` JSON object.
+pub fn from_fields_v1(fields: &Value) -> Result<FieldSet, String> {
+    let mut set = FieldSet::new();
+    read_node(fields, &FieldPath::default(), &mut set)?;
+    Ok(set)
+}
+
+fn read_node(node: &Value, path: &FieldPath, set: &mut FieldSet) -> Result<(), String> {
+    let Value::Object(map) = node else {
+        return Err(format!("fieldsV1 at {path} must be an object"));
+    };
+    if map.is_empty() && !path.0.is_empty() {
+        set.insert(path.clone());
+    }
+    for (key, child) in map {
+        if key == "." {
+            set.insert(path.clone());
+            continue;
+        }
+        read_node(child, &path.child(PathElement::decode(key)?), set)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::patch::BuiltinPatchMeta;
+
+    #[test]
+    fn fields_of_a_deployment_in_fields_v1_form() {
+        let deployment = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}, "finalizers": ["a.io/x"]},
+            "spec": {
+                "replicas": 2,
+                "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx", "args": ["a"]}]}},
+                "paused": null
+            }
+        });
+        let set = fields_of(&deployment, &BuiltinPatchMeta::for_kind("Deployment"));
+        assert_eq!(
+            to_fields_v1(&set),
+            json!({
+                "f:metadata": {"f:finalizers": {"v:\"a.io/x\"": {}}, "f:labels": {"f:app": {}}},
+                "f:spec": {
+                    "f:replicas": {},
+                    "f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                        ".": {}, "f:args": {}, "f:image": {}, "f:name": {}
+                    }}}}
+                }
+            })
+        );
+        assert_eq!(from_fields_v1(&to_fields_v1(&set)), Ok(set));
+    }
+
+    #[test]
+    fn paths_display_like_kubernetes() {
+        let path = FieldPath(vec![
+            PathElement::Field("spec".into()),
+            PathElement::Field("containers".into()),
+            PathElement::Key("{\"name\":\"c\"}".into()),
+            PathElement::Field("image".into()),
+        ]);
+        assert_eq!(path.to_string(), ".spec.containers[name=\"c\"].image");
+        let value = FieldPath(vec![
+            PathElement::Field("finalizers".into()),
+            PathElement::Value("\"a\"".into()),
+        ]);
+        assert_eq!(value.to_string(), ".finalizers[=\"a\"]");
+    }
+
+    #[test]
+    fn value_lookup_and_removal() {
+        let mut object = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b"}]}, "f": ["p", "q"]});
+        let image = FieldPath(vec![
+            PathElement::Field("spec".into()),
+            PathElement::Field("containers".into()),
+            PathElement::Key("{\"name\":\"a\"}".into()),
+            PathElement::Field("image".into()),
+        ]);
+        assert_eq!(value_at(&object, &image), Some(&json!("x")));
+        assert!(remove_at(&mut object, &image));
+        assert!(!remove_at(&mut object, &image));
+        let q = FieldPath(vec![
+            PathElement::Field("f".into()),
+            PathElement::Value("\"q\"".into()),
+        ]);
+        assert!(remove_at(&mut object, &q));
+        assert_eq!(
+            object,
+            json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}, "f": ["p"]})
+        );
+    }
+
+    #[test]
+    fn malformed_fields_v1_is_rejected() {
+        assert!(from_fields_v1(&json!({"x:spec": {}})).is_err());
+        assert!(from_fields_v1(&json!({"f:spec": 1})).is_err());
+        assert!(from_fields_v1(&json!({"i:x": {}})).is_err());
+    }
+}
