@@ -38,10 +38,6 @@ fn decisions() -> Vec<(&'static str, &'static str, &'static str, Outcome)> {
                 "/metadata/labels/propagationpolicy.karmada.io~1permanent-id",
                 json!(NEW_ID),
             ),
-            (
-                "/metadata/finalizers/0",
-                json!("karmada.io/propagation-policy-controller"),
-            ),
         ]
     };
     let with = |mut base: Vec<(&'static str, Value)>, more: Vec<(&'static str, Value)>| {

@@ -186,27 +186,6 @@ pub(crate) fn permanent_id(
     }
 }
 
-/// Adds `finalizer` unless present or the object is being deleted.
-pub(crate) fn ensure_finalizer(obj: &mut Value, finalizer: &str) {
-    if obj
-        .pointer("/metadata/deletionTimestamp")
-        .is_some_and(|t| !t.is_null())
-    {
-        return;
-    }
-    let Some(metadata) = object_at(obj, &["metadata"]) else {
-        return;
-    };
-    let list = metadata
-        .entry("finalizers")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if let Value::Array(items) = list
-        && !items.iter().any(|f| f.as_str() == Some(finalizer))
-    {
-        items.push(Value::String(finalizer.to_string()));
-    }
-}
-
 /// A name of 1..=`max` characters, lower-case alphanumerics and '-', starting and ending alphanumeric.
 pub(crate) fn check_dns_label(errors: &mut Vec<FieldError>, path: &str, name: &str, max: usize) {
     let ok_chars = name

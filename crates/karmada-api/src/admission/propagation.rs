@@ -3,9 +3,7 @@
 use apimachinery::FieldError;
 use serde_json::{Value, json};
 
-use super::common::{
-    decode, default_field, ensure_finalizer, field, index, normalise_enum, object_at, permanent_id,
-};
+use super::common::{decode, default_field, field, index, normalise_enum, object_at, permanent_id};
 use super::{Request, placement};
 use crate::policy::{
     self, ClusterPropagationPolicy, PriorityClassSource, PropagationPolicy, PropagationSpec,
@@ -52,18 +50,13 @@ pub(crate) fn admit(req: &mut Request<'_>, obj: &mut Value, scope: Scope) -> Vec
     }
     normalise(req, obj);
     default(obj, scope);
-    let (label, finalizer) = match scope {
-        Scope::Namespaced => (
-            policy::LABEL_PROPAGATION_POLICY_PERMANENT_ID,
-            policy::FINALIZER_PROPAGATION_POLICY,
-        ),
-        Scope::Cluster => (
-            policy::LABEL_CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
-            policy::FINALIZER_CLUSTER_PROPAGATION_POLICY,
-        ),
+    // The policy finalizer is not added here but by the policy controller when it first manages
+    // the policy: a control plane without that controller must not strand deleted policies.
+    let label = match scope {
+        Scope::Namespaced => policy::LABEL_PROPAGATION_POLICY_PERMANENT_ID,
+        Scope::Cluster => policy::LABEL_CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
     };
     permanent_id(req, obj, label, &mut errors);
-    ensure_finalizer(obj, finalizer);
     let decoded = match scope {
         Scope::Namespaced => {
             decode::<PropagationPolicy>(obj).map(|p| (p.metadata.namespace, p.spec))

@@ -133,11 +133,6 @@ fn propagation_policy_defaults() {
             json!(ctx().new_id),
         ),
         (
-            json!({}),
-            "/metadata/finalizers/0",
-            json!("karmada.io/propagation-policy-controller"),
-        ),
-        (
             json!({"placement": {"spreadConstraints": [{"spreadByField": "Cluster", "maxGroups": 3}]}}),
             "/spec/placement/spreadConstraints/0/spreadByField",
             json!("cluster"),
@@ -305,7 +300,7 @@ fn propagation_policy_validation() {
 }
 
 #[test]
-fn cluster_propagation_policy_uses_its_own_label_and_finalizer() {
+fn cluster_propagation_policy_uses_its_own_label() {
     let obj = json!({"metadata": {"name": "c"}, "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "Namespace", "name": "x"}]}});
     let (obj, result) = create("ClusterPropagationPolicy", obj);
     assert_eq!(result, Ok(vec![]));
@@ -314,8 +309,9 @@ fn cluster_propagation_policy_uses_its_own_label_and_finalizer() {
         Some(&json!(ctx().new_id))
     );
     assert_eq!(
-        obj.pointer("/metadata/finalizers/0"),
-        Some(&json!("karmada.io/cluster-propagation-policy-controller"))
+        obj.pointer("/metadata/finalizers"),
+        None,
+        "the controller adds it, not admission"
     );
     assert_eq!(obj.pointer("/spec/resourceSelectors/0/namespace"), None);
 }
