@@ -1,1 +1,16 @@
-//! API server views.
+//! What the API server shows, as pure functions: built-in resource definitions, `meta.k8s.io/v1`
+//! Tables, discovery documents, OpenAPI documents and protobuf request decoding.
+//!
+//! Nothing here does I/O or reads the clock: time is an argument, so every output is a function
+//! of its inputs.
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod builtin;
+pub mod discovery;
+mod hash;
+pub mod openapi;
+pub mod protobuf;
+mod schema;
+pub mod tables;
+mod versions;

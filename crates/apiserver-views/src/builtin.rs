@@ -1,0 +1,163 @@
+//! The built-in Kubernetes kinds this API server serves, as [`ResourceDef`]s.
+//!
+//! Names, scopes, short names, categories and subresources follow upstream kube-apiserver v1.32.
+//! Schemas are generated once (lazily) from k8s-openapi and shared by every caller.
+
+use std::sync::LazyLock;
+
+use apimachinery::{Printer, ResourceDef, ScaleSubresource};
+use k8s_openapi::api::{apps, batch, coordination, core, discovery, networking, rbac};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use schemars::JsonSchema;
+use serde_json::Value;
+
+use crate::schema::inlined_schema_for;
+
+/// One built-in kind, before its schema is generated.
+struct Builtin {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+    short_names: &'static [&'static str],
+    categories: &'static [&'static str],
+    status: bool,
+    scale: bool,
+    tracks_generation: bool,
+    schema: fn() -> Option<Value>,
+    schema_name: fn() -> String,
+}
+
+fn schema_of<T: JsonSchema>() -> Option<Value> {
+    inlined_schema_for::<T>()
+}
+
+fn name_of<T: JsonSchema>() -> String {
+    T::schema_name().into_owned()
+}
+
+const ALL: &[&str] = &["all"];
+const NONE: &[&str] = &[];
+
+macro_rules! builtin {
+    ($ty:ty, $group:expr, $version:expr, $kind:expr, $plural:expr, namespaced: $ns:expr, short: $short:expr,
+     categories: $cat:expr, status: $status:expr, scale: $scale:expr, generation: $generation:expr) => {
+        Builtin {
+            group: $group,
+            version: $version,
+            kind: $kind,
+            plural: $plural,
+            namespaced: $ns,
+            short_names: $short,
+            categories: $cat,
+            status: $status,
+            scale: $scale,
+            tracks_generation: $generation,
+            schema: schema_of::<$ty>,
+            schema_name: name_of::<$ty>,
+        }
+    };
+}
+
+fn table() -> Vec<Builtin> {
+    vec![
+        builtin!(core::v1::Namespace, "", "v1", "Namespace", "namespaces", namespaced: false, short: &["ns"],
+            categories: NONE, status: true, scale: false, generation: false),
+        builtin!(core::v1::ConfigMap, "", "v1", "ConfigMap", "configmaps", namespaced: true, short: &["cm"],
+            categories: NONE, status: false, scale: false, generation: false),
+        builtin!(core::v1::Secret, "", "v1", "Secret", "secrets", namespaced: true, short: NONE,
+            categories: NONE, status: false, scale: false, generation: false),
+        builtin!(core::v1::Service, "", "v1", "Service", "services", namespaced: true, short: &["svc"],
+            categories: ALL, status: true, scale: false, generation: false),
+        builtin!(core::v1::ServiceAccount, "", "v1", "ServiceAccount", "serviceaccounts", namespaced: true,
+            short: &["sa"], categories: NONE, status: false, scale: false, generation: false),
+        builtin!(core::v1::Event, "", "v1", "Event", "events", namespaced: true, short: &["ev"],
+            categories: NONE, status: false, scale: false, generation: false),
+        builtin!(core::v1::Endpoints, "", "v1", "Endpoints", "endpoints", namespaced: true, short: &["ep"],
+            categories: NONE, status: false, scale: false, generation: false),
+        builtin!(core::v1::Pod, "", "v1", "Pod", "pods", namespaced: true, short: &["po"],
+            categories: ALL, status: true, scale: false, generation: false),
+        builtin!(core::v1::PersistentVolumeClaim, "", "v1", "PersistentVolumeClaim", "persistentvolumeclaims",
+            namespaced: true, short: &["pvc"], categories: NONE, status: true, scale: false, generation: false),
+        builtin!(core::v1::Node, "", "v1", "Node", "nodes", namespaced: false, short: &["no"],
+            categories: NONE, status: true, scale: false, generation: false),
+        builtin!(apps::v1::Deployment, "apps", "v1", "Deployment", "deployments", namespaced: true,
+            short: &["deploy"], categories: ALL, status: true, scale: true, generation: true),
+        builtin!(apps::v1::StatefulSet, "apps", "v1", "StatefulSet", "statefulsets", namespaced: true,
+            short: &["sts"], categories: ALL, status: true, scale: true, generation: true),
+        builtin!(apps::v1::DaemonSet, "apps", "v1", "DaemonSet", "daemonsets", namespaced: true,
+            short: &["ds"], categories: ALL, status: true, scale: false, generation: true),
+        builtin!(apps::v1::ReplicaSet, "apps", "v1", "ReplicaSet", "replicasets", namespaced: true,
+            short: &["rs"], categories: ALL, status: true, scale: true, generation: true),
+        builtin!(batch::v1::Job, "batch", "v1", "Job", "jobs", namespaced: true, short: NONE,
+            categories: ALL, status: true, scale: false, generation: true),
+        builtin!(batch::v1::CronJob, "batch", "v1", "CronJob", "cronjobs", namespaced: true, short: &["cj"],
+            categories: ALL, status: true, scale: false, generation: true),
+        builtin!(networking::v1::Ingress, "networking.k8s.io", "v1", "Ingress", "ingresses", namespaced: true,
+            short: &["ing"], categories: NONE, status: true, scale: false, generation: true),
+        builtin!(discovery::v1::EndpointSlice, "discovery.k8s.io", "v1", "EndpointSlice", "endpointslices",
+            namespaced: true, short: NONE, categories: NONE, status: false, scale: false, generation: true),
+        builtin!(coordination::v1::Lease, "coordination.k8s.io", "v1", "Lease", "leases", namespaced: true,
+            short: NONE, categories: NONE, status: false, scale: false, generation: false),
+        builtin!(rbac::v1::Role, "rbac.authorization.k8s.io", "v1", "Role", "roles", namespaced: true,
+            short: NONE, categories: NONE, status: false, scale: false, generation: false),
+        builtin!(rbac::v1::RoleBinding, "rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings",
+            namespaced: true, short: NONE, categories: NONE, status: false, scale: false, generation: false),
+        builtin!(rbac::v1::ClusterRole, "rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles",
+            namespaced: false, short: NONE, categories: NONE, status: false, scale: false, generation: false),
+        builtin!(rbac::v1::ClusterRoleBinding, "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding",
+            "clusterrolebindings", namespaced: false, short: NONE, categories: NONE, status: false, scale: false,
+            generation: false),
+        builtin!(CustomResourceDefinition, "apiextensions.k8s.io", "v1", "CustomResourceDefinition",
+            "customresourcedefinitions", namespaced: false, short: &["crd", "crds"], categories: &["api-extensions"],
+            status: true, scale: false, generation: true),
+    ]
+}
+
+/// Every built-in kind with its schema. Schemas are generated on the first call only.
+pub fn resource_defs() -> Vec<ResourceDef> {
+    DEFS.clone()
+}
+
+static DEFS: LazyLock<Vec<ResourceDef>> = LazyLock::new(|| table().iter().map(to_def).collect());
+
+/// Upstream's OpenAPI definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`).
+pub fn schema_name(group: &str, version: &str, kind: &str) -> Option<String> {
+    table()
+        .into_iter()
+        .find(|b| b.group == group && b.version == version && b.kind == kind)
+        .map(|b| (b.schema_name)())
+}
+
+fn to_def(builtin: &Builtin) -> ResourceDef {
+    ResourceDef {
+        group: builtin.group.into(),
+        version: builtin.version.into(),
+        kind: builtin.kind.into(),
+        plural: builtin.plural.into(),
+        singular: builtin.kind.to_ascii_lowercase(),
+        namespaced: builtin.namespaced,
+        short_names: builtin.short_names.iter().map(|s| s.to_string()).collect(),
+        categories: builtin.categories.iter().map(|s| s.to_string()).collect(),
+        status_subresource: builtin.status,
+        scale_subresource: builtin.scale.then(|| ScaleSubresource {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: Some(".status.selector".into()),
+        }),
+        builtin: true,
+        tracks_generation: builtin.tracks_generation,
+        printer: Printer::Builtin,
+        schema: (builtin.schema)(),
+        storage_version: true,
+    }
+}
+
+static SCALE_SCHEMA: LazyLock<Option<Value>> =
+    LazyLock::new(schema_of::<k8s_openapi::api::autoscaling::v1::Scale>);
+
+/// The inlined schema of `autoscaling/v1` Scale, the body of every `scale` subresource.
+pub fn scale_schema() -> Option<Value> {
+    SCALE_SCHEMA.clone()
+}

@@ -1,0 +1,219 @@
+//! The built-in resource definitions: names, scopes, subresources and inlined schemas.
+
+#![allow(clippy::unwrap_used)]
+
+use apiserver_views::builtin::{resource_defs, schema_name};
+
+fn find(plural: &str) -> apimachinery::ResourceDef {
+    resource_defs()
+        .into_iter()
+        .find(|d| d.plural == plural)
+        .unwrap_or_else(|| panic!("no def for {plural}"))
+}
+
+#[test]
+fn names_scopes_and_subresources_follow_upstream() {
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        bool,
+        &'a [&'a str],
+        bool,
+        bool,
+        bool,
+    );
+    // (plural, group, kind, namespaced, short names, in "all", status, scale)
+    let cases: &[Case] = &[
+        (
+            "namespaces",
+            "",
+            "Namespace",
+            false,
+            &["ns"],
+            false,
+            true,
+            false,
+        ),
+        (
+            "configmaps",
+            "",
+            "ConfigMap",
+            true,
+            &["cm"],
+            false,
+            false,
+            false,
+        ),
+        ("services", "", "Service", true, &["svc"], true, true, false),
+        ("pods", "", "Pod", true, &["po"], true, true, false),
+        ("nodes", "", "Node", false, &["no"], false, true, false),
+        (
+            "deployments",
+            "apps",
+            "Deployment",
+            true,
+            &["deploy"],
+            true,
+            true,
+            true,
+        ),
+        (
+            "statefulsets",
+            "apps",
+            "StatefulSet",
+            true,
+            &["sts"],
+            true,
+            true,
+            true,
+        ),
+        (
+            "daemonsets",
+            "apps",
+            "DaemonSet",
+            true,
+            &["ds"],
+            true,
+            true,
+            false,
+        ),
+        (
+            "replicasets",
+            "apps",
+            "ReplicaSet",
+            true,
+            &["rs"],
+            true,
+            true,
+            true,
+        ),
+        (
+            "cronjobs",
+            "batch",
+            "CronJob",
+            true,
+            &["cj"],
+            true,
+            true,
+            false,
+        ),
+        (
+            "ingresses",
+            "networking.k8s.io",
+            "Ingress",
+            true,
+            &["ing"],
+            false,
+            true,
+            false,
+        ),
+        (
+            "clusterroles",
+            "rbac.authorization.k8s.io",
+            "ClusterRole",
+            false,
+            &[],
+            false,
+            false,
+            false,
+        ),
+        (
+            "customresourcedefinitions",
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            false,
+            &["crd", "crds"],
+            false,
+            true,
+            false,
+        ),
+    ];
+    for &(plural, group, kind, namespaced, short, all, status, scale) in cases {
+        let def = find(plural);
+        assert_eq!(
+            (def.group.as_str(), def.kind.as_str()),
+            (group, kind),
+            "{plural}"
+        );
+        assert_eq!(def.namespaced, namespaced, "{plural} scope");
+        assert_eq!(
+            def.short_names,
+            short.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "{plural}"
+        );
+        assert_eq!(
+            def.categories.iter().any(|c| c == "all"),
+            all,
+            "{plural} categories"
+        );
+        assert_eq!(def.status_subresource, status, "{plural} status");
+        assert_eq!(def.scale_subresource.is_some(), scale, "{plural} scale");
+        assert!(def.builtin);
+        assert_eq!(def.singular, kind.to_ascii_lowercase());
+    }
+}
+
+#[test]
+fn every_def_has_a_self_contained_schema() {
+    for def in resource_defs() {
+        let schema = def
+            .schema
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no schema", def.kind));
+        let text = serde_json::to_string(schema).unwrap();
+        // JSONSchemaProps has a *property* named `$ref`; only string-valued references are links.
+        assert!(
+            !text.contains("\"$ref\":\"#"),
+            "{} schema still has a $ref link",
+            def.kind
+        );
+        assert!(
+            schema["properties"]["metadata"]["properties"]["name"].is_object(),
+            "{}",
+            def.kind
+        );
+    }
+}
+
+#[test]
+fn deployment_schema_reaches_into_the_pod_template() {
+    let def = find("deployments");
+    let schema = def.schema.unwrap();
+    let replicas = &schema["properties"]["spec"]["properties"]["replicas"];
+    assert_eq!(replicas["type"], "integer");
+    assert!(
+        replicas["description"]
+            .as_str()
+            .unwrap()
+            .contains("desired pods")
+    );
+    let containers = &schema["properties"]["spec"]["properties"]["template"]["properties"]["spec"]
+        ["properties"]["containers"];
+    assert!(containers["items"]["properties"]["image"]["description"].is_string());
+}
+
+#[test]
+fn recursive_crd_schema_is_cut_not_looped() {
+    let schema = find("customresourcedefinitions").schema.unwrap();
+    let props = &schema["properties"]["spec"]["properties"]["versions"]["items"]["properties"]["schema"]
+        ["properties"]["openAPIV3Schema"];
+    assert_eq!(props["type"], "object");
+    assert_eq!(
+        props["properties"]["properties"]["additionalProperties"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+}
+
+#[test]
+fn schema_names_match_upstream_definitions() {
+    assert_eq!(
+        schema_name("apps", "v1", "Deployment").as_deref(),
+        Some("io.k8s.api.apps.v1.Deployment")
+    );
+    assert_eq!(
+        schema_name("", "v1", "ConfigMap").as_deref(),
+        Some("io.k8s.api.core.v1.ConfigMap")
+    );
+    assert_eq!(schema_name("apps", "v1", "Nope"), None);
+}
