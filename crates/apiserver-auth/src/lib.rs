@@ -1,1 +1,25 @@
-//! API server auth.
+//! Certificates, TLS, authentication and RBAC authorization for the API server.
+//!
+//! - [`pki`]: the CA, serving and admin client certificates kept in the data directory.
+//! - [`tls`]: the rustls server configuration (optional client certificates, so certificate
+//!   users and bearer-token users share one port).
+//! - [`authn`]: turns a request's credentials into a [`UserInfo`].
+//! - [`rbac`]: Kubernetes RBAC evaluation over Role/ClusterRole/RoleBinding/ClusterRoleBinding.
+//!
+//! Invariants: the authorization types here carry no HTTP; a request is authorized only after it
+//! was authenticated (anonymous is a user too, and RBAC decides what it may do).
+
+// Tests may unwrap: a panic is the failure report.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod authn;
+pub mod authz;
+pub mod pki;
+pub mod rbac;
+pub mod tls;
+mod user;
+
+pub use authz::{AlwaysAllow, Authorizer, Decision, RequestAttributes, forbidden_message};
+pub use user::{
+    ANONYMOUS_USER, AUTHENTICATED_GROUP, MASTERS_GROUP, UNAUTHENTICATED_GROUP, UserInfo,
+};
