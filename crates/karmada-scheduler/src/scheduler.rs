@@ -1,0 +1,626 @@
+//! One scheduling decision: Filter → Score → Select → AssignReplicas over a snapshot of clusters, trying
+//! clusterAffinities terms in order, with the explanation built along the way.
+//!
+//! Invariants: clusters are processed in name order, so the input order of clusters never changes the result;
+//! an infeasible request ends in a [`ScheduleFailure`] with Karmada's reason and a message, never a panic; the
+//! explanation covers every cluster of the term that decided (the successful one, or the first that failed).
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
+use karmada_api::{Placement, ResourceBindingSpec};
+use serde_json::Value;
+
+use crate::division::{
+    self, ClusterReplicas, DivisionError, DivisionTrace, ReplicaCandidate, TieBreak,
+};
+use crate::error::InputError;
+use crate::estimator::{Resources, estimate};
+use crate::explain::{
+    AffinityAttempt, ClusterDecision, Explanation, FilterDecision, PluginScore, PluginWeight,
+};
+use crate::framework::{
+    AffinityMatch, Framework, MAX_CLUSTER_SCORE, MIN_CLUSTER_SCORE, SchedulingContext, Verdict,
+};
+use crate::placement::{GroupField, PreparedPlacement, PreparedTerm, Strategy};
+use crate::quantity::parse_milli;
+use crate::select::{SelectCandidate, SelectDemand, SelectTrace, select};
+use crate::snapshot::ClusterSnapshot;
+
+/// Scheduled condition reasons (Karmada's).
+pub const REASON_SUCCESS: &str = "Success";
+pub const REASON_NO_CLUSTER_FIT: &str = "NoClusterFit";
+pub const REASON_UNSCHEDULABLE: &str = "Unschedulable";
+pub const REASON_SCHEDULER_ERROR: &str = "SchedulerError";
+
+/// Why a binding could not be scheduled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleFailure {
+    /// NoClusterFit, Unschedulable or SchedulerError.
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// What the scheduler is asked to place.
+#[derive(Debug, Clone, Copy)]
+pub struct ScheduleRequest<'a> {
+    pub spec: &'a ResourceBindingSpec,
+    pub placement: &'a Placement,
+    pub prepared: &'a PreparedPlacement,
+    /// The resource template, for plugins that read it.
+    pub workload: Option<&'a Value>,
+    /// `status.schedulerObservingAffinityName` of the current binding.
+    pub observed_affinity: Option<&'a str>,
+    /// A reschedule was requested (`rescheduleTriggeredAt` after `lastScheduledTime`).
+    pub fresh: bool,
+    /// Karmada's `--enable-empty-workload-propagation`: keep selected clusters that got 0 replicas.
+    pub keep_empty: bool,
+    pub scheduler_name: &'a str,
+}
+
+/// The decision and its explanation.
+#[derive(Debug, Clone)]
+pub struct ScheduleOutcome {
+    pub result: Result<Vec<ClusterReplicas>, ScheduleFailure>,
+    /// The clusterAffinities term used (on failure, the one observed before).
+    pub affinity_name: Option<String>,
+    pub explanation: Explanation,
+}
+
+struct TermResult {
+    result: Result<Vec<ClusterReplicas>, ScheduleFailure>,
+    clusters: Vec<ClusterDecision>,
+    selection: SelectTrace,
+    divisions: Vec<DivisionTrace>,
+}
+
+/// Per-replica requests of the binding in milli-units.
+pub fn replica_requests(spec: &ResourceBindingSpec) -> Result<Option<Resources>, InputError> {
+    let Some(requirements) = &spec.replica_requirements else {
+        return Ok(None);
+    };
+    requirements
+        .resource_request
+        .iter()
+        .map(|(name, quantity)| {
+            parse_milli(&quantity.0)
+                .map(|milli| (name.clone(), milli))
+                .map_err(|e| {
+                    InputError::new(
+                        format!("spec.replicaRequirements.resourceRequest.{name}"),
+                        e.to_string(),
+                    )
+                })
+        })
+        .collect::<Result<Resources, _>>()
+        .map(Some)
+}
+
+/// Schedules one binding.
+pub fn schedule(
+    framework: &Framework,
+    request: &ScheduleRequest<'_>,
+    clusters: &[ClusterSnapshot],
+) -> Result<ScheduleOutcome, InputError> {
+    let requests = replica_requests(request.spec)?;
+    let mut sorted: Vec<&ClusterSnapshot> = clusters.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(pair) = sorted.windows(2).find(|pair| pair[0].name == pair[1].name) {
+        return Err(InputError::new(
+            format!("Cluster {}", pair[0].name),
+            "is given twice; each cluster at most once",
+        ));
+    }
+    let terms = &request.prepared.terms;
+    let start = if request.fresh {
+        0
+    } else {
+        request
+            .observed_affinity
+            .and_then(|name| terms.iter().position(|t| t.name.as_deref() == Some(name)))
+            .unwrap_or(0)
+    };
+    let mut attempts = Vec::new();
+    let mut first_failure: Option<(usize, TermResult)> = None;
+    for (index, term) in terms.iter().enumerate().skip(start) {
+        let outcome = schedule_term(framework, request, term, &sorted, requests.as_ref());
+        if let Some(name) = &term.name {
+            let message = match &outcome.result {
+                Ok(_) => "scheduled".to_string(),
+                Err(failure) => failure.message.clone(),
+            };
+            attempts.push(AffinityAttempt {
+                name: name.clone(),
+                scheduled: outcome.result.is_ok(),
+                message,
+            });
+        }
+        if outcome.result.is_ok() {
+            return Ok(finish(
+                framework,
+                request,
+                term.name.clone(),
+                attempts,
+                outcome,
+            ));
+        }
+        if first_failure.is_none() {
+            first_failure = Some((index, outcome));
+        }
+    }
+    let Some((_, outcome)) = first_failure else {
+        return Err(InputError::new(
+            "placement",
+            "has no cluster affinity term to schedule with",
+        ));
+    };
+    let kept = request.observed_affinity.map(str::to_string);
+    Ok(finish(framework, request, kept, attempts, outcome))
+}
+
+fn finish(
+    framework: &Framework,
+    request: &ScheduleRequest<'_>,
+    affinity_name: Option<String>,
+    attempts: Vec<AffinityAttempt>,
+    outcome: TermResult,
+) -> ScheduleOutcome {
+    let (scheduled, reason, message, result) = match &outcome.result {
+        Ok(result) => (
+            true,
+            REASON_SUCCESS,
+            "Binding has been scheduled successfully.".to_string(),
+            result.clone(),
+        ),
+        Err(failure) => (false, failure.reason, failure.message.clone(), Vec::new()),
+    };
+    let explanation = Explanation {
+        scheduler_name: request.scheduler_name.to_string(),
+        profile: framework.profile.clone(),
+        plugins: framework
+            .plugins
+            .iter()
+            .map(|p| PluginWeight {
+                name: p.plugin.name().to_string(),
+                weight: p.weight,
+            })
+            .collect(),
+        strategy: request.prepared.strategy.as_str().to_string(),
+        replicas: i64::from(request.spec.replicas),
+        affinity_name: affinity_name.clone(),
+        affinity_attempts: attempts,
+        clusters: outcome.clusters,
+        selection: outcome.selection,
+        divisions: outcome.divisions,
+        result,
+        scheduled,
+        reason: reason.to_string(),
+        message,
+        notes: Vec::new(),
+    };
+    ScheduleOutcome {
+        result: outcome.result,
+        affinity_name,
+        explanation,
+    }
+}
+
+fn failure(reason: &'static str, message: impl Into<String>) -> ScheduleFailure {
+    ScheduleFailure {
+        reason,
+        message: message.into(),
+    }
+}
+
+fn schedule_term(
+    framework: &Framework,
+    request: &ScheduleRequest<'_>,
+    term: &PreparedTerm,
+    clusters: &[&ClusterSnapshot],
+    requests: Option<&Resources>,
+) -> TermResult {
+    let spec = request.spec;
+    let context = SchedulingContext::new(
+        spec,
+        request.placement,
+        request.workload,
+        term.name.as_deref(),
+        requests,
+        &term.affinity,
+    );
+    let replicas = i64::from(spec.replicas);
+    let workload = context.is_workload();
+    let previous: BTreeMap<&str, i64> = spec
+        .clusters
+        .iter()
+        .map(|t| (t.name.as_str(), i64::from(t.replicas)))
+        .collect();
+
+    // Filter and Score.
+    let mut decisions: Vec<ClusterDecision> = Vec::with_capacity(clusters.len());
+    let mut fit_reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut feasible: Vec<(usize, &ClusterSnapshot)> = Vec::new();
+    for cluster in clusters {
+        let mut decision = ClusterDecision {
+            name: cluster.name.clone(),
+            filtered_by: None,
+            scores: Vec::new(),
+            score: None,
+            estimate: None,
+            available_replicas: None,
+            overflow_order: 0,
+            selected: false,
+            replicas: None,
+        };
+        if cluster.deleting() {
+            decision.filtered_by = Some(FilterDecision {
+                plugin: String::new(),
+                reason: "cluster is being deleted".into(),
+                detail: None,
+            });
+            decisions.push(decision);
+            continue;
+        }
+        for weighted in &framework.plugins {
+            if let Some(Verdict::Reject(rejection)) = weighted.plugin.filter(&context, cluster) {
+                *fit_reasons.entry(rejection.reason.clone()).or_insert(0) += 1;
+                decision.filtered_by = Some(FilterDecision {
+                    plugin: weighted.plugin.name().to_string(),
+                    reason: rejection.reason,
+                    detail: rejection.detail,
+                });
+                break;
+            }
+        }
+        if decision.filtered_by.is_none() {
+            let mut total = 0i64;
+            for weighted in &framework.plugins {
+                if let Some(score) = weighted.plugin.score(&context, cluster) {
+                    let score = score.clamp(MIN_CLUSTER_SCORE, MAX_CLUSTER_SCORE);
+                    total = total.saturating_add(score.saturating_mul(weighted.weight));
+                    decision.scores.push(PluginScore {
+                        plugin: weighted.plugin.name().to_string(),
+                        score,
+                        weight: weighted.weight,
+                    });
+                }
+            }
+            decision.score = Some(total);
+            if term.affinity.has_overflow() {
+                decision.overflow_order = match context.affinity_match(&cluster.cluster) {
+                    AffinityMatch::Overflow(order) => order,
+                    _ => 0,
+                };
+            }
+            feasible.push((decisions.len(), cluster));
+        }
+        decisions.push(decision);
+    }
+    let term_result = |result, selection, divisions, decisions| TermResult {
+        result,
+        clusters: decisions,
+        selection,
+        divisions,
+    };
+    if clusters.is_empty() {
+        return term_result(
+            Err(failure(
+                REASON_NO_CLUSTER_FIT,
+                "0/0 clusters are available: no clusters to schedule to.",
+            )),
+            SelectTrace::default(),
+            Vec::new(),
+            decisions,
+        );
+    }
+    if feasible.is_empty() {
+        let reasons: Vec<String> = fit_reasons
+            .iter()
+            .map(|(reason, count)| format!("{count} {reason}"))
+            .collect();
+        let message = format!(
+            "0/{} clusters are available: {}.",
+            clusters.len(),
+            reasons.join(", ")
+        );
+        return term_result(
+            Err(failure(REASON_NO_CLUSTER_FIT, message)),
+            SelectTrace::default(),
+            Vec::new(),
+            decisions,
+        );
+    }
+
+    // Available replicas (general estimator).
+    for (index, cluster) in &feasible {
+        let decision = &mut decisions[*index];
+        if workload {
+            let estimated = estimate(cluster.summary.as_ref(), &cluster.models, requests);
+            decision.available_replicas = Some(
+                estimated
+                    .replicas
+                    .saturating_add(previous.get(cluster.name.as_str()).copied().unwrap_or(0)),
+            );
+            decision.estimate = Some(estimated);
+        } else {
+            decision.available_replicas = Some(i64::from(i32::MAX));
+        }
+    }
+
+    // Candidate order: overflow order asc, score desc, available desc, name asc.
+    // Clusters (and so decisions) are in name order, so the index stands in for the name.
+    let mut keyed: Vec<(usize, Reverse<i64>, Reverse<i64>, usize)> = feasible
+        .iter()
+        .map(|(index, _)| {
+            let decision = &decisions[*index];
+            let score = Reverse(decision.score.unwrap_or(0));
+            (
+                decision.overflow_order,
+                score,
+                Reverse(decision.available_replicas.unwrap_or(0)),
+                *index,
+            )
+        })
+        .collect();
+    keyed.sort_unstable();
+    let order: Vec<usize> = keyed.into_iter().map(|(_, _, _, index)| index).collect();
+    // Decisions are pushed one per cluster, in cluster order, so a decision's index is its cluster's.
+    let snapshot_of = |index: &usize| clusters.get(*index);
+
+    // Select.
+    let prepared = request.prepared;
+    let (selected, selection) = if prepared.select_all
+        || (prepared.rules.cluster.is_none() && prepared.rules.group.is_none())
+    {
+        let mut trace = SelectTrace::default();
+        trace.notes.push(if prepared.select_all {
+            "static weights: every feasible cluster is a candidate (spread constraints do not apply)".to_string()
+        } else {
+            "no spread constraints: every feasible cluster is selected".to_string()
+        });
+        (order.clone(), trace)
+    } else {
+        let candidates: Vec<SelectCandidate> = order
+            .iter()
+            .map(|index| {
+                let decision = &decisions[*index];
+                let cluster = snapshot_of(index).map(|c| &c.cluster);
+                SelectCandidate {
+                    name: decision.name.clone(),
+                    score: decision.score.unwrap_or(0),
+                    available: decision.available_replicas.unwrap_or(0),
+                    group: cluster.and_then(|c| group_value(prepared.group_field.as_ref(), c)),
+                }
+            })
+            .collect();
+        let demand = SelectDemand {
+            need_replicas: (!prepared.ignore_resources).then_some(replicas),
+            replicas,
+            duplicated: prepared.ignore_resources,
+        };
+        match select(&candidates, &prepared.rules, demand) {
+            Ok((picked, trace)) => (picked.into_iter().map(|i| order[i]).collect(), trace),
+            Err(error) => {
+                return term_result(
+                    Err(failure(
+                        REASON_SCHEDULER_ERROR,
+                        format!("failed to select clusters: {error}"),
+                    )),
+                    SelectTrace::default(),
+                    Vec::new(),
+                    decisions,
+                );
+            }
+        }
+    };
+    for index in &selected {
+        decisions[*index].selected = true;
+    }
+
+    // AssignReplicas.
+    let tie_break = TieBreak::from_uid(&spec.resource.uid);
+    let names: Vec<String> = selected
+        .iter()
+        .map(|i| decisions[*i].name.clone())
+        .collect();
+    let mut divisions = Vec::new();
+    // Karmada assigns replicas only to workloads of at most one component (multi-component bindings are
+    // placed whole, like non-workloads).
+    let divides = workload && spec.components.len() <= 1;
+    let assigned: Result<Vec<ClusterReplicas>, ScheduleFailure> = if !divides {
+        Ok(names
+            .iter()
+            .map(|name| ClusterReplicas {
+                name: name.clone(),
+                replicas: 0,
+            })
+            .collect())
+    } else {
+        match prepared.strategy {
+            Strategy::Duplicated => Ok(division::duplicated(replicas, &names)),
+            Strategy::StaticWeight => {
+                let weights: Vec<ClusterReplicas> = selected
+                    .iter()
+                    .map(|index| {
+                        let cluster = snapshot_of(index).map(|c| &c.cluster);
+                        let weight = prepared
+                            .static_weights
+                            .iter()
+                            .filter(|(affinity, _)| {
+                                cluster.is_some_and(|c| affinity.matches(c).is_ok())
+                            })
+                            .map(|(_, weight)| *weight)
+                            .max()
+                            .unwrap_or(0);
+                        ClusterReplicas {
+                            name: decisions[*index].name.clone(),
+                            replicas: if prepared.static_weights.is_empty() {
+                                1
+                            } else {
+                                weight
+                            },
+                        }
+                    })
+                    .collect();
+                division::static_weight(replicas, &weights, tie_break)
+                    .map(|(result, trace)| {
+                        divisions.push(trace);
+                        result
+                    })
+                    .map_err(division_failure)
+            }
+            Strategy::DynamicWeight | Strategy::Aggregated => assign_dynamic(
+                request,
+                &selected,
+                &decisions,
+                &mut divisions,
+                tie_break,
+                term.affinity.has_overflow(),
+            ),
+        }
+    };
+    let result = assigned.map(|mut result| {
+        if !divides {
+            return result;
+        }
+        result.retain(|target| target.replicas > 0);
+        if request.keep_empty {
+            for name in &names {
+                if !result.iter().any(|target| &target.name == name) {
+                    result.push(ClusterReplicas {
+                        name: name.clone(),
+                        replicas: 0,
+                    });
+                }
+            }
+        }
+        result.sort_by(|a, b| a.name.cmp(&b.name));
+        result
+    });
+    if let Ok(result) = &result {
+        for target in result {
+            if let Some(decision) = decisions.iter_mut().find(|d| d.name == target.name) {
+                decision.replicas = Some(target.replicas);
+            }
+        }
+    }
+    term_result(result, selection, divisions, decisions)
+}
+
+fn division_failure(error: DivisionError) -> ScheduleFailure {
+    match error {
+        DivisionError::NotEnoughReplicas { .. } => failure(REASON_UNSCHEDULABLE, error.to_string()),
+        DivisionError::NoClusters => failure(REASON_SCHEDULER_ERROR, error.to_string()),
+    }
+}
+
+fn assign_dynamic(
+    request: &ScheduleRequest<'_>,
+    selected: &[usize],
+    decisions: &[ClusterDecision],
+    divisions: &mut Vec<DivisionTrace>,
+    tie_break: TieBreak,
+    tiered: bool,
+) -> Result<Vec<ClusterReplicas>, ScheduleFailure> {
+    let spec = request.spec;
+    let replicas = i64::from(spec.replicas);
+    let aggregated = request.prepared.strategy == Strategy::Aggregated;
+    let previous: Vec<ClusterReplicas> = spec
+        .clusters
+        .iter()
+        .map(|t| ClusterReplicas {
+            name: t.name.clone(),
+            replicas: i64::from(t.replicas),
+        })
+        .collect();
+    let candidate = |index: &usize| {
+        let decision = &decisions[*index];
+        let held = previous
+            .iter()
+            .filter(|p| p.name == decision.name)
+            .map(|p| p.replicas)
+            .sum::<i64>();
+        ReplicaCandidate {
+            name: decision.name.clone(),
+            allocatable_replicas: decision.available_replicas.unwrap_or(0) - held,
+        }
+    };
+    if !tiered {
+        let candidates: Vec<ReplicaCandidate> = selected.iter().map(candidate).collect();
+        let (result, trace) = division::dynamic(
+            replicas,
+            &candidates,
+            &previous,
+            request.fresh,
+            aggregated,
+            tie_break,
+        )
+        .map_err(division_failure)?;
+        divisions.push(trace);
+        return Ok(result);
+    }
+    // Overflow affinities: fill tier 0 (the primary affinity) first, then each overflow tier in order.
+    let mut tiers: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for index in selected {
+        tiers
+            .entry(decisions[*index].overflow_order)
+            .or_default()
+            .push(*index);
+    }
+    let mut remaining = replicas;
+    let mut result: Vec<ClusterReplicas> = Vec::new();
+    for (tier, members) in &tiers {
+        if remaining <= 0 {
+            break;
+        }
+        let capacity: i64 = members
+            .iter()
+            .map(|i| decisions[*i].available_replicas.unwrap_or(0))
+            .sum();
+        let target = remaining.min(capacity);
+        if target <= 0 {
+            continue;
+        }
+        let candidates: Vec<ReplicaCandidate> = members.iter().map(candidate).collect();
+        let tier_previous: Vec<ClusterReplicas> = previous
+            .iter()
+            .filter(|p| candidates.iter().any(|c| c.name == p.name))
+            .cloned()
+            .collect();
+        let (assigned, mut trace) = division::dynamic(
+            target,
+            &candidates,
+            &tier_previous,
+            request.fresh,
+            aggregated,
+            tie_break,
+        )
+        .map_err(division_failure)?;
+        trace.notes.push(format!("overflow tier {tier}: {target} of the remaining {remaining} replicas (tier holds {capacity})"));
+        divisions.push(trace);
+        remaining -= assigned.iter().map(|a| a.replicas).sum::<i64>();
+        result.extend(assigned);
+    }
+    if remaining > 0 {
+        return Err(failure(
+            REASON_UNSCHEDULABLE,
+            format!(
+                "Clusters available replicas {} are not enough to schedule.",
+                replicas - remaining
+            ),
+        ));
+    }
+    Ok(result)
+}
+
+fn group_value(field: Option<&GroupField>, cluster: &karmada_api::Cluster) -> Option<String> {
+    let non_empty = |value: &str| (!value.is_empty()).then(|| value.to_string());
+    match field? {
+        GroupField::Region => non_empty(&cluster.spec.region),
+        GroupField::Provider => non_empty(&cluster.spec.provider),
+        GroupField::Zone => crate::affinity::cluster_zones(cluster)
+            .first()
+            .map(|zone| (*zone).to_string()),
+        GroupField::Label(key) => cluster.metadata.labels.as_ref()?.get(key).cloned(),
+    }
+}

@@ -1,0 +1,13 @@
+//! The scheduler's integration tests, one binary: seed examples, every rule of reference/karmada.md §4 as
+//! tables, plugins, profiles, bad input and properties.
+
+mod bad_input;
+mod common;
+mod division;
+mod estimator;
+mod plugins;
+mod profiles;
+mod properties;
+mod seeds;
+mod select;
+mod trigger;
