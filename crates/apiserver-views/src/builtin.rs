@@ -5,6 +5,8 @@
 
 use std::sync::LazyLock;
 
+use apimachinery::patch::BuiltinPatchMeta;
+
 use apimachinery::{Printer, ResourceDef, ScaleSubresource};
 use k8s_openapi::api::{apps, batch, coordination, core, discovery, networking, rbac};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -149,7 +151,13 @@ fn to_def(builtin: &Builtin) -> ResourceDef {
         builtin: true,
         tracks_generation: builtin.tracks_generation,
         printer: Printer::Builtin,
-        schema: (builtin.schema)(),
+        schema: (builtin.schema)().map(|mut schema| {
+            crate::patch_extensions::annotate(
+                &mut schema,
+                &BuiltinPatchMeta::for_kind(builtin.kind),
+            );
+            schema
+        }),
         storage_version: true,
     }
 }

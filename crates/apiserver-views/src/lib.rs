@@ -10,6 +10,7 @@ pub mod builtin;
 pub mod discovery;
 mod hash;
 pub mod openapi;
+mod patch_extensions;
 pub mod protobuf;
 mod schema;
 pub mod tables;

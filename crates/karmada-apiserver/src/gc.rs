@@ -1,0 +1,485 @@
+//! Garbage collection over `metadata.ownerReferences`, as kube-controller-manager does it:
+//! - Background: a dependent whose owners are all gone is deleted;
+//! - Foreground: an owner marked deleting with the `foregroundDeletion` finalizer has its
+//!   dependents deleted and loses the finalizer (and so goes away) once none is left;
+//! - Orphan: an owner with the `orphan` finalizer has its references removed from every
+//!   dependent, then loses the finalizer.
+//!
+//! Level-triggered and restart-safe: it starts from a full scan of the store (an index of who
+//! owns whom, kept only for objects that have owners), then follows the store's watch; every
+//! decision re-reads the objects involved, so a stale index only costs a wasted check. Failed
+//! checks are retried on a tick.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use apimachinery::ApiError;
+use futures::StreamExt;
+use serde_json::Value;
+use store::{EventKind, RangeRequest};
+
+use crate::handlers::WriteOptions;
+use crate::handlers::delete::{
+    DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Propagation, delete_object,
+};
+use crate::handlers::update::update_object;
+use crate::objects::{self, Part};
+use crate::server::ApiServer;
+use crate::storage;
+
+const RETRY_TICK: Duration = Duration::from_millis(250);
+const MANAGER: &str = "garbage-collector";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct OwnerRef {
+    api_version: String,
+    kind: String,
+    name: String,
+    uid: String,
+}
+
+fn owner_refs(object: &Value) -> Vec<OwnerRef> {
+    objects::meta(object)
+        .and_then(|m| m.get("ownerReferences"))
+        .and_then(Value::as_array)
+        .map(|refs| {
+            refs.iter()
+                .map(|r| {
+                    let s = |k: &str| {
+                        r.get(k)
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string()
+                    };
+                    OwnerRef {
+                        api_version: s("apiVersion"),
+                        kind: s("kind"),
+                        name: s("name"),
+                        uid: s("uid"),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Who owns whom, for objects that have owners.
+#[derive(Default)]
+struct Index {
+    /// owner uid → keys of its dependents.
+    dependents: HashMap<String, BTreeSet<String>>,
+    /// dependent key → its owner references.
+    owners: HashMap<String, Vec<OwnerRef>>,
+    /// dependent key → its namespace (owners of namespaced dependents live in the same one).
+    namespaces: HashMap<String, Option<String>>,
+    dirty_dependents: BTreeSet<String>,
+    dirty_owners: BTreeSet<String>,
+}
+
+impl Index {
+    fn forget(&mut self, key: &str) {
+        if let Some(refs) = self.owners.remove(key) {
+            for r in refs {
+                if let Some(set) = self.dependents.get_mut(&r.uid) {
+                    set.remove(key);
+                    if set.is_empty() {
+                        self.dependents.remove(&r.uid);
+                    }
+                }
+            }
+        }
+        self.namespaces.remove(key);
+    }
+
+    fn observe(&mut self, key: &str, object: &Value) {
+        self.forget(key);
+        let refs = owner_refs(object);
+        if !refs.is_empty() {
+            for r in &refs {
+                self.dependents
+                    .entry(r.uid.clone())
+                    .or_default()
+                    .insert(key.to_string());
+            }
+            self.owners.insert(key.to_string(), refs);
+            self.namespaces.insert(
+                key.to_string(),
+                objects::meta_str(object, "namespace").map(str::to_string),
+            );
+            self.dirty_dependents.insert(key.to_string());
+        }
+        let finalizers = objects::finalizers(object);
+        if objects::is_deleting(object)
+            && finalizers
+                .iter()
+                .any(|f| f == ORPHAN_FINALIZER || f == FOREGROUND_FINALIZER)
+        {
+            self.dirty_owners.insert(key.to_string());
+        }
+    }
+
+    /// Whether an event can matter to garbage collection, decided without parsing the object
+    /// (most writes carry no owner references and no deletion marks).
+    fn concerns(&self, event: &store::WatchEvent) -> bool {
+        let value = &event.kv.value[..];
+        let mentions = |needle: &[u8]| value.windows(needle.len()).any(|w| w == needle);
+        self.owners.contains_key(&event.kv.key)
+            || match event.kind {
+                EventKind::Put => {
+                    mentions(b"\"ownerReferences\"") || mentions(b"\"deletionTimestamp\"")
+                }
+                EventKind::Delete => {
+                    !self.dependents.is_empty() || mentions(b"\"ownerReferences\"")
+                }
+            }
+    }
+
+    fn deleted(&mut self, key: &str, object: &Value, owner_keys: Vec<String>) {
+        self.forget(key);
+        if let Some(dependents) = self.dependents.get(objects::uid_of(object)) {
+            self.dirty_dependents.extend(dependents.iter().cloned());
+        }
+        self.dirty_owners.extend(owner_keys);
+    }
+}
+
+/// Runs until the server's shutdown token is cancelled.
+pub async fn run(server: Arc<ApiServer>) {
+    let shutdown = server.options.cancel.clone();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            result = collect(&server) => {
+                if let Err(err) = result {
+                    tracing::warn!(%err, "garbage collector restarting from a full scan");
+                }
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(RETRY_TICK) => {}
+        }
+    }
+}
+
+/// The store key of the owner `r` names, for a dependent in `namespace`.
+fn owner_key(
+    server: &ApiServer,
+    r: &OwnerRef,
+    namespace: Option<&str>,
+) -> Option<(Arc<apimachinery::ResourceDef>, String)> {
+    let (group, version) = match r.api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", r.api_version.as_str()),
+    };
+    let def = server.registry().lookup_kind(group, version, &r.kind)?;
+    let key = storage::object_key(&def, namespace, &r.name);
+    Some((def, key))
+}
+
+async fn collect(server: &ApiServer) -> Result<(), ApiError> {
+    let mut index = Index::default();
+    let mut start_after = None;
+    let mut revision = None;
+    loop {
+        let page = server
+            .store
+            .range(RangeRequest {
+                prefix: storage::ROOT_PREFIX.into(),
+                start_after: start_after.clone(),
+                limit: 1000,
+                revision,
+            })
+            .await
+            .map_err(storage::store_error)?;
+        revision = Some(page.revision);
+        for kv in &page.kvs {
+            let as_put = store::WatchEvent {
+                kind: EventKind::Put,
+                kv: kv.clone(),
+                prev: None,
+            };
+            if index.concerns(&as_put)
+                && let Ok(object) = serde_json::from_slice::<Value>(&kv.value)
+            {
+                index.observe(&kv.key, &object);
+            }
+        }
+        if !page.more || page.kvs.is_empty() {
+            break;
+        }
+        start_after = page.kvs.last().map(|kv| kv.key.clone());
+    }
+    let mut events = server
+        .store
+        .watch(storage::ROOT_PREFIX, revision.unwrap_or_default())
+        .await
+        .map_err(storage::store_error)?;
+    loop {
+        let failed = process(server, &mut index).await;
+        let event = if failed {
+            tokio::select! {
+                event = events.next() => Some(event),
+                _ = tokio::time::sleep(RETRY_TICK) => None,
+            }
+        } else {
+            Some(events.next().await)
+        };
+        let mut batch = Vec::new();
+        match event {
+            Some(None) => return Ok(()),
+            Some(Some(event)) => batch.push(event),
+            None => {}
+        }
+        while let Some(Some(event)) = futures::FutureExt::now_or_never(events.next()) {
+            batch.push(event);
+        }
+        for event in batch {
+            let event = event.map_err(storage::store_error)?;
+            if !index.concerns(&event) {
+                continue;
+            }
+            let Ok(object) = serde_json::from_slice::<Value>(&event.kv.value) else {
+                continue;
+            };
+            match event.kind {
+                EventKind::Put => index.observe(&event.kv.key, &object),
+                EventKind::Delete => {
+                    let namespace = objects::meta_str(&object, "namespace");
+                    let owner_keys = owner_refs(&object)
+                        .iter()
+                        .filter_map(|r| owner_key(server, r, namespace).map(|(_, key)| key))
+                        .collect();
+                    index.deleted(&event.kv.key, &object, owner_keys);
+                }
+            }
+        }
+    }
+}
+
+/// Works off the dirty sets; true if something failed and should be retried.
+async fn process(server: &ApiServer, index: &mut Index) -> bool {
+    let mut failed = false;
+    let owners: Vec<String> = std::mem::take(&mut index.dirty_owners)
+        .into_iter()
+        .collect();
+    for key in owners {
+        if let Err(err) = process_owner(server, index, &key).await {
+            tracing::debug!(%key, %err, "garbage collector: owner retry");
+            index.dirty_owners.insert(key);
+            failed = true;
+        }
+    }
+    let dependents: Vec<String> = std::mem::take(&mut index.dirty_dependents)
+        .into_iter()
+        .collect();
+    for key in dependents {
+        if let Err(err) = process_dependent(server, index, &key).await {
+            tracing::debug!(%key, %err, "garbage collector: dependent retry");
+            index.dirty_dependents.insert(key);
+            failed = true;
+        }
+    }
+    failed
+}
+
+/// Reads a stored object by key: its def (from apiVersion/kind), value and revision.
+async fn read(
+    server: &ApiServer,
+    key: &str,
+) -> Result<Option<(Arc<apimachinery::ResourceDef>, Value)>, ApiError> {
+    let Some(kv) = server.store.get(key).await.map_err(storage::store_error)? else {
+        return Ok(None);
+    };
+    let raw: Value =
+        serde_json::from_slice(&kv.value).map_err(|e| ApiError::internal(e.to_string()))?;
+    let api_version = raw
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = raw.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let Some(def) = server.registry().lookup_kind(group, version, kind) else {
+        return Ok(None);
+    };
+    let object = storage::decode(&def, &kv)?;
+    Ok(Some((def, object)))
+}
+
+async fn process_owner(server: &ApiServer, index: &mut Index, key: &str) -> Result<(), ApiError> {
+    let Some((def, owner)) = read(server, key).await? else {
+        return Ok(());
+    };
+    if !objects::is_deleting(&owner) {
+        return Ok(());
+    }
+    let finalizers = objects::finalizers(&owner);
+    let uid = objects::uid_of(&owner).to_string();
+    let dependents: Vec<String> = index
+        .dependents
+        .get(&uid)
+        .map(|s| s.iter().cloned().collect())
+        .unwrap_or_default();
+    let namespace = objects::meta_str(&owner, "namespace").map(str::to_string);
+    let name = objects::name_of(&owner).to_string();
+    let remove = if finalizers.iter().any(|f| f == ORPHAN_FINALIZER) {
+        for dep_key in &dependents {
+            let Some((dep_def, mut dependent)) = read(server, dep_key).await? else {
+                continue;
+            };
+            let kept: Vec<Value> = objects::meta(&dependent)
+                .and_then(|m| m.get("ownerReferences"))
+                .and_then(Value::as_array)
+                .map(|refs| {
+                    refs.iter()
+                        .filter(|r| r.get("uid").and_then(Value::as_str) != Some(uid.as_str()))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            let meta = objects::meta_mut(&mut dependent)?;
+            if kept.is_empty() {
+                meta.remove("ownerReferences");
+            } else {
+                meta.insert("ownerReferences".into(), Value::Array(kept));
+            }
+            let dep_ns = objects::meta_str(&dependent, "namespace").map(str::to_string);
+            let dep_name = objects::name_of(&dependent).to_string();
+            update_object(
+                server,
+                &dep_def,
+                dep_ns.as_deref(),
+                &dep_name,
+                dependent,
+                Part::Main,
+                &WriteOptions::internal(MANAGER),
+            )
+            .await?;
+        }
+        ORPHAN_FINALIZER
+    } else if finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
+        let mut remaining = 0;
+        for dep_key in &dependents {
+            let Some((dep_def, dependent)) = read(server, dep_key).await? else {
+                continue;
+            };
+            remaining += 1;
+            if objects::is_deleting(&dependent) {
+                continue;
+            }
+            let dep_ns = objects::meta_str(&dependent, "namespace").map(str::to_string);
+            let options = DeleteOptions {
+                propagation: Propagation::Foreground,
+                ..DeleteOptions::default()
+            };
+            match delete_object(
+                server,
+                &dep_def,
+                dep_ns.as_deref(),
+                objects::name_of(&dependent),
+                &options,
+            )
+            .await
+            {
+                Ok(_) => {}
+                Err(err) if err.code == 404 => {}
+                Err(err) => return Err(err),
+            }
+        }
+        if remaining > 0 {
+            // Dependents' deletions mark this owner dirty again.
+            return Ok(());
+        }
+        FOREGROUND_FINALIZER
+    } else {
+        return Ok(());
+    };
+    let Some((_, mut owner)) = read(server, key).await? else {
+        return Ok(());
+    };
+    let left: Vec<String> = objects::finalizers(&owner)
+        .into_iter()
+        .filter(|f| f != remove)
+        .collect();
+    objects::set_finalizers(&mut owner, &left)?;
+    update_object(
+        server,
+        &def,
+        namespace.as_deref(),
+        &name,
+        owner,
+        Part::Main,
+        &WriteOptions::internal(MANAGER),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn process_dependent(
+    server: &ApiServer,
+    index: &mut Index,
+    key: &str,
+) -> Result<(), ApiError> {
+    let Some((def, dependent)) = read(server, key).await? else {
+        return Ok(());
+    };
+    if objects::is_deleting(&dependent) {
+        return Ok(());
+    }
+    let refs = owner_refs(&dependent);
+    if refs.is_empty() {
+        return Ok(());
+    }
+    let namespace = objects::meta_str(&dependent, "namespace").map(str::to_string);
+    let mut any_present = false;
+    let mut any_foreground = false;
+    for r in &refs {
+        let Some((owner_def, owner_key)) = owner_key(server, r, namespace.as_deref()) else {
+            // An owner of a kind this server does not serve: leave the dependent alone.
+            any_present = true;
+            continue;
+        };
+        let _ = owner_def;
+        match read(server, &owner_key).await? {
+            Some((_, owner)) if objects::uid_of(&owner) == r.uid => {
+                if objects::is_deleting(&owner)
+                    && objects::finalizers(&owner)
+                        .iter()
+                        .any(|f| f == FOREGROUND_FINALIZER)
+                {
+                    any_foreground = true;
+                    index.dirty_owners.insert(owner_key);
+                } else {
+                    any_present = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    if any_present {
+        return Ok(());
+    }
+    let propagation = if any_foreground {
+        Propagation::Foreground
+    } else {
+        Propagation::Background
+    };
+    let options = DeleteOptions {
+        propagation,
+        ..DeleteOptions::default()
+    };
+    match delete_object(
+        server,
+        &def,
+        namespace.as_deref(),
+        objects::name_of(&dependent),
+        &options,
+    )
+    .await
+    {
+        Ok(_) => Ok(()),
+        Err(err) if err.code == 404 => Ok(()),
+        Err(err) => Err(err),
+    }
+}

@@ -1,0 +1,493 @@
+//! HTTP routing: maps every request path to a non-resource endpoint (version, health, metrics,
+//! discovery, OpenAPI) or to a resource and verb, authorizes it, and renders the answer.
+//!
+//! This [`router`] is the in-process seam (`kube::Client::new(router, "default")`) and what the
+//! TLS accept loop serves. Invariants: every error leaves as a `Status` built by
+//! `ApiError::to_status`; authorization happens before any body is decoded or anything is
+//! read from the store; query strings with a leading `&` or nothing after `?` are accepted.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use apimachinery::{ApiError, ResourceDef};
+use apiserver_auth::{RequestAttributes, UserInfo, forbidden_message};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use serde_json::{Value, json};
+
+use crate::content::{self, Include, Output};
+use crate::handlers::delete::{DeleteOptions, delete_collection, delete_object};
+use crate::handlers::read::{ListParams, get_object, list_objects};
+use crate::handlers::scale::{get_scale, patch_scale, update_scale};
+use crate::handlers::update::{finalize_namespace, patch_object, update_object};
+use crate::handlers::{FieldValidation, WriteOptions, create::create_object, parse_dry_run};
+use crate::hooks::{self, PatchType};
+use crate::objects::Part;
+use crate::respond::{error_response, json_response, render, render_list, written_response};
+use crate::server::ApiServer;
+use crate::watch::{self, Render, WatchParams};
+
+/// The API server's HTTP router.
+pub fn router(server: Arc<ApiServer>) -> Router {
+    Router::new().fallback(dispatch).with_state(server)
+}
+
+/// A resource request's target.
+struct Target {
+    def: Arc<ResourceDef>,
+    namespace: Option<String>,
+    name: Option<String>,
+    sub: Option<String>,
+}
+
+enum Endpoint {
+    Version,
+    Health,
+    Metrics,
+    OpenApiV2,
+    OpenApiV3(Option<(String, String)>),
+    Discovery(Vec<String>),
+    Resource(Target),
+}
+
+struct Ctx {
+    method: Method,
+    headers: HeaderMap,
+    query: HashMap<String, String>,
+}
+
+impl Ctx {
+    fn q(&self, key: &str) -> Option<String> {
+        self.query.get(key).cloned()
+    }
+
+    fn header(&self, name: header::HeaderName) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Response {
+    let started = Instant::now();
+    server.metrics.request_started();
+    let (parts, body) = request.into_parts();
+    let user = parts
+        .extensions
+        .get::<UserInfo>()
+        .cloned()
+        .or_else(|| server.default_user());
+    let path = parts.uri.path().to_string();
+    let query = Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
+        .map(|q| q.0)
+        .unwrap_or_default();
+    let ctx = Ctx {
+        method: parts.method,
+        headers: parts.headers,
+        query,
+    };
+    let mut labels = ("", String::new(), String::new());
+    let response = match user {
+        None => error_response(&ApiError::unauthorized()),
+        Some(user) => match handle(&server, &ctx, &path, &user, body, &mut labels).await {
+            Ok(response) => response,
+            Err(err) => error_response(&err),
+        },
+    };
+    let (verb, group, resource) = labels;
+    server.metrics.observe_request(
+        if verb.is_empty() {
+            ctx.method.as_str()
+        } else {
+            verb
+        },
+        &group,
+        &resource,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    server.metrics.request_finished();
+    response
+}
+
+fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let owned = || segments.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    match segments.as_slice() {
+        ["version"] => return Ok(Endpoint::Version),
+        ["healthz" | "readyz" | "livez", ..] => return Ok(Endpoint::Health),
+        ["metrics"] => return Ok(Endpoint::Metrics),
+        ["openapi", "v2"] => return Ok(Endpoint::OpenApiV2),
+        ["openapi", "v3"] => return Ok(Endpoint::OpenApiV3(None)),
+        ["openapi", "v3", "api", version] => {
+            return Ok(Endpoint::OpenApiV3(Some((
+                String::new(),
+                (*version).into(),
+            ))));
+        }
+        ["openapi", "v3", "apis", group, version] => {
+            return Ok(Endpoint::OpenApiV3(Some((
+                (*group).into(),
+                (*version).into(),
+            ))));
+        }
+        ["api"] | ["api", _] | ["apis"] | ["apis", _] | ["apis", _, _] => {
+            return Ok(Endpoint::Discovery(owned()));
+        }
+        _ => {}
+    }
+    let (group, version, rest) = match segments.as_slice() {
+        ["api", version, rest @ ..] => ("", *version, rest),
+        ["apis", group, version, rest @ ..] => (*group, *version, rest),
+        _ => return Err(ApiError::not_found_path()),
+    };
+    let registry = server.registry();
+    let namespaced_target = match rest {
+        ["namespaces", ns, plural, tail @ ..] => registry
+            .lookup(group, version, plural)
+            .filter(|d| d.namespaced)
+            .map(|def| (def, Some((*ns).to_string()), tail)),
+        _ => None,
+    };
+    let (def, namespace, tail) = match namespaced_target {
+        Some(found) => found,
+        None => match rest {
+            [plural, tail @ ..] => {
+                let def = registry
+                    .lookup(group, version, plural)
+                    .ok_or_else(ApiError::not_found_path)?;
+                if def.namespaced && !tail.is_empty() {
+                    return Err(ApiError::not_found_path());
+                }
+                (def, None, tail)
+            }
+            [] => return Err(ApiError::not_found_path()),
+        },
+    };
+    let (name, sub) = match tail {
+        [] => (None, None),
+        [name] => (Some((*name).to_string()), None),
+        [name, sub] => (Some((*name).to_string()), Some((*sub).to_string())),
+        _ => return Err(ApiError::not_found_path()),
+    };
+    if let Some(sub) = &sub {
+        let known = match sub.as_str() {
+            "status" => def.status_subresource,
+            "scale" => def.scale_subresource.is_some(),
+            "finalize" => crate::handlers::create::is_namespace(&def),
+            _ => false,
+        };
+        if !known {
+            return Err(ApiError::not_found_path());
+        }
+    }
+    Ok(Endpoint::Resource(Target {
+        def,
+        namespace,
+        name,
+        sub,
+    }))
+}
+
+fn verb_of(ctx: &Ctx, target: &Target) -> Result<&'static str, ApiError> {
+    let is_watch = ctx.q("watch").is_some_and(|w| w == "true" || w == "1");
+    let verb = match (&ctx.method, target.name.is_some()) {
+        (&Method::GET, false) if is_watch => "watch",
+        (&Method::GET, false) => "list",
+        (&Method::GET, true) => "get",
+        (&Method::POST, false) => "create",
+        (&Method::PUT, true) => "update",
+        (&Method::PATCH, true) => "patch",
+        (&Method::DELETE, true) => "delete",
+        (&Method::DELETE, false) => "deletecollection",
+        (method, _) => {
+            return Err(ApiError::method_not_allowed(format!(
+                "the server does not allow this method on the requested resource ({method})"
+            )));
+        }
+    };
+    Ok(verb)
+}
+
+async fn handle(
+    server: &Arc<ApiServer>,
+    ctx: &Ctx,
+    path: &str,
+    user: &UserInfo,
+    body: Body,
+    labels: &mut (&'static str, String, String),
+) -> Result<Response, ApiError> {
+    let endpoint = parse_endpoint(server, path)?;
+    let attrs = match &endpoint {
+        Endpoint::Resource(target) => {
+            let verb = verb_of(ctx, target)?;
+            *labels = (verb, target.def.group.clone(), target.def.plural.clone());
+            RequestAttributes {
+                verb: verb.to_string(),
+                api_group: target.def.group.clone(),
+                resource: target.def.plural.clone(),
+                subresource: target.sub.clone().unwrap_or_default(),
+                namespace: target.namespace.clone().unwrap_or_default(),
+                name: target
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| selected_name(ctx, verb)),
+                resource_request: true,
+                path: path.to_string(),
+            }
+        }
+        _ => RequestAttributes {
+            verb: ctx.method.as_str().to_ascii_lowercase(),
+            resource_request: false,
+            path: path.to_string(),
+            ..RequestAttributes::default()
+        },
+    };
+    if !server.authorizer.authorize(user, &attrs).await.is_allowed() {
+        return Err(ApiError::forbidden(forbidden_message(user, &attrs)));
+    }
+    match endpoint {
+        Endpoint::Version => Ok(json_response(StatusCode::OK, &version_info(), &[])),
+        Endpoint::Health => {
+            Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "ok").into_response())
+        }
+        Endpoint::Metrics => Ok((
+            [(header::CONTENT_TYPE, crate::metrics::METRICS_CONTENT_TYPE)],
+            server.metrics.encode(),
+        )
+            .into_response()),
+        Endpoint::OpenApiV2 => {
+            let (bytes, content_type) = hooks::openapi_v2();
+            Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
+        }
+        Endpoint::OpenApiV3(group_version) => {
+            let defs = server.registry().defs();
+            let gv = group_version
+                .as_ref()
+                .map(|(g, v)| (g.as_str(), v.as_str()));
+            let doc = hooks::openapi_v3(&defs, gv).ok_or_else(ApiError::not_found_path)?;
+            Ok(json_response(StatusCode::OK, &doc, &[]))
+        }
+        Endpoint::Discovery(segments) => discovery(server, ctx, &segments),
+        Endpoint::Resource(target) => {
+            let verb = labels.0;
+            resource(server, ctx, target, verb, body).await
+        }
+    }
+}
+
+/// The name a list or watch pins with `fieldSelector=metadata.name=X`: kube-apiserver
+/// authorizes such requests as requests for that one object.
+fn selected_name(ctx: &Ctx, verb: &str) -> String {
+    if !matches!(verb, "list" | "watch") {
+        return String::new();
+    }
+    ctx.q("fieldSelector")
+        .and_then(|s| apimachinery::fields::FieldSelector::parse(&s).ok())
+        .and_then(|s| s.required_value("metadata.name").map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// `/version`: kubectl's dispatcher picks its client version from `major`/`minor`.
+pub fn version_info() -> Value {
+    json!({
+        "major": "1",
+        "minor": "32",
+        "gitVersion": "v1.32.0-karmada-rs",
+        "gitCommit": env!("CARGO_PKG_VERSION"),
+        "gitTreeState": "clean",
+        "buildDate": "2025-01-01T00:00:00Z",
+        "goVersion": "go1.23",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    })
+}
+
+fn discovery(server: &ApiServer, ctx: &Ctx, segments: &[String]) -> Result<Response, ApiError> {
+    let defs = server.registry().defs();
+    let wants_aggregated = ctx
+        .header(header::ACCEPT)
+        .is_some_and(|a| a.contains("as=APIGroupDiscoveryList"));
+    let refs: Vec<&str> = segments.iter().map(String::as_str).collect();
+    if wants_aggregated && matches!(refs.as_slice(), ["api"] | ["apis"]) {
+        let (body, content_type) = hooks::aggregated_discovery(&defs, refs == ["api"]);
+        let mut response = json_response(StatusCode::OK, &body, &[]);
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        return Ok(response);
+    }
+    let body = hooks::legacy_discovery(&defs, &refs, &server.options.advertise_address)
+        .ok_or_else(ApiError::not_found_path)?;
+    Ok(json_response(StatusCode::OK, &body, &[]))
+}
+
+async fn read_body(server: &ApiServer, ctx: &Ctx, body: Body) -> Result<bytes::Bytes, ApiError> {
+    let limit = server.options.max_body_bytes;
+    if let Some(length) = ctx
+        .header(header::CONTENT_LENGTH)
+        .and_then(|l| l.parse::<usize>().ok())
+        && length > limit
+    {
+        return Err(ApiError::request_entity_too_large(limit));
+    }
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| ApiError::request_entity_too_large(limit))
+}
+
+fn write_options(ctx: &Ctx, duplicate_fields: Vec<String>) -> Result<WriteOptions, ApiError> {
+    let field_manager = ctx
+        .q("fieldManager")
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| hooks::default_field_manager(ctx.header(header::USER_AGENT)));
+    Ok(WriteOptions {
+        dry_run: parse_dry_run(ctx.q("dryRun").as_deref())?,
+        field_manager,
+        field_validation: FieldValidation::parse(ctx.q("fieldValidation").as_deref())?,
+        force: ctx.q("force").is_some_and(|f| f == "true"),
+        duplicate_fields,
+        apply: false,
+    })
+}
+
+async fn resource(
+    server: &Arc<ApiServer>,
+    ctx: &Ctx,
+    target: Target,
+    verb: &str,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let def = Arc::clone(&target.def);
+    let ns = target.namespace.as_deref();
+    let name = target.name.as_deref().unwrap_or_default();
+    let sub = target.sub.as_deref();
+    let query = |k: &str| ctx.q(k);
+    let needs_output = matches!(verb, "get" | "list" | "watch");
+    let output = if needs_output {
+        content::negotiate(ctx.header(header::ACCEPT))?
+    } else {
+        Output::Json
+    };
+    let include = Include::parse(ctx.q("includeObject").as_deref())?;
+    match verb {
+        "get" => {
+            let object = match sub {
+                Some("scale") => get_scale(server, &def, ns, name).await?,
+                _ => get_object(server, &def, ns, name).await?,
+            };
+            Ok(render(&def, StatusCode::OK, object, output, include, &[]))
+        }
+        "list" => {
+            let params = ListParams::parse(&def.kind, query)?;
+            let list = list_objects(server, &def, ns, &params).await?;
+            Ok(render_list(&def, list, output, include))
+        }
+        "watch" => {
+            let params = WatchParams::parse(&def.kind, query)?;
+            let render = Render {
+                def: Arc::clone(&def),
+                output,
+                include,
+            };
+            let stream = watch::open(Arc::clone(server), ns, params, render).await?;
+            Ok(Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::CACHE_CONTROL, "no-cache, private")
+                .body(Body::from_stream(stream))
+                .map_err(|e| ApiError::internal(e.to_string()))?
+                .into_response())
+        }
+        "create" => {
+            let bytes = read_body(server, ctx, body).await?;
+            let decoded = content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?;
+            let options = write_options(ctx, decoded.duplicate_fields)?;
+            let written = create_object(server, &def, ns, decoded.value, &options).await?;
+            Ok(written_response(written))
+        }
+        "update" => {
+            let bytes = read_body(server, ctx, body).await?;
+            let decoded = content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?;
+            let options = write_options(ctx, decoded.duplicate_fields)?;
+            let written = match sub {
+                Some("scale") => {
+                    update_scale(server, &def, ns, name, &decoded.value, &options).await?
+                }
+                Some("finalize") => {
+                    finalize_namespace(server, &def, name, decoded.value, &options).await?
+                }
+                Some("status") => {
+                    update_object(
+                        server,
+                        &def,
+                        ns,
+                        name,
+                        decoded.value,
+                        Part::Status,
+                        &options,
+                    )
+                    .await?
+                }
+                _ => {
+                    update_object(server, &def, ns, name, decoded.value, Part::Main, &options)
+                        .await?
+                }
+            };
+            Ok(written_response(written))
+        }
+        "patch" => {
+            let bytes = read_body(server, ctx, body).await?;
+            let content_type = ctx.header(header::CONTENT_TYPE).unwrap_or_default();
+            let kind = PatchType::from_content_type(content_type).ok_or_else(|| {
+                ApiError::unsupported_media_type(format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}",
+                    if def.builtin { ", application/strategic-merge-patch+json" } else { "" }
+                ))
+            })?;
+            let mut options = write_options(ctx, Vec::new())?;
+            if kind == PatchType::Apply && ctx.q("fieldManager").is_none_or(|m| m.is_empty()) {
+                // Apply has no default manager: kube-apiserver requires one.
+                options.field_manager.clear();
+            }
+            let written = match sub {
+                Some("scale") => {
+                    patch_scale(server, &def, ns, name, kind, &bytes, &options).await?
+                }
+                Some("status") => {
+                    patch_object(server, &def, ns, name, kind, &bytes, Part::Status, &options)
+                        .await?
+                }
+                Some(_) => {
+                    return Err(ApiError::method_not_allowed(
+                        "PATCH is not supported on this subresource",
+                    ));
+                }
+                None => {
+                    patch_object(server, &def, ns, name, kind, &bytes, Part::Main, &options).await?
+                }
+            };
+            Ok(written_response(written))
+        }
+        "delete" | "deletecollection" => {
+            let bytes = read_body(server, ctx, body).await?;
+            let body_value = if bytes.iter().all(u8::is_ascii_whitespace) {
+                json!({})
+            } else {
+                content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?.value
+            };
+            let options = DeleteOptions::parse(&body_value, query)?;
+            if verb == "delete" {
+                let written = delete_object(server, &def, ns, name, &options).await?;
+                Ok(written_response(written))
+            } else {
+                let params = ListParams::parse(&def.kind, query)?;
+                let list = delete_collection(server, &def, ns, &params, &options).await?;
+                Ok(json_response(StatusCode::OK, &list, &[]))
+            }
+        }
+        _ => Err(ApiError::method_not_allowed("unsupported verb")),
+    }
+}

@@ -1,0 +1,205 @@
+//! The API server's shared state: the store, the served kinds, the authorizer, options and
+//! metrics, plus the background controllers it owns.
+//!
+//! Ownership of background work: [`ApiServer::new`] starts the garbage collector ([`crate::gc`])
+//! and the namespace finalizer ([`crate::namespaces`]) on the current tokio runtime. Both stop
+//! when [`ApiServerOptions::cancel`] is cancelled; [`ApiServer::shutdown`] cancels it and waits
+//! for them. Invariants: the registry is an immutable snapshot swapped under a short lock (never
+//! held across an await); every object in the store follows [`crate::storage`]'s layout.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apimachinery::{ApiError, ResourceDef};
+use apiserver_auth::{AlwaysAllow, Authorizer, UserInfo};
+use parking_lot::RwLock;
+use serde_json::{Value, json};
+use store::Store;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::metrics::Metrics;
+use crate::registry::Registry;
+use crate::storage;
+
+/// What to do with a request that carries no authenticated user (no `UserInfo` extension).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anonymous {
+    /// Treat it as the cluster administrator: in-process tests and explicit plain-HTTP test mode.
+    Admin,
+    /// Answer 401 Unauthorized.
+    Reject,
+}
+
+/// How the server runs.
+#[derive(Clone)]
+pub struct ApiServerOptions {
+    pub anonymous: Anonymous,
+    /// Decides every request; the auth layer supplies an RBAC authorizer.
+    pub authorizer: Arc<dyn Authorizer>,
+    /// Cancelling this stops the background controllers.
+    pub cancel: CancellationToken,
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+    /// How often a watch that allows bookmarks gets one.
+    pub bookmark_interval: Duration,
+    /// `host:port` clients reach the server at, for legacy `/api` discovery.
+    pub advertise_address: String,
+    /// Extra kinds to serve besides the built-in and Karmada ones (tests, embedding).
+    pub extra_defs: Vec<ResourceDef>,
+}
+
+impl Default for ApiServerOptions {
+    fn default() -> Self {
+        Self {
+            anonymous: Anonymous::Admin,
+            authorizer: Arc::new(AlwaysAllow),
+            cancel: CancellationToken::new(),
+            max_body_bytes: 3 * 1024 * 1024,
+            bookmark_interval: Duration::from_secs(60),
+            advertise_address: "127.0.0.1:6443".into(),
+            extra_defs: Vec::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for ApiServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiServerOptions")
+            .field("anonymous", &self.anonymous)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("bookmark_interval", &self.bookmark_interval)
+            .field("advertise_address", &self.advertise_address)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("bootstrapping the store: {0}")]
+    Bootstrap(#[from] ApiError),
+}
+
+/// Namespaces every server has.
+pub const SYSTEM_NAMESPACES: &[&str] = &[
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "karmada-system",
+    "karmada-cluster",
+];
+
+/// The API server state shared by every request.
+pub struct ApiServer {
+    pub store: Arc<dyn Store>,
+    registry: RwLock<Arc<Registry>>,
+    pub authorizer: Arc<dyn Authorizer>,
+    pub options: ApiServerOptions,
+    pub metrics: Metrics,
+    /// Watch event objects encoded once for every watcher (see [`crate::watch`]).
+    pub(crate) encoded_objects: crate::watch::EncodedObjects,
+    tasks: TaskTracker,
+}
+
+impl ApiServer {
+    /// Builds the server: serves the built-in, Karmada and stored CRD kinds, creates the system
+    /// namespaces that are missing, and starts the background controllers (see the module docs).
+    /// Must be called inside a tokio runtime.
+    pub async fn new(
+        store: Arc<dyn Store>,
+        options: ApiServerOptions,
+    ) -> Result<Arc<Self>, StartError> {
+        let mut defs = apiserver_views::builtin::resource_defs();
+        defs.extend(crate::hooks::karmada_defs());
+        defs.extend(options.extra_defs.iter().cloned());
+        let server = Arc::new(Self {
+            store,
+            registry: RwLock::new(Arc::new(Registry::new(defs))),
+            authorizer: Arc::clone(&options.authorizer),
+            options,
+            metrics: Metrics::new(),
+            encoded_objects: crate::watch::EncodedObjects::default(),
+            tasks: TaskTracker::new(),
+        });
+        crate::crds::register_stored(&server).await?;
+        server.bootstrap_namespaces().await?;
+        server.tasks.spawn(crate::gc::run(Arc::clone(&server)));
+        server
+            .tasks
+            .spawn(crate::namespaces::run(Arc::clone(&server)));
+        server.tasks.close();
+        Ok(server)
+    }
+
+    /// Stops the background controllers and waits for them to finish.
+    pub async fn shutdown(&self) {
+        self.options.cancel.cancel();
+        self.tasks.wait().await;
+    }
+
+    /// The current snapshot of served kinds.
+    pub fn registry(&self) -> Arc<Registry> {
+        Arc::clone(&self.registry.read())
+    }
+
+    /// Replaces the served kinds (CRD registration).
+    pub(crate) fn update_registry(&self, change: impl FnOnce(&Registry) -> Registry) {
+        let mut guard = self.registry.write();
+        let next = change(&guard);
+        *guard = Arc::new(next);
+    }
+
+    /// The user a request without credentials is, per [`ApiServerOptions::anonymous`].
+    pub fn default_user(&self) -> Option<UserInfo> {
+        match self.options.anonymous {
+            Anonymous::Admin => Some(UserInfo::admin()),
+            Anonymous::Reject => None,
+        }
+    }
+
+    async fn bootstrap_namespaces(&self) -> Result<(), ApiError> {
+        let registry = self.registry();
+        let Some(def) = registry.lookup("", "v1", "namespaces") else {
+            return Ok(());
+        };
+        for name in SYSTEM_NAMESPACES {
+            let key = storage::object_key(&def, None, name);
+            if self
+                .store
+                .get(&key)
+                .await
+                .map_err(storage::store_error)?
+                .is_some()
+            {
+                continue;
+            }
+            let namespace =
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+            let options = crate::handlers::WriteOptions::internal("karmada-apiserver");
+            match crate::handlers::create::create_object(self, &def, None, namespace, &options)
+                .await
+            {
+                Ok(_) => {}
+                Err(err) if err.reason == "AlreadyExists" => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one object, if present.
+    pub async fn read_object(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<(Value, u64)>, ApiError> {
+        let key = storage::object_key(def, namespace, name);
+        match self.store.get(&key).await.map_err(storage::store_error)? {
+            Some(kv) => Ok(Some((storage::decode(def, &kv)?, kv.mod_revision))),
+            None => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The store layout of API objects and the conversion between stored bytes and API objects.
+//!
+//! Layout: `/registry/{group or "core"}/{plural}/{namespace}/{name}` for namespaced kinds and
+//! `/registry/{group or "core"}/{plural}/{name}` for cluster-scoped ones. The stored value is the
+//! object's JSON without `metadata.resourceVersion`; on every read the key's `mod_revision`
+//! becomes the `resourceVersion`, so the store revision *is* the resourceVersion.
+
+use apimachinery::{ApiError, ResourceDef};
+use bytes::Bytes;
+use serde_json::Value;
+use store::{KeyValue, StoreError};
+
+/// The group segment of a key: the API group, or `core` for the legacy group.
+fn group_segment(def: &ResourceDef) -> &str {
+    if def.group.is_empty() {
+        "core"
+    } else {
+        &def.group
+    }
+}
+
+/// The key of one object.
+pub fn object_key(def: &ResourceDef, namespace: Option<&str>, name: &str) -> String {
+    match namespace.filter(|_| def.namespaced) {
+        Some(ns) => format!(
+            "/registry/{}/{}/{ns}/{name}",
+            group_segment(def),
+            def.plural
+        ),
+        None => format!("/registry/{}/{}/{name}", group_segment(def), def.plural),
+    }
+}
+
+/// The prefix of a collection: one namespace, or every object of the kind when `namespace` is
+/// `None` (or the kind is cluster-scoped). Always ends with `/`.
+pub fn collection_prefix(def: &ResourceDef, namespace: Option<&str>) -> String {
+    match namespace.filter(|_| def.namespaced) {
+        Some(ns) => format!("/registry/{}/{}/{ns}/", group_segment(def), def.plural),
+        None => format!("/registry/{}/{}/", group_segment(def), def.plural),
+    }
+}
+
+/// The prefix under which every object of every kind lives.
+pub const ROOT_PREFIX: &str = "/registry/";
+
+/// Decodes a stored value into the API object as `def`'s version shows it.
+pub fn decode(def: &ResourceDef, kv: &KeyValue) -> Result<Value, ApiError> {
+    let mut object: Value = serde_json::from_slice(&kv.value).map_err(|e| {
+        ApiError::internal(format!("stored object {} is not valid JSON: {e}", kv.key))
+    })?;
+    stamp(def, &mut object, kv.mod_revision);
+    Ok(object)
+}
+
+/// Sets `apiVersion`, `kind` and `metadata.resourceVersion` on an object read from the store.
+pub fn stamp(def: &ResourceDef, object: &mut Value, revision: u64) {
+    if let Some(map) = object.as_object_mut() {
+        map.insert("apiVersion".into(), Value::String(def.api_version()));
+        map.insert("kind".into(), Value::String(def.kind.clone()));
+        let metadata = map
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(meta) = metadata.as_object_mut() {
+            meta.insert(
+                "resourceVersion".into(),
+                Value::String(revision.to_string()),
+            );
+        }
+    }
+}
+
+/// The bytes to store for `object`: its JSON without `metadata.resourceVersion`.
+pub fn encode(object: &Value) -> Result<Bytes, ApiError> {
+    let mut copy = object.clone();
+    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+    }
+    serde_json::to_vec(&copy)
+        .map(Bytes::from)
+        .map_err(|e| ApiError::internal(format!("encoding object: {e}")))
+}
+
+/// A store failure as the client sees it. Precondition failures are mapped by callers, which
+/// know the resource and name; this is the fallback.
+pub fn store_error(err: StoreError) -> ApiError {
+    match err {
+        StoreError::Compacted {
+            requested,
+            compacted,
+        } => ApiError::expired(requested, compacted),
+        StoreError::FutureRevision { requested, current } => ApiError::new(
+            504,
+            "Timeout",
+            format!("Too large resource version: {requested}, current: {current}"),
+        ),
+        StoreError::Conflict { key, .. } => ApiError::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {key}: the object has been modified; please apply your changes to the latest version and try again"
+            ),
+        ),
+        StoreError::AlreadyExists(key) => {
+            ApiError::new(409, "AlreadyExists", format!("{key} already exists"))
+        }
+        StoreError::NotFound(key) => ApiError::new(404, "NotFound", format!("{key} not found")),
+        StoreError::Backend(message) => ApiError::internal(message),
+    }
+}
+
+/// Parses a `resourceVersion` string; anything but a decimal number is a 400.
+pub fn parse_resource_version(value: &str) -> Result<u64, ApiError> {
+    value.parse::<u64>().map_err(|_| {
+        ApiError::bad_request(format!(
+            "invalid resource version: {value:?} is not a decimal number"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apimachinery::Printer;
+
+    fn def(group: &str, plural: &str, namespaced: bool) -> ResourceDef {
+        ResourceDef {
+            group: group.into(),
+            version: "v1".into(),
+            kind: "K".into(),
+            plural: plural.into(),
+            singular: plural.into(),
+            namespaced,
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            status_subresource: false,
+            scale_subresource: None,
+            builtin: true,
+            tracks_generation: false,
+            printer: Printer::Builtin,
+            schema: None,
+            storage_version: true,
+        }
+    }
+
+    #[test]
+    fn key_layout() {
+        let cm = def("", "configmaps", true);
+        assert_eq!(
+            object_key(&cm, Some("ns"), "a"),
+            "/registry/core/configmaps/ns/a"
+        );
+        assert_eq!(
+            collection_prefix(&cm, Some("ns")),
+            "/registry/core/configmaps/ns/"
+        );
+        assert_eq!(collection_prefix(&cm, None), "/registry/core/configmaps/");
+        let cluster = def("cluster.karmada.io", "clusters", false);
+        assert_eq!(
+            object_key(&cluster, Some("ignored"), "m1"),
+            "/registry/cluster.karmada.io/clusters/m1"
+        );
+    }
+
+    #[test]
+    fn resource_version_is_the_revision_and_never_stored() {
+        let cm = def("", "configmaps", true);
+        let object = serde_json::json!({"metadata": {"name": "a", "resourceVersion": "9"}});
+        let bytes = encode(&object).map_err(|e| e.message).expect("encodes");
+        assert!(!String::from_utf8_lossy(&bytes).contains("resourceVersion"));
+        let kv = KeyValue {
+            key: "k".into(),
+            value: bytes,
+            create_revision: 3,
+            mod_revision: 4,
+        };
+        let decoded = decode(&cm, &kv).map_err(|e| e.message).expect("decodes");
+        assert_eq!(decoded["metadata"]["resourceVersion"], "4");
+        assert_eq!(decoded["kind"], "K");
+        assert_eq!(
+            parse_resource_version("x").map_err(|e| e.code).err(),
+            Some(400)
+        );
+    }
+}

@@ -1,0 +1,204 @@
+//! fieldValidation, built-in defaulting and Karmada admission on writes.
+
+use http::{Method, StatusCode};
+use serde_json::json;
+
+use super::harness::{Harness, deployment};
+
+const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+#[tokio::test]
+async fn strict_unknown_field_is_400_and_nothing_is_stored() {
+    let h = Harness::new().await;
+    let rev = h.revision().await;
+    let mut body = deployment("web", 1);
+    body["spec"]["foo"] = json!(1);
+    let reply = h
+        .post(&format!("{DEPLOYS}?fieldValidation=Strict"), &body)
+        .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{:?}", reply.body);
+    assert_eq!(reply.reason(), "BadRequest");
+    assert_eq!(
+        reply.message(),
+        "strict decoding error: unknown field \"spec.foo\""
+    );
+    assert_eq!(h.revision().await, rev);
+    assert_eq!(
+        h.get(&format!("{DEPLOYS}/web")).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn warn_keeps_going_with_a_warning_and_ignore_drops_silently() {
+    let h = Harness::new().await;
+    let mut body = deployment("warned", 1);
+    body["spec"]["foo"] = json!(1);
+    let reply = h
+        .post(&format!("{DEPLOYS}?fieldValidation=Warn"), &body)
+        .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    let warning = reply
+        .headers
+        .get("warning")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    assert_eq!(warning, "299 - \"unknown field \\\"spec.foo\\\"\"");
+    assert!(reply.body["spec"].get("foo").is_none());
+
+    let mut body = deployment("ignored", 1);
+    body["spec"]["foo"] = json!(1);
+    let reply = h.post(DEPLOYS, &body).await;
+    assert_eq!(reply.status, StatusCode::CREATED);
+    assert!(reply.headers.get("warning").is_none());
+    assert!(reply.body["spec"].get("foo").is_none());
+}
+
+#[tokio::test]
+async fn realistic_deployment_passes_strict_and_gets_defaults() {
+    let h = Harness::new().await;
+    let body = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "full", "labels": {"app": "full"}, "annotations": {"a": "b"}},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "full"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["fe"]}]},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},
+            "template": {
+                "metadata": {"labels": {"app": "full", "tier": "fe"}},
+                "spec": {
+                    "containers": [{
+                        "name": "nginx", "image": "nginx:1.25",
+                        "ports": [{"containerPort": 80, "name": "http"}],
+                        "env": [{"name": "A", "value": "1"}, {"name": "B", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                        "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}, "requests": {"cpu": 0.1}},
+                        "readinessProbe": {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 5}
+                    }],
+                    "volumes": [{"name": "cfg", "configMap": {"name": "cfg"}}],
+                    "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
+                }
+            }
+        }
+    });
+    let reply = h
+        .post(
+            &format!("{DEPLOYS}?fieldValidation=Strict&fieldManager=kubectl-create"),
+            &body,
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    assert_eq!(
+        reply.body["spec"]["template"]["spec"]["containers"][0]["ports"][0]["protocol"],
+        "TCP"
+    );
+    assert_eq!(
+        reply.body["metadata"]["managedFields"][0]["manager"],
+        "kubectl-create"
+    );
+    assert_eq!(
+        reply.body["metadata"]["managedFields"][0]["operation"],
+        "Update"
+    );
+}
+
+#[tokio::test]
+async fn builtin_validation_is_422_with_field_path() {
+    let h = Harness::new().await;
+    let rev = h.revision().await;
+    let reply = h.post(DEPLOYS, &deployment("neg", -1)).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        reply.body
+    );
+    assert_eq!(reply.reason(), "Invalid");
+    assert_eq!(reply.body["details"]["kind"], "Deployment");
+    assert!(
+        reply.message().contains("spec.replicas"),
+        "{}",
+        reply.message()
+    );
+    assert_eq!(h.revision().await, rev);
+}
+
+#[tokio::test]
+async fn secret_string_data_becomes_data() {
+    let h = Harness::new().await;
+    let body = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"user": "admin"}});
+    let reply = h.post("/api/v1/namespaces/default/secrets", &body).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    assert_eq!(reply.body["data"]["user"], "YWRtaW4=");
+    assert!(reply.body.get("stringData").is_none());
+    assert_eq!(reply.body["type"], "Opaque");
+}
+
+#[tokio::test]
+async fn karmada_fixture_applies_with_its_stated_meaning() {
+    let h = Harness::new().await;
+    let Ok(body) = std::fs::read("/work/shared/fixtures/seed-000/01-nginx-propagation.yaml") else {
+        return;
+    };
+    let path = "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies?fieldValidation=Strict";
+    let reply = h
+        .request(Method::POST, path, Some("application/yaml"), body)
+        .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    assert_eq!(
+        reply.body["spec"]["placement"]["spreadConstraints"][0]["spreadByField"],
+        "cluster"
+    );
+}
+
+#[tokio::test]
+async fn karmada_admission_rejects_with_accepted_form_and_defaults() {
+    let h = Harness::new().await;
+    let path = "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies?fieldValidation=Strict";
+    let bad = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "bad"},
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"}],
+                 "placement": {"spreadConstraints": [{"spreadByField": "galaxy", "maxGroups": 3, "minGroups": 2}]}}
+    });
+    let rev = h.revision().await;
+    let reply = h.post(path, &bad).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        reply.body
+    );
+    assert_eq!(reply.reason(), "Invalid");
+    assert!(
+        reply.message().contains("spreadByField"),
+        "{}",
+        reply.message()
+    );
+    assert!(
+        reply.message().contains("\"cluster\""),
+        "the message shows the accepted form: {}",
+        reply.message()
+    );
+    assert_eq!(h.revision().await, rev);
+
+    let good = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "pp"},
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"}],
+                 "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}
+    });
+    let reply = h.post(path, &good).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    assert_eq!(
+        reply.body["spec"]["conflictResolution"], "Abort",
+        "Karmada defaults apply"
+    );
+    let smp = h
+        .patch(
+            "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies/pp",
+            "application/strategic-merge-patch+json",
+            &json!({"spec": {"priority": 1}}),
+        )
+        .await;
+    assert_eq!(smp.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+}
