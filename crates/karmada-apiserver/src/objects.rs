@@ -156,9 +156,31 @@ pub fn validate_name(def: &ResourceDef, name: &str) -> Vec<FieldError> {
     }
     if def.group.is_empty() && def.plural == "namespaces" {
         names::validate_dns1123_label("metadata.name", name)
+    } else if def.group == "rbac.authorization.k8s.io" {
+        // RBAC names only need to be a URL path segment (`system:aggregate-to-view` is valid).
+        validate_path_segment(name)
     } else {
         names::validate_dns1123_subdomain("metadata.name", name)
     }
+}
+
+fn validate_path_segment(name: &str) -> Vec<FieldError> {
+    let problem = if name == "." || name == ".." {
+        Some(format!("may not be '{name}'"))
+    } else if name.contains('/') || name.contains('%') {
+        Some("may not contain '/' or '%'".to_string())
+    } else {
+        None
+    };
+    problem
+        .map(|detail| {
+            vec![FieldError::invalid(
+                "metadata.name",
+                Value::String(name.into()),
+                detail,
+            )]
+        })
+        .unwrap_or_default()
 }
 
 /// Fills in the server-owned metadata of a new object: name from `generateName`, uid,

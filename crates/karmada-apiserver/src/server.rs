@@ -47,6 +47,9 @@ pub struct ApiServerOptions {
     pub advertise_address: String,
     /// Extra kinds to serve besides the built-in and Karmada ones (tests, embedding).
     pub extra_defs: Vec<ResourceDef>,
+    /// Objects created at start when absent (e.g. the default RBAC roles); existing ones are
+    /// left as they are, so an operator's edits survive restarts.
+    pub bootstrap_objects: Vec<Value>,
 }
 
 impl Default for ApiServerOptions {
@@ -59,6 +62,7 @@ impl Default for ApiServerOptions {
             bookmark_interval: Duration::from_secs(60),
             advertise_address: "127.0.0.1:6443".into(),
             extra_defs: Vec::new(),
+            bootstrap_objects: Vec::new(),
         }
     }
 }
@@ -124,7 +128,13 @@ impl ApiServer {
             tasks: TaskTracker::new(),
         });
         crate::crds::register_stored(&server).await?;
-        server.bootstrap_namespaces().await?;
+        let namespaces = SYSTEM_NAMESPACES.iter().map(
+            |name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+        );
+        server.ensure_objects(namespaces).await?;
+        server
+            .ensure_objects(server.options.bootstrap_objects.clone())
+            .await?;
         server.tasks.spawn(crate::gc::run(Arc::clone(&server)));
         server
             .tasks
@@ -159,13 +169,27 @@ impl ApiServer {
         }
     }
 
-    async fn bootstrap_namespaces(&self) -> Result<(), ApiError> {
+    /// Creates each object that does not exist yet, through the normal create path.
+    async fn ensure_objects(
+        &self,
+        objects: impl IntoIterator<Item = Value>,
+    ) -> Result<(), ApiError> {
         let registry = self.registry();
-        let Some(def) = registry.lookup("", "v1", "namespaces") else {
-            return Ok(());
-        };
-        for name in SYSTEM_NAMESPACES {
-            let key = storage::object_key(&def, None, name);
+        for object in objects {
+            let api_version = object["apiVersion"].as_str().unwrap_or_default();
+            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+            let kind = object["kind"].as_str().unwrap_or_default();
+            let Some(def) = registry.lookup_kind(group, version, kind) else {
+                return Err(ApiError::internal(format!(
+                    "bootstrap object of unserved kind {api_version}/{kind}"
+                )));
+            };
+            let name = object["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let namespace = object["metadata"]["namespace"].as_str().map(str::to_string);
+            let key = storage::object_key(&def, namespace.as_deref(), &name);
             if self
                 .store
                 .get(&key)
@@ -175,11 +199,15 @@ impl ApiServer {
             {
                 continue;
             }
-            let namespace =
-                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
             let options = crate::handlers::WriteOptions::internal("karmada-apiserver");
-            match crate::handlers::create::create_object(self, &def, None, namespace, &options)
-                .await
+            match crate::handlers::create::create_object(
+                self,
+                &def,
+                namespace.as_deref(),
+                object,
+                &options,
+            )
+            .await
             {
                 Ok(_) => {}
                 Err(err) if err.reason == "AlreadyExists" => {}

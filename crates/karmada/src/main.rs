@@ -1,1 +1,44 @@
-fn main() {}
+//! `karmada`: the karmada-rs server binary. One binary, one subcommand per component.
+
+mod apiserver;
+mod kubeconfig;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "karmada",
+    version,
+    about = "karmada-rs control plane components"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the API server on the embedded store (or in memory).
+    Apiserver(apiserver::ApiserverArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let result = match cli.command {
+        Command::Apiserver(args) => runtime.block_on(apiserver::run(args)),
+    };
+    // Every owned task has stopped by now; what may remain is a blocked stdin read, which must
+    // not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    result
+}

@@ -20,7 +20,15 @@ pub async fn create_object(
 ) -> Result<Written, ApiError> {
     objects::check_type(def, &mut object)?;
     objects::check_namespace(def, &mut object, namespace)?;
+    // Karmada's admission knows misplaced fields (e.g. `failover` under `placement`) and answers
+    // with the accepted shape, which beats the generic unknown-field message: it goes first.
+    let early_warnings = if def.builtin {
+        Vec::new()
+    } else {
+        admit(def, &mut object, None)?
+    };
     let mut warnings = validate_fields(def, &mut object, options)?;
+    warnings.extend(early_warnings);
     let now = jiff::Timestamp::now();
     objects::prepare_create(def, &mut object, now, uuid::Uuid::new_v4(), rand::random())?;
     if def.namespaced
@@ -29,7 +37,9 @@ pub async fn create_object(
         require_namespace(server, def, ns, objects::name_of(&object)).await?;
     }
     prepare_kind(def, &mut object, now)?;
-    warnings.extend(admit(def, &mut object, None)?);
+    if def.builtin {
+        warnings.extend(admit(def, &mut object, None)?);
+    }
     if !options.apply {
         hooks::record_update(def, None, &mut object, &options.field_manager, now);
     }

@@ -1,0 +1,31 @@
+//! `karmada-bench`: measures the control plane and writes `docs/benchmarks.md`.
+//!
+//! `cargo run --release -p bench -- apiserver` starts a release `karmada apiserver` on the
+//! embedded store, drives it over HTTPS from 16 concurrent clients, measures the raw store in
+//! the same run, prints a table and writes the report.
+
+mod apiserver;
+mod report;
+mod stats;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "karmada-bench", about = "karmada-rs benchmarks")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// API server and store: create, update, get, list, watch fan-out, memory.
+    Apiserver(apiserver::Args),
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Apiserver(args) => apiserver::run(args).await,
+    }
+}

@@ -1,0 +1,225 @@
+//! Starts a real `karmada apiserver` process on a free port over HTTPS and drives it with the
+//! installed `/usr/bin/kubectl`. The server exits when this process does: it is started with
+//! `--exit-with-stdin` and we hold its stdin.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    child: Child,
+    pub dir: tempfile::TempDir,
+    pub kubeconfig: PathBuf,
+    cache: PathBuf,
+}
+
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl Server {
+    pub fn start() -> Server {
+        Self::start_with(&[])
+    }
+
+    pub fn start_with(extra_args: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let child = spawn(dir.path(), extra_args);
+        let kubeconfig = dir.path().join("data").join("karmada-apiserver.config");
+        let cache = dir.path().join("kubectl-cache");
+        let server = Server {
+            child,
+            dir,
+            kubeconfig,
+            cache,
+        };
+        server.wait_ready();
+        server
+    }
+
+    /// SIGKILLs the server (no chance to flush anything) and starts it again on the same data.
+    pub fn kill_and_restart(&mut self) {
+        self.child.kill().expect("SIGKILL server");
+        self.child.wait().expect("reap server");
+        std::fs::remove_file(&self.kubeconfig).expect("remove kubeconfig");
+        self.child = spawn(self.dir.path(), &[]);
+        self.wait_ready();
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if self.kubeconfig.exists() {
+                let out = self.kubectl(&["get", "--raw", "/readyz"]);
+                if out.ok() && out.stdout.trim() == "ok" {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server not ready; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// Runs kubectl against this server with a private discovery cache.
+    pub fn kubectl(&self, args: &[&str]) -> Run {
+        self.kubectl_env(args, &[])
+    }
+
+    pub fn kubectl_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new("kubectl");
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().expect("run kubectl"))
+    }
+
+    /// kubectl with a manifest on stdin (`-f -`).
+    pub fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        let mut child = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kubectl");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
+        Run::from(child.wait_with_output().expect("kubectl output"))
+    }
+
+    /// Spawns a long-running kubectl (e.g. `get -w`) with stdout piped.
+    pub fn kubectl_spawn(&self, args: &[&str]) -> Child {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kubectl")
+    }
+
+    /// Writes `content` to a file in the test's temp dir and returns its path.
+    pub fn file(&self, name: &str, content: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, content).expect("write file");
+        path
+    }
+}
+
+fn spawn(dir: &Path, extra_args: &[&str]) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("server.log"))
+        .expect("log file");
+    Command::new(env!("CARGO_BIN_EXE_karmada"))
+        .args([
+            "apiserver",
+            "--secure-port",
+            "0",
+            "--exit-with-stdin",
+            "--data-dir",
+        ])
+        .arg(dir.join("data"))
+        .args(extra_args)
+        .stdin(Stdio::piped())
+        .stdout(log.try_clone().expect("clone log"))
+        .stderr(log)
+        .spawn()
+        .expect("spawn karmada apiserver")
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One finished command.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Self {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    pub fn ok(&self) -> bool {
+        self.code == 0
+    }
+
+    /// Asserts success and returns stdout.
+    #[track_caller]
+    pub fn success(&self) -> &str {
+        assert!(
+            self.ok(),
+            "command failed ({}):\nstdout: {}\nstderr: {}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        &self.stdout
+    }
+
+    /// Asserts failure and returns stderr.
+    #[track_caller]
+    pub fn failure(&self) -> &str {
+        assert!(
+            !self.ok(),
+            "command unexpectedly succeeded:\n{}",
+            self.stdout
+        );
+        &self.stderr
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.success())
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+    }
+}
+
+/// The shared fixtures directory (`../shared/fixtures` from the repository root).
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+}
+
+/// Splits a kubectl table into rows of whitespace-separated cells.
+pub fn rows(table: &str) -> Vec<Vec<String>> {
+    table
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}

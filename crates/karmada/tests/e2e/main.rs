@@ -1,0 +1,12 @@
+//! End-to-end suites against a real `karmada apiserver` process: the installed kubectl, the
+//! Python `kubernetes` client, and `karmadactl`. One test binary (link time matters on 2 cores).
+
+mod crash;
+mod harness;
+mod karmadactl;
+mod kubectl_apply;
+mod kubectl_errors;
+mod kubectl_fixtures;
+mod kubectl_read;
+mod kubectl_write;
+mod python_client;

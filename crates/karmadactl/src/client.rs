@@ -1,0 +1,41 @@
+//! Building a client from a kubeconfig, with karmadactl's flags.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// Where the control plane's kubeconfig lives: `--kubeconfig`, else `$KUBECONFIG`, else
+/// `/etc/karmada/karmada-apiserver.config` (what `karmadactl init` writes by default).
+pub fn kubeconfig_path(flag: Option<&Path>) -> PathBuf {
+    if let Some(path) = flag {
+        return path.to_path_buf();
+    }
+    if let Some(env) = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+        return PathBuf::from(env);
+    }
+    PathBuf::from(crate::cmd::init::DEFAULT_DATA_DIR).join(crate::cmd::init::KUBECONFIG_FILE)
+}
+
+pub async fn from_kubeconfig(path: &Path, context: Option<&str>) -> anyhow::Result<kube::Client> {
+    let kubeconfig = Kubeconfig::read_from(path).with_context(|| {
+        format!(
+            "reading kubeconfig {} (pass --kubeconfig or run `karmadactl init`)",
+            path.display()
+        )
+    })?;
+    let options = KubeConfigOptions {
+        context: context.map(str::to_string),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .with_context(|| format!("using kubeconfig {}", path.display()))?;
+    kube::Client::try_from(config).context("building the API client")
+}
+
+/// GET a path and return the body as text.
+pub async fn get_text(client: &kube::Client, path: &str) -> anyhow::Result<String> {
+    let request = http::Request::get(path).body(Vec::new())?;
+    Ok(client.request_text(request).await?)
+}

@@ -1,0 +1,83 @@
+//! `karmadactl api-resources`: the served resource types, as `kubectl api-resources` prints them.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::{client, printer};
+
+#[derive(Args, Debug)]
+pub struct ApiResourcesArgs {
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    #[arg(long = "karmada-context", alias = "context")]
+    pub context: Option<String>,
+    /// Only resources in this API group ("" for the core group).
+    #[arg(long = "api-group")]
+    pub api_group: Option<String>,
+    /// `wide` adds VERBS and CATEGORIES.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<String>,
+}
+
+pub async fn run(args: ApiResourcesArgs) -> anyhow::Result<()> {
+    let wide = match args.output.as_deref() {
+        None => false,
+        Some("wide") => true,
+        Some(other) => anyhow::bail!("unknown output format {other:?}; accepted: wide"),
+    };
+    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
+    let client = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let mut lists = Vec::new();
+    for version in client.list_core_api_versions().await?.versions {
+        lists.push(client.list_core_api_resources(&version).await?);
+    }
+    for group in client.list_api_groups().await?.groups {
+        if let Some(preferred) = group.preferred_version.as_ref().or(group.versions.first()) {
+            lists.push(
+                client
+                    .list_api_group_resources(&preferred.group_version)
+                    .await?,
+            );
+        }
+    }
+
+    let mut header = vec!["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"];
+    if wide {
+        header.extend(["VERBS", "CATEGORIES"]);
+    }
+    let mut rows = Vec::new();
+    for list in &lists {
+        let group = list
+            .group_version
+            .split_once('/')
+            .map(|(g, _)| g)
+            .unwrap_or("");
+        if args
+            .api_group
+            .as_deref()
+            .is_some_and(|wanted| wanted != group)
+        {
+            continue;
+        }
+        for resource in list.resources.iter().filter(|r| !r.name.contains('/')) {
+            let mut row = vec![
+                resource.name.clone(),
+                resource.short_names.clone().unwrap_or_default().join(","),
+                list.group_version.clone(),
+                resource.namespaced.to_string(),
+                resource.kind.clone(),
+            ];
+            if wide {
+                row.push(format!("[{}]", resource.verbs.join(" ")));
+                row.push(resource.categories.clone().unwrap_or_default().join(","));
+            }
+            rows.push(row);
+        }
+    }
+    rows.sort();
+    let mut all = vec![header.into_iter().map(str::to_string).collect()];
+    all.extend(rows);
+    print!("{}", printer::table(&all));
+    Ok(())
+}

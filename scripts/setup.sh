@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh machine. Idempotent: each step checks first.
+set -euo pipefail
+
+need_apt=()
+command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+# protoc builds the etcd client; etcd runs the etcd backend's conformance suite and the HA tests.
+command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
+command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
+command -v diff >/dev/null 2>&1 || need_apt+=(diffutils)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing ${need_apt[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+fi
+
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "setup: kubectl is required for the kubectl suite (the machine image ships /usr/bin/kubectl)" >&2
+  exit 1
+fi
+
+if ! python3 -c 'import kubernetes' >/dev/null 2>&1; then
+  echo "setup: installing the Python kubernetes client"
+  python3 -m pip install --quiet 'kubernetes>=31'
+fi

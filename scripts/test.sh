@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite: unit, integration, the kubectl and Python client suites.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+cargo build --workspace --bins
+if command -v cargo-nextest >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast
+else
+  cargo test --workspace --no-fail-fast
+fi
