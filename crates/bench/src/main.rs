@@ -6,6 +6,7 @@
 
 mod apiserver;
 mod report;
+mod scheduler;
 mod stats;
 
 use clap::{Parser, Subcommand};
@@ -21,11 +22,14 @@ struct Cli {
 enum Command {
     /// API server and store: create, update, get, list, watch fan-out, memory.
     Apiserver(apiserver::Args),
+    /// The scheduler's pure core at 10 to 5,000 candidate clusters.
+    Scheduler(scheduler::Args),
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Apiserver(args) => apiserver::run(args).await,
+        Command::Scheduler(args) => scheduler::run(args).await,
     }
 }
