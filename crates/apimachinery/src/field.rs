@@ -43,16 +43,30 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn required(field: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self { kind: FieldErrorKind::Required, field: field.into(), value: None, detail: detail.into() }
+        Self {
+            kind: FieldErrorKind::Required,
+            field: field.into(),
+            value: None,
+            detail: detail.into(),
+        }
     }
 
     pub fn invalid(field: impl Into<String>, value: Value, detail: impl Into<String>) -> Self {
-        Self { kind: FieldErrorKind::Invalid, field: field.into(), value: Some(value), detail: detail.into() }
+        Self {
+            kind: FieldErrorKind::Invalid,
+            field: field.into(),
+            value: Some(value),
+            detail: detail.into(),
+        }
     }
 
     /// `allowed` is the accepted set, shown in the message as Kubernetes does.
     pub fn not_supported(field: impl Into<String>, value: Value, allowed: &[&str]) -> Self {
-        let list = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
+        let list = allowed
+            .iter()
+            .map(|a| format!("\"{a}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
         Self {
             kind: FieldErrorKind::NotSupported,
             field: field.into(),
@@ -62,11 +76,21 @@ impl FieldError {
     }
 
     pub fn forbidden(field: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self { kind: FieldErrorKind::Forbidden, field: field.into(), value: None, detail: detail.into() }
+        Self {
+            kind: FieldErrorKind::Forbidden,
+            field: field.into(),
+            value: None,
+            detail: detail.into(),
+        }
     }
 
     pub fn duplicate(field: impl Into<String>, value: Value) -> Self {
-        Self { kind: FieldErrorKind::Duplicate, field: field.into(), value: Some(value), detail: String::new() }
+        Self {
+            kind: FieldErrorKind::Duplicate,
+            field: field.into(),
+            value: Some(value),
+            detail: String::new(),
+        }
     }
 
     pub fn too_long(field: impl Into<String>, value: Value, max: usize) -> Self {
@@ -84,13 +108,19 @@ impl FieldError {
         let head = match self.kind {
             FieldErrorKind::Required => "Required value".to_string(),
             FieldErrorKind::Invalid => format!("Invalid value: {}", shown.unwrap_or_default()),
-            FieldErrorKind::NotSupported => format!("Unsupported value: {}", shown.unwrap_or_default()),
+            FieldErrorKind::NotSupported => {
+                format!("Unsupported value: {}", shown.unwrap_or_default())
+            }
             FieldErrorKind::Forbidden => "Forbidden".to_string(),
             FieldErrorKind::Duplicate => format!("Duplicate value: {}", shown.unwrap_or_default()),
             FieldErrorKind::TooLong => "Too long".to_string(),
             FieldErrorKind::TooMany => "Too many".to_string(),
         };
-        if self.detail.is_empty() { head } else { format!("{head}: {}", self.detail) }
+        if self.detail.is_empty() {
+            head
+        } else {
+            format!("{head}: {}", self.detail)
+        }
     }
 }
 

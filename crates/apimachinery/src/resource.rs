@@ -14,12 +14,20 @@ pub struct GroupVersionKind {
 
 impl GroupVersionKind {
     pub fn new(group: &str, version: &str, kind: &str) -> Self {
-        Self { group: group.into(), version: version.into(), kind: kind.into() }
+        Self {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+        }
     }
 
     /// `apps/v1`, or `v1` for the core group.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
     }
 }
 
@@ -94,6 +102,10 @@ impl ResourceDef {
 
     /// `deployments.apps`, or `configmaps` for the core group: the name used in messages.
     pub fn group_resource(&self) -> String {
-        if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
     }
 }

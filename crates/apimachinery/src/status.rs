@@ -21,7 +21,13 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
-        Self { code, reason: reason.into(), message: message.into(), details: None, retry_after_seconds: None }
+        Self {
+            code,
+            reason: reason.into(),
+            message: message.into(),
+            details: None,
+            retry_after_seconds: None,
+        }
     }
 
     fn with_details(mut self, details: Value) -> Self {
@@ -31,18 +37,31 @@ impl ApiError {
 
     /// `deployments.apps "web" not found`. `group_resource` is `deployments.apps` or `configmaps`.
     pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
-        Self::new(404, "NotFound", format!("{} \"{name}\" not found", qualified(resource, group)))
-            .with_details(json!({"name": name, "group": group, "kind": resource}))
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", qualified(resource, group)),
+        )
+        .with_details(json!({"name": name, "group": group, "kind": resource}))
     }
 
     /// The path or type is unknown.
     pub fn not_found_path() -> Self {
-        Self::new(404, "NotFound", "the server could not find the requested resource").with_details(json!({}))
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+        .with_details(json!({}))
     }
 
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
-        Self::new(409, "AlreadyExists", format!("{} \"{name}\" already exists", qualified(resource, group)))
-            .with_details(json!({"name": name, "group": group, "kind": resource}))
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", qualified(resource, group)),
+        )
+        .with_details(json!({"name": name, "group": group, "kind": resource}))
     }
 
     /// A resourceVersion precondition failed.
@@ -70,14 +89,24 @@ impl ApiError {
         let summary = match errors {
             [] => "invalid object".to_string(),
             [one] => one.to_string(),
-            many => format!("[{}]", many.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+            many => format!(
+                "[{}]",
+                many.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         };
         let causes: Vec<Value> = errors
             .iter()
             .map(|e| json!({"reason": e.kind.reason(), "message": e.message(), "field": e.field}))
             .collect();
-        Self::new(422, "Invalid", format!("{qualified_kind} \"{name}\" is invalid: {summary}"))
-            .with_details(json!({"name": name, "group": group, "kind": kind, "causes": causes}))
+        Self::new(
+            422,
+            "Invalid",
+            format!("{qualified_kind} \"{name}\" is invalid: {summary}"),
+        )
+        .with_details(json!({"name": name, "group": group, "kind": kind, "causes": causes}))
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -100,7 +129,11 @@ impl ApiError {
 
     /// A watch or list from a compacted resourceVersion.
     pub fn expired(requested: u64, oldest: u64) -> Self {
-        Self::new(410, "Expired", format!("too old resource version: {requested} ({oldest})"))
+        Self::new(
+            410,
+            "Expired",
+            format!("too old resource version: {requested} ({oldest})"),
+        )
     }
 
     pub fn gone(message: impl Into<String>) -> Self {
@@ -112,7 +145,11 @@ impl ApiError {
     }
 
     pub fn not_acceptable() -> Self {
-        Self::new(406, "NotAcceptable", "the server was unable to respond with a content type that the client supports")
+        Self::new(
+            406,
+            "NotAcceptable",
+            "the server was unable to respond with a content type that the client supports",
+        )
     }
 
     pub fn request_entity_too_large(limit_bytes: usize) -> Self {
@@ -124,7 +161,11 @@ impl ApiError {
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(500, "InternalError", format!("Internal error occurred: {}", message.into()))
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {}", message.into()),
+        )
     }
 
     pub fn service_unavailable(message: impl Into<String>) -> Self {
@@ -161,5 +202,9 @@ pub fn success_status(group: &str, kind: &str, name: &str, uid: &str) -> Value {
 }
 
 fn qualified(name: &str, group: &str) -> String {
-    if group.is_empty() { name.to_string() } else { format!("{name}.{group}") }
+    if group.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}.{group}")
+    }
 }

@@ -19,14 +19,23 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for clusters in &args.clusters {
         let config = BenchConfig::for_clusters(*clusters);
-        let result = tokio::task::spawn_blocking(move || run_bench(&config)).await?.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let result = tokio::task::spawn_blocking(move || run_bench(&config))
+            .await?
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         rows.push(Row {
             name: format!("schedule one binding, {clusters} candidate clusters"),
             ops_per_sec: Some(result.decisions_per_second),
             p50_ms: Some(ms(result.p50)),
             p99_ms: Some(ms(result.p99)),
-            target: if *clusters == 100 { "≥ 20,000/s, p99 ≤ 1 ms".into() } else { "–".into() },
-            note: format!("{} decisions, {} scheduled", result.decisions, result.scheduled),
+            target: if *clusters == 100 {
+                "≥ 20,000/s, p99 ≤ 1 ms".into()
+            } else {
+                "–".into()
+            },
+            note: format!(
+                "{} decisions, {} scheduled",
+                result.decisions, result.scheduled
+            ),
         });
     }
     let table = report::render(&rows);
