@@ -4,6 +4,7 @@
 mod crash;
 mod harness;
 mod karmadactl;
+mod karmadactl_plan;
 mod kubectl_apply;
 mod kubectl_errors;
 mod kubectl_fixtures;

@@ -55,6 +55,22 @@ pub async fn run(args: PlanArgs) -> anyhow::Result<()> {
     let mut all_scheduled = true;
     for plan in &plans {
         all_scheduled &= plan.success();
+        if matches!(output, "table" | "wide") {
+            let resource = &plan.binding["spec"]["resource"];
+            let namespace = resource["namespace"]
+                .as_str()
+                .map(|ns| format!("{ns}/"))
+                .unwrap_or_default();
+            println!(
+                "{} {namespace}{} → {} {}",
+                resource["kind"].as_str().unwrap_or_default(),
+                resource["name"].as_str().unwrap_or_default(),
+                plan.binding["kind"].as_str().unwrap_or_default(),
+                plan.binding["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default(),
+            );
+        }
         match output {
             "wide" => println!("{}", plan.render_wide()),
             "json" => println!("{}", serde_json::to_string_pretty(&plan.binding)?),
