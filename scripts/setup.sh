@@ -7,6 +7,7 @@ command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 # protoc builds the etcd client; etcd runs the etcd backend's conformance suite and the HA tests.
 command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
 command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 command -v diff >/dev/null 2>&1 || need_apt+=(diffutils)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
