@@ -1,0 +1,17 @@
+//! The resource detector's pure core: which templates are propagated at all ([`skip`]), which
+//! (Cluster)PropagationPolicy claims a template ([`matching`]), the claim metadata written on the template
+//! ([`claim`]) and the (Cluster)ResourceBinding it produces ([`binding`]).
+
+pub mod binding;
+pub mod claim;
+pub mod decide;
+pub mod matching;
+pub mod skip;
+
+pub use binding::{DetectorError, desired_binding, update_binding};
+pub use claim::{Claim, claim, current_claim, policy_id, unclaim};
+pub use decide::{Decision, decide, missing_dependent_overrides};
+pub use matching::{
+    ImplicitPriority, PolicyRef, can_preempt, implicit_priority, select_policy, selector_priority,
+};
+pub use skip::{DetectorFilter, SkipReason};

@@ -1,0 +1,23 @@
+//! Karmada's controllers. For now only their pure cores: the desired-state functions the controllers will call
+//! once they run against an API server.
+//!
+//! - [`names`]: generated names (bindings, execution namespaces, Works, promote policies).
+//! - [`keys`]: label and annotation keys the controllers write that `karmada-api` does not define.
+//! - [`reserved`]: namespaces and API groups Karmada never propagates.
+//! - [`detector`]: which (Cluster)PropagationPolicy claims a resource template, the claim metadata and the
+//!   desired (Cluster)ResourceBinding.
+//! - [`binding`]: override policies per cluster, manifest pruning and the desired Works of a scheduled binding.
+//! - [`namespace`]: which namespaces auto-propagate to every member.
+//!
+//! Invariants: pure — no I/O, no async, no clock or randomness (callers pass them in); inputs are never
+//! mutated; bad input gives an error value the caller turns into a condition, never a panic.
+
+pub mod binding;
+pub mod detector;
+pub mod keys;
+pub mod names;
+pub mod namespace;
+pub mod reserved;
+
+#[cfg(test)]
+mod seed;

@@ -1,0 +1,34 @@
+//! Karmada's resource interpreter: the per-kind knowledge the control plane needs about resource templates and
+//! member objects — how many replicas a workload has and what each needs, how to change its replica count, which
+//! member-side fields survive an update, which status to collect and how to merge it back, whether it is healthy,
+//! and which objects it depends on.
+//!
+//! Invariants: pure (no I/O, no clock); every operation takes JSON objects and returns new JSON, never mutating
+//! its input; malformed objects give an [`InterpretError`] that names the field, never a panic.
+//!
+//! Layers, highest precedence first: customizations (Lua `ResourceInterpreterCustomization`, later),
+//! third-party built-ins, then the native interpreter in [`native`]. For each operation the first layer whose
+//! [`ResourceInterpreter::handles`] says yes answers; when none does, the operation's documented default applies
+//! (see [`Interpreter`]).
+
+mod error;
+mod interpreter;
+pub mod native;
+mod target;
+mod value;
+
+pub use error::InterpretError;
+pub use interpreter::{
+    DependentObjectReference, Interpreter, Operation, ReplicaInfo, ResourceInterpreter,
+};
+pub use native::NativeInterpreter;
+pub use target::Target;
+
+/// Template label asking Karmada to keep the member's replica count (set when an HPA owns replicas).
+pub const LABEL_RETAIN_REPLICAS: &str = "resourcetemplate.karmada.io/retain-replicas";
+/// Member-object annotation holding the template generation the manifest was rendered from.
+pub const ANNOTATION_RESOURCE_TEMPLATE_GENERATION: &str = "resourcetemplate.karmada.io/generation";
+/// Member-object annotation listing the label keys Karmada manages (sorted, comma-separated).
+pub const ANNOTATION_MANAGED_LABELS: &str = "resourcetemplate.karmada.io/managed-labels";
+/// Member-object annotation listing the annotation keys Karmada manages (sorted, comma-separated).
+pub const ANNOTATION_MANAGED_ANNOTATIONS: &str = "resourcetemplate.karmada.io/managed-annotations";
