@@ -5,6 +5,7 @@
 //! the same run, prints a table and writes the report.
 
 mod apiserver;
+mod member_sim;
 mod report;
 mod scheduler;
 mod stats;
@@ -24,6 +25,8 @@ enum Command {
     Apiserver(apiserver::Args),
     /// The scheduler's pure core at 10 to 5,000 candidate clusters.
     Scheduler(scheduler::Args),
+    /// Simulated member clusters: idle memory, memory per 1,000 nodes, 100 clusters' start.
+    MemberSim(member_sim::Args),
 }
 
 #[tokio::main]
@@ -31,5 +34,6 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Apiserver(args) => apiserver::run(args).await,
         Command::Scheduler(args) => scheduler::run(args).await,
+        Command::MemberSim(args) => member_sim::run(args).await,
     }
 }

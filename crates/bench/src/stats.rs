@@ -14,10 +14,6 @@ impl Samples {
         self.0.extend(other.0);
     }
 
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
     /// The q-quantile (0..=1) by nearest rank.
     pub fn quantile(&self, q: f64) -> Duration {
         if self.0.is_empty() {
