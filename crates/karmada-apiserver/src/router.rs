@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::content::{self, Include, Output};
 use crate::handlers::delete::{DeleteOptions, delete_collection, delete_object};
-use crate::handlers::read::{ListParams, get_object, list_objects};
+use crate::handlers::read::{ListParams, get_object, list_objects, list_objects_json};
 use crate::handlers::scale::{get_scale, patch_scale, update_scale};
 use crate::handlers::update::{finalize_namespace, patch_object, update_object};
 use crate::handlers::{FieldValidation, WriteOptions, create::create_object, parse_dry_run};
@@ -249,7 +249,13 @@ async fn handle(
         return Err(ApiError::forbidden(forbidden_message(user, &attrs)));
     }
     match endpoint {
-        Endpoint::Version => Ok(json_response(StatusCode::OK, &version_info(), &[])),
+        Endpoint::Version => {
+            let info = match &server.options.kubernetes_version {
+                Some(version) => version_info_for(version),
+                None => version_info(),
+            };
+            Ok(json_response(StatusCode::OK, &info, &[]))
+        }
         Endpoint::Health => {
             Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "ok").into_response())
         }
@@ -305,11 +311,30 @@ pub fn version_info() -> Value {
     })
 }
 
+/// `/version` for a server that reports `git_version` (e.g. `v1.30.2`): `major` and `minor`
+/// are its first two numbers, as kube-apiserver derives them.
+pub fn version_info_for(git_version: &str) -> Value {
+    let numbers: Vec<&str> = git_version
+        .trim_start_matches('v')
+        .split(['.', '-', '+'])
+        .collect();
+    let mut info = version_info();
+    info["major"] = json!(numbers.first().copied().unwrap_or_default());
+    info["minor"] = json!(numbers.get(1).copied().unwrap_or_default());
+    info["gitVersion"] = json!(git_version);
+    info
+}
+
 fn discovery(server: &ApiServer, ctx: &Ctx, segments: &[String]) -> Result<Response, ApiError> {
     let defs = server.registry().defs();
-    let wants_aggregated = ctx
-        .header(header::ACCEPT)
-        .is_some_and(|a| a.contains("as=APIGroupDiscoveryList"));
+    // Only the v2 aggregated form is served; a client that accepts just v2beta1 (kubectl
+    // before 1.30) gets the legacy documents, which it also understands.
+    let wants_aggregated = ctx.header(header::ACCEPT).is_some_and(|accept| {
+        accept.split(',').any(|media| {
+            let params: Vec<&str> = media.split(';').map(str::trim).collect();
+            params.contains(&"as=APIGroupDiscoveryList") && params.contains(&"v=v2")
+        })
+    });
     let refs: Vec<&str> = segments.iter().map(String::as_str).collect();
     if wants_aggregated && matches!(refs.as_slice(), ["api"] | ["apis"]) {
         let (body, content_type) = hooks::aggregated_discovery(&defs, refs == ["api"]);
@@ -382,6 +407,15 @@ async fn resource(
         }
         "list" => {
             let params = ListParams::parse(&def.kind, query)?;
+            if matches!(output, Output::Json) {
+                let body = list_objects_json(server, &def, ns, &params).await?;
+                return Ok((
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+                    .into_response());
+            }
             let list = list_objects(server, &def, ns, &params).await?;
             Ok(render_list(&def, list, output, include))
         }

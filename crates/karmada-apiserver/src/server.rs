@@ -50,6 +50,9 @@ pub struct ApiServerOptions {
     /// Objects created at start when absent (e.g. the default RBAC roles); existing ones are
     /// left as they are, so an operator's edits survive restarts.
     pub bootstrap_objects: Vec<Value>,
+    /// The Kubernetes version `/version` reports (`vMAJOR.MINOR.PATCH...`); `None` reports the
+    /// control plane's own version. Simulated member clusters set the version they pretend to run.
+    pub kubernetes_version: Option<String>,
 }
 
 impl Default for ApiServerOptions {
@@ -63,6 +66,7 @@ impl Default for ApiServerOptions {
             advertise_address: "127.0.0.1:6443".into(),
             extra_defs: Vec::new(),
             bootstrap_objects: Vec::new(),
+            kubernetes_version: None,
         }
     }
 }
@@ -128,9 +132,13 @@ impl ApiServer {
             tasks: TaskTracker::new(),
         });
         crate::crds::register_stored(&server).await?;
-        let namespaces = SYSTEM_NAMESPACES.iter().map(
-            |name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
-        );
+        // Collected, so the future holds no closure and can be spawned (`Send` for all lifetimes).
+        let namespaces: Vec<Value> = SYSTEM_NAMESPACES
+            .iter()
+            .map(
+                |name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+            )
+            .collect();
         server.ensure_objects(namespaces).await?;
         server
             .ensure_objects(server.options.bootstrap_objects.clone())
