@@ -2,6 +2,8 @@
 
 mod apiserver;
 mod kubeconfig;
+mod member_sim;
+mod process;
 
 use clap::{Parser, Subcommand};
 
@@ -20,6 +22,8 @@ struct Cli {
 enum Command {
     /// Run the API server on the embedded store (or in memory).
     Apiserver(apiserver::ApiserverArgs),
+    /// Run simulated member clusters, or inject faults into one.
+    MemberSim(member_sim::MemberSimArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -36,6 +40,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let result = match cli.command {
         Command::Apiserver(args) => runtime.block_on(apiserver::run(args)),
+        Command::MemberSim(args) => runtime.block_on(member_sim::run(args)),
     };
     // Every owned task has stopped by now; what may remain is a blocked stdin read, which must
     // not keep the process alive.

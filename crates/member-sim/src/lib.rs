@@ -55,6 +55,7 @@ pub mod quantity;
 pub mod replicaset;
 pub mod resources;
 pub mod rollout;
+pub mod runtime;
 pub mod scale_mode;
 pub mod scheduler;
 pub mod services;

@@ -10,4 +10,5 @@ mod kubectl_errors;
 mod kubectl_fixtures;
 mod kubectl_read;
 mod kubectl_write;
+mod member_sim;
 mod python_client;
