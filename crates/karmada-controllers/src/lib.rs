@@ -8,11 +8,14 @@
 //!   desired (Cluster)ResourceBinding.
 //! - [`binding`]: override policies per cluster, manifest pruning and the desired Works of a scheduled binding.
 //! - [`namespace`]: which namespaces auto-propagate to every member.
+//! - [`cluster`]: the cluster controller and cluster status controller (the crate's first runtime code: tokio
+//!   and kube live only there, beside their own pure cores).
 //!
-//! Invariants: pure — no I/O, no async, no clock or randomness (callers pass them in); inputs are never
+//! Invariants (all but the runtime parts of [`cluster`]): pure — no I/O, no async, no clock or randomness (callers pass them in); inputs are never
 //! mutated; bad input gives an error value the caller turns into a condition, never a panic.
 
 pub mod binding;
+pub mod cluster;
 pub mod detector;
 pub mod keys;
 pub mod names;

@@ -1,6 +1,7 @@
 //! `karmada`: the karmada-rs server binary. One binary, one subcommand per component.
 
 mod apiserver;
+mod controller_manager;
 mod kubeconfig;
 mod member_sim;
 mod process;
@@ -24,6 +25,8 @@ enum Command {
     Apiserver(apiserver::ApiserverArgs),
     /// Run simulated member clusters, or inject faults into one.
     MemberSim(member_sim::MemberSimArgs),
+    /// Run the controllers (cluster and cluster status) against the API server.
+    ControllerManager(controller_manager::ControllerManagerArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -41,6 +44,7 @@ fn main() -> anyhow::Result<()> {
     let result = match cli.command {
         Command::Apiserver(args) => runtime.block_on(apiserver::run(args)),
         Command::MemberSim(args) => runtime.block_on(member_sim::run(args)),
+        Command::ControllerManager(args) => runtime.block_on(controller_manager::run(args)),
     };
     // Every owned task has stopped by now; what may remain is a blocked stdin read, which must
     // not keep the process alive.

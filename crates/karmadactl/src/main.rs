@@ -29,6 +29,18 @@ enum Command {
     ApiResources(cmd::api_resources::ApiResourcesArgs),
     /// Preview where workloads would be scheduled, and why, without changing anything.
     Plan(cmd::plan::PlanArgs),
+    /// Register a member cluster in Push mode.
+    Join(cmd::join::JoinArgs),
+    /// Remove a member cluster registered with `join`.
+    Unjoin(cmd::unjoin::UnjoinArgs),
+    /// Display clusters (the server's table, or YAML/JSON).
+    Get(cmd::get::GetArgs),
+    /// Mark a cluster unschedulable.
+    Cordon(cmd::cordon::CordonArgs),
+    /// Mark a cluster schedulable again.
+    Uncordon(cmd::cordon::CordonArgs),
+    /// Add or remove taints on a cluster.
+    Taint(cmd::taint::TaintArgs),
 }
 
 fn main() {
@@ -45,6 +57,12 @@ fn main() {
                     Command::Version(args) => cmd::version::run(args).await,
                     Command::ApiResources(args) => cmd::api_resources::run(args).await,
                     Command::Plan(args) => cmd::plan::run(args).await,
+                    Command::Join(args) => cmd::join::run(args).await,
+                    Command::Unjoin(args) => cmd::unjoin::run(args).await,
+                    Command::Get(args) => cmd::get::run(args).await,
+                    Command::Cordon(args) => cmd::cordon::run(args, true).await,
+                    Command::Uncordon(args) => cmd::cordon::run(args, false).await,
+                    Command::Taint(args) => cmd::taint::run(args).await,
                 }
             })
         });

@@ -1,6 +1,7 @@
 //! End-to-end suites against a real `karmada apiserver` process: the installed kubectl, the
 //! Python `kubernetes` client, and `karmadactl`. One test binary (link time matters on 2 cores).
 
+mod clusters;
 mod crash;
 mod harness;
 mod karmadactl;

@@ -1,0 +1,128 @@
+//! Typed access to `clusters.cluster.karmada.io` through kube's dynamic API, and the member client built from a
+//! Cluster's Secret.
+//!
+//! The Secret in `karmada-cluster` holds what `karmadactl join` found in the member kubeconfig: `caBundle`
+//! (PEM), and either `token` or the client certificate pair `tls.crt` / `tls.key` (we have no token controller
+//! to mint a ServiceAccount token, so the kubeconfig's own credentials are stored).
+
+use std::time::Duration;
+
+use base64::Engine;
+use k8s_openapi::api::core::v1::Secret;
+use karmada_api::Cluster;
+use karmada_api::cluster::{GROUP, VERSION};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+
+/// Secret keys of the member credentials.
+pub const SECRET_KEY_CA_BUNDLE: &str = "caBundle";
+pub const SECRET_KEY_TOKEN: &str = "token";
+pub const SECRET_KEY_CLIENT_CERT: &str = "tls.crt";
+pub const SECRET_KEY_CLIENT_KEY: &str = "tls.key";
+
+/// Errors of the cluster controllers' API calls.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterApiError {
+    #[error("API call failed: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("cluster object is malformed: {0}")]
+    Decode(#[from] serde_json::Error),
+    #[error("cluster {cluster}: {message}")]
+    Credentials { cluster: String, message: String },
+}
+
+impl ClusterApiError {
+    /// Whether the write lost a race (409) and should simply be retried on the next round.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, ClusterApiError::Kube(kube::Error::Api(s)) if s.code == 409)
+    }
+}
+
+/// The API resource of Cluster.
+pub fn cluster_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(GROUP, VERSION, "Cluster"),
+        "clusters",
+    )
+}
+
+/// The Cluster API of the control plane.
+pub fn clusters(client: &kube::Client) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &cluster_resource())
+}
+
+pub fn to_cluster(object: &DynamicObject) -> Result<Cluster, ClusterApiError> {
+    Ok(serde_json::from_value(serde_json::to_value(object)?)?)
+}
+
+pub fn to_object(cluster: &Cluster) -> Result<DynamicObject, ClusterApiError> {
+    let mut value = serde_json::to_value(cluster)?;
+    value["apiVersion"] = serde_json::json!(format!("{GROUP}/{VERSION}"));
+    value["kind"] = serde_json::json!("Cluster");
+    Ok(serde_json::from_value(value)?)
+}
+
+/// Lists every Cluster.
+pub async fn list_clusters(client: &kube::Client) -> Result<Vec<Cluster>, ClusterApiError> {
+    let list = clusters(client).list(&Default::default()).await?;
+    list.items.iter().map(to_cluster).collect()
+}
+
+/// A client for the member, from the Cluster's endpoint and its Secret. Requests time out after `timeout`.
+pub async fn member_client(
+    control_plane: &kube::Client,
+    cluster: &Cluster,
+    timeout: Duration,
+) -> Result<kube::Client, ClusterApiError> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    let fail = |message: String| ClusterApiError::Credentials {
+        cluster: name.clone(),
+        message,
+    };
+    let secret_ref = cluster
+        .spec
+        .secret_ref
+        .as_ref()
+        .ok_or_else(|| fail("spec.secretRef is not set".into()))?;
+    let secret: Secret = Api::namespaced(control_plane.clone(), &secret_ref.namespace)
+        .get(&secret_ref.name)
+        .await?;
+    let data = secret.data.unwrap_or_default();
+    let b64 = |key: &str| {
+        data.get(key)
+            .map(|v| base64::engine::general_purpose::STANDARD.encode(&v.0))
+    };
+    let text = |key: &str| {
+        data.get(key)
+            .map(|v| String::from_utf8_lossy(&v.0).trim().to_string())
+    };
+    let mut cluster_entry = serde_json::json!({ "server": cluster.spec.api_endpoint });
+    if let Some(ca) = b64(SECRET_KEY_CA_BUNDLE) {
+        cluster_entry["certificate-authority-data"] = ca.into();
+    }
+    if cluster.spec.insecure_skip_tls_verification {
+        cluster_entry["insecure-skip-tls-verify"] = true.into();
+    }
+    let mut user = serde_json::json!({});
+    if let Some(token) = text(SECRET_KEY_TOKEN) {
+        user["token"] = token.into();
+    }
+    if let (Some(cert), Some(key)) = (b64(SECRET_KEY_CLIENT_CERT), b64(SECRET_KEY_CLIENT_KEY)) {
+        user["client-certificate-data"] = cert.into();
+        user["client-key-data"] = key.into();
+    }
+    let kubeconfig = serde_json::json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "member", "cluster": cluster_entry}],
+        "users": [{"name": "member", "user": user}],
+        "contexts": [{"name": "member", "context": {"cluster": "member", "user": "member"}}],
+        "current-context": "member",
+    });
+    let kubeconfig: kube::config::Kubeconfig = serde_json::from_value(kubeconfig)?;
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .map_err(|e| fail(format!("building the member client: {e}")))?;
+    config.connect_timeout = Some(timeout);
+    config.read_timeout = Some(timeout);
+    config.write_timeout = Some(timeout);
+    kube::Client::try_from(config).map_err(|e| fail(format!("building the member client: {e}")))
+}

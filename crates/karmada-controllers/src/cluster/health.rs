@@ -1,0 +1,210 @@
+//! The Ready condition of a Push cluster: what one probe observed, and when that observation may be published.
+//!
+//! A flip of Ready is only published once the new status has been observed continuously for the success
+//! threshold (to True) or the failure threshold (to False/Unknown), so that one slow probe does not taint a
+//! cluster. A cluster with no Ready condition yet gets the observation at once.
+//!
+//! Pure: the caller passes the clock.
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use karmada_api::cluster::{
+    CONDITION_READY, MESSAGE_CLUSTER_NOT_REACHABLE, MESSAGE_CLUSTER_READY,
+    REASON_CLUSTER_NOT_REACHABLE, REASON_CLUSTER_NOT_READY, REASON_CLUSTER_READY,
+};
+
+/// Message of Ready=False when the member answers but its health endpoints are not OK.
+pub const MESSAGE_CLUSTER_NOT_HEALTHY: &str =
+    "cluster is reachable but health endpoint responded without ok";
+
+/// What probing `/readyz` (then `/healthz`) found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeOutcome {
+    /// An endpoint answered `ok`.
+    Healthy,
+    /// The member answered, but not `ok`.
+    Unhealthy,
+    /// No answer (connection refused, timeout, TLS failure).
+    Unreachable,
+}
+
+/// The Ready condition a probe outcome stands for, stamped with `now`.
+pub fn observed_ready_condition(
+    outcome: ProbeOutcome,
+    generation: i64,
+    now: Timestamp,
+) -> Condition {
+    let (status, reason, message) = match outcome {
+        ProbeOutcome::Healthy => ("True", REASON_CLUSTER_READY, MESSAGE_CLUSTER_READY),
+        ProbeOutcome::Unhealthy => (
+            "False",
+            REASON_CLUSTER_NOT_READY,
+            MESSAGE_CLUSTER_NOT_HEALTHY,
+        ),
+        ProbeOutcome::Unreachable => (
+            "False",
+            REASON_CLUSTER_NOT_REACHABLE,
+            MESSAGE_CLUSTER_NOT_REACHABLE,
+        ),
+    };
+    Condition {
+        type_: CONDITION_READY.to_string(),
+        status: status.to_string(),
+        reason: reason.to_string(),
+        message: message.to_string(),
+        last_transition_time: Time(now),
+        observed_generation: Some(generation),
+    }
+}
+
+/// Thresholds of a flip of Ready.
+#[derive(Clone, Copy, Debug)]
+pub struct Thresholds {
+    /// How long a healthy observation must persist before Ready turns True.
+    pub success: SignedDuration,
+    /// How long an unhealthy observation must persist before Ready turns False.
+    pub failure: SignedDuration,
+}
+
+/// Remembers, per cluster, since when the current observation has differed from the published condition.
+#[derive(Clone, Debug, Default)]
+pub struct ReadyDebouncer {
+    pending: Option<(String, Timestamp)>,
+}
+
+impl ReadyDebouncer {
+    /// The Ready condition to publish given the published one and a fresh observation. When the status is
+    /// unchanged the published transition time is kept, so `lastTransitionTime` means what it says.
+    pub fn adjust(
+        &mut self,
+        published: Option<&Condition>,
+        observed: Condition,
+        thresholds: Thresholds,
+        now: Timestamp,
+    ) -> Condition {
+        let Some(published) = published else {
+            self.pending = None;
+            return observed;
+        };
+        if published.status == observed.status {
+            self.pending = None;
+            return Condition {
+                last_transition_time: published.last_transition_time.clone(),
+                ..observed
+            };
+        }
+        let since = match &self.pending {
+            Some((status, since)) if *status == observed.status => *since,
+            _ => {
+                self.pending = Some((observed.status.clone(), now));
+                now
+            }
+        };
+        let threshold = if observed.status == "True" {
+            thresholds.success
+        } else {
+            thresholds.failure
+        };
+        // Unknown → anything is immediate: nothing was known to debounce against.
+        if published.status == "Unknown" || now.duration_since(since) >= threshold {
+            self.pending = None;
+            observed
+        } else {
+            published.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_700_000_000 + seconds).unwrap()
+    }
+
+    const T: Thresholds = Thresholds {
+        success: SignedDuration::from_secs(30),
+        failure: SignedDuration::from_secs(30),
+    };
+
+    #[test]
+    fn first_observation_is_published_at_once() {
+        let mut d = ReadyDebouncer::default();
+        let got = d.adjust(
+            None,
+            observed_ready_condition(ProbeOutcome::Unreachable, 1, at(0)),
+            T,
+            at(0),
+        );
+        assert_eq!(
+            (got.status.as_str(), got.reason.as_str()),
+            ("False", REASON_CLUSTER_NOT_REACHABLE)
+        );
+    }
+
+    #[test]
+    fn flip_waits_for_the_threshold() {
+        let mut d = ReadyDebouncer::default();
+        let ready = observed_ready_condition(ProbeOutcome::Healthy, 1, at(0));
+        // (probe time, outcome, expected published status)
+        let table = [
+            (10, ProbeOutcome::Unreachable, "True"),
+            (25, ProbeOutcome::Unhealthy, "True"),
+            (39, ProbeOutcome::Unreachable, "True"),
+            (40, ProbeOutcome::Unreachable, "False"),
+        ];
+        let mut published = ready;
+        for (second, outcome, want) in table {
+            let observed = observed_ready_condition(outcome, 1, at(second));
+            published = d.adjust(Some(&published), observed, T, at(second));
+            assert_eq!(published.status, want, "at {second}s");
+        }
+        assert_eq!(published.last_transition_time, Time(at(40)));
+    }
+
+    #[test]
+    fn a_healthy_probe_resets_a_pending_failure() {
+        let mut d = ReadyDebouncer::default();
+        let ready = observed_ready_condition(ProbeOutcome::Healthy, 1, at(0));
+        let p = d.adjust(
+            Some(&ready),
+            observed_ready_condition(ProbeOutcome::Unreachable, 1, at(10)),
+            T,
+            at(10),
+        );
+        let p = d.adjust(
+            Some(&p),
+            observed_ready_condition(ProbeOutcome::Healthy, 1, at(20)),
+            T,
+            at(20),
+        );
+        assert_eq!(
+            p.last_transition_time,
+            Time(at(0)),
+            "unchanged status keeps its transition time"
+        );
+        let p = d.adjust(
+            Some(&p),
+            observed_ready_condition(ProbeOutcome::Unreachable, 1, at(45)),
+            T,
+            at(45),
+        );
+        assert_eq!(p.status, "True", "the failure window restarted at 45s");
+    }
+
+    #[test]
+    fn unknown_flips_immediately() {
+        let mut d = ReadyDebouncer::default();
+        let mut unknown = observed_ready_condition(ProbeOutcome::Healthy, 1, at(0));
+        unknown.status = "Unknown".into();
+        let p = d.adjust(
+            Some(&unknown),
+            observed_ready_condition(ProbeOutcome::Unreachable, 1, at(1)),
+            T,
+            at(1),
+        );
+        assert_eq!(p.status, "False");
+    }
+}

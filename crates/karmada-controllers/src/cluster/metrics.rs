@@ -1,0 +1,230 @@
+//! The cluster gauges of the controller-manager's `/metrics`.
+//!
+//! `karmada_cluster_ready{cluster_name}` (1/0), and Karmada's `cluster_*` gauges labelled `member_cluster`.
+//! A cluster's series are removed when it is unjoined.
+
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ClusterNameLabel {
+    pub cluster_name: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MemberClusterLabel {
+    pub member_cluster: String,
+}
+
+type IntGauges = Family<MemberClusterLabel, Gauge>;
+type FloatGauges = Family<MemberClusterLabel, Gauge<f64, AtomicU64>>;
+
+/// One member's numbers, as the status controller last collected them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterNumbers {
+    pub ready: bool,
+    pub nodes: i64,
+    pub ready_nodes: i64,
+    pub cpu_allocatable: f64,
+    pub memory_allocatable_bytes: f64,
+    pub pod_allocatable: i64,
+    pub cpu_allocated: f64,
+    pub memory_allocated_bytes: f64,
+    pub pod_allocated: i64,
+}
+
+/// The gauges, registered once.
+#[derive(Clone, Default)]
+pub struct ClusterMetrics {
+    karmada_cluster_ready: Family<ClusterNameLabel, Gauge>,
+    ready_state: IntGauges,
+    node_number: IntGauges,
+    ready_node_number: IntGauges,
+    memory_allocatable_bytes: FloatGauges,
+    cpu_allocatable_number: FloatGauges,
+    pod_allocatable_number: IntGauges,
+    memory_allocated_bytes: FloatGauges,
+    cpu_allocated_number: FloatGauges,
+    pod_allocated_number: IntGauges,
+}
+
+impl ClusterMetrics {
+    /// Registers every gauge in `registry` (which has no prefix: the names are Karmada's).
+    pub fn register(registry: &mut Registry) -> Self {
+        let m = Self::default();
+        registry.register(
+            "karmada_cluster_ready",
+            "Whether the cluster is Ready (1) or not (0)",
+            m.karmada_cluster_ready.clone(),
+        );
+        registry.register(
+            "cluster_ready_state",
+            "State of the cluster (1 ready, 0 not)",
+            m.ready_state.clone(),
+        );
+        registry.register(
+            "cluster_node_number",
+            "Number of nodes in the cluster",
+            m.node_number.clone(),
+        );
+        registry.register(
+            "cluster_ready_node_number",
+            "Number of ready nodes in the cluster",
+            m.ready_node_number.clone(),
+        );
+        registry.register(
+            "cluster_memory_allocatable_bytes",
+            "Allocatable memory of the cluster in bytes",
+            m.memory_allocatable_bytes.clone(),
+        );
+        registry.register(
+            "cluster_cpu_allocatable_number",
+            "Allocatable CPU cores of the cluster",
+            m.cpu_allocatable_number.clone(),
+        );
+        registry.register(
+            "cluster_pod_allocatable_number",
+            "Allocatable pods of the cluster",
+            m.pod_allocatable_number.clone(),
+        );
+        registry.register(
+            "cluster_memory_allocated_bytes",
+            "Memory requested by scheduled pods in bytes",
+            m.memory_allocated_bytes.clone(),
+        );
+        registry.register(
+            "cluster_cpu_allocated_number",
+            "CPU cores requested by scheduled pods",
+            m.cpu_allocated_number.clone(),
+        );
+        registry.register(
+            "cluster_pod_allocated_number",
+            "Number of scheduled pods",
+            m.pod_allocated_number.clone(),
+        );
+        m
+    }
+
+    pub fn record(&self, cluster: &str, n: &ClusterNumbers) {
+        let name = ClusterNameLabel {
+            cluster_name: cluster.to_string(),
+        };
+        let member = MemberClusterLabel {
+            member_cluster: cluster.to_string(),
+        };
+        self.karmada_cluster_ready
+            .get_or_create(&name)
+            .set(i64::from(n.ready));
+        self.ready_state
+            .get_or_create(&member)
+            .set(i64::from(n.ready));
+        self.node_number.get_or_create(&member).set(n.nodes);
+        self.ready_node_number
+            .get_or_create(&member)
+            .set(n.ready_nodes);
+        self.memory_allocatable_bytes
+            .get_or_create(&member)
+            .set(n.memory_allocatable_bytes);
+        self.cpu_allocatable_number
+            .get_or_create(&member)
+            .set(n.cpu_allocatable);
+        self.pod_allocatable_number
+            .get_or_create(&member)
+            .set(n.pod_allocatable);
+        self.memory_allocated_bytes
+            .get_or_create(&member)
+            .set(n.memory_allocated_bytes);
+        self.cpu_allocated_number
+            .get_or_create(&member)
+            .set(n.cpu_allocated);
+        self.pod_allocated_number
+            .get_or_create(&member)
+            .set(n.pod_allocated);
+    }
+
+    /// Only the Ready gauges, when the member could not be asked for more.
+    pub fn record_ready(&self, cluster: &str, ready: bool) {
+        let name = ClusterNameLabel {
+            cluster_name: cluster.to_string(),
+        };
+        let member = MemberClusterLabel {
+            member_cluster: cluster.to_string(),
+        };
+        self.karmada_cluster_ready
+            .get_or_create(&name)
+            .set(i64::from(ready));
+        self.ready_state
+            .get_or_create(&member)
+            .set(i64::from(ready));
+    }
+
+    pub fn forget(&self, cluster: &str) {
+        let name = ClusterNameLabel {
+            cluster_name: cluster.to_string(),
+        };
+        let member = MemberClusterLabel {
+            member_cluster: cluster.to_string(),
+        };
+        self.karmada_cluster_ready.remove(&name);
+        for f in [
+            &self.ready_state,
+            &self.node_number,
+            &self.ready_node_number,
+            &self.pod_allocatable_number,
+            &self.pod_allocated_number,
+        ] {
+            f.remove(&member);
+        }
+        for f in [
+            &self.memory_allocatable_bytes,
+            &self.cpu_allocatable_number,
+            &self.memory_allocated_bytes,
+            &self.cpu_allocated_number,
+        ] {
+            f.remove(&member);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gauges_are_exposed_and_forgotten() {
+        let mut registry = Registry::default();
+        let m = ClusterMetrics::register(&mut registry);
+        m.record(
+            "member1",
+            &ClusterNumbers {
+                ready: true,
+                nodes: 3,
+                cpu_allocatable: 12.5,
+                ..Default::default()
+            },
+        );
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        assert!(
+            text.contains("karmada_cluster_ready{cluster_name=\"member1\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("cluster_node_number{member_cluster=\"member1\"} 3"),
+            "{text}"
+        );
+        assert!(
+            text.contains("cluster_cpu_allocatable_number{member_cluster=\"member1\"} 12.5"),
+            "{text}"
+        );
+        m.forget("member1");
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        assert!(!text.contains("member1"), "{text}");
+    }
+}

@@ -1,0 +1,18 @@
+//! The cluster controllers of the controller-manager (Push mode), and their pure cores.
+//!
+//! Pure (no I/O, clock passed in): [`health`] (Ready condition and its success/failure thresholds),
+//! [`taints`] (health taints from Ready), [`summary`] (node and resource summaries), [`enablements`]
+//! (apiEnablements and CompleteAPIEnablements).
+//! Runtime (tokio, kube): [`api`] (Cluster access, member client from the Cluster's Secret),
+//! [`cluster_controller`] (finalizer, execution namespace `karmada-es-<name>`, taints, cleanup on deletion),
+//! [`status_controller`] (probing members and writing `status`), [`metrics`] (cluster gauges).
+//! Every runtime loop stops when its CancellationToken fires.
+
+pub mod api;
+pub mod cluster_controller;
+pub mod enablements;
+pub mod health;
+pub mod metrics;
+pub mod status_controller;
+pub mod summary;
+pub mod taints;

@@ -1,0 +1,565 @@
+//! `karmadactl join NAME --cluster-kubeconfig=PATH`: registers a member cluster in Push mode.
+//!
+//! Order: validate the name, read the member kubeconfig, reach the member (`/version`), refuse a duplicate —
+//! all before the first write. Then, in the member: namespace `karmada-cluster`, ServiceAccount
+//! `karmada-<name>`, ClusterRole and ClusterRoleBinding `karmada-controller-manager:karmada-<name>`; in the
+//! control plane: Secret `karmada-cluster/<name>` and the Cluster. If any write fails, everything created so
+//! far is deleted again, newest first.
+//!
+//! Credentials: Karmada stores a token of the ServiceAccount it created. We have no token controller to mint
+//! one, so the Secret holds what the member kubeconfig itself carries: `caBundle` plus `token`, or the client
+//! certificate pair `tls.crt` / `tls.key`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use base64::Engine;
+use clap::Args;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::json;
+
+use crate::client;
+
+/// Namespace of the member credentials, in the control plane and in the member.
+pub const CLUSTER_NAMESPACE: &str = "karmada-cluster";
+/// Karmada's limit on cluster names (the name becomes part of other names).
+pub const MAX_CLUSTER_NAME_LENGTH: usize = 48;
+const MEMBER_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Args, Debug)]
+pub struct JoinArgs {
+    /// Name of the member cluster.
+    pub name: String,
+    /// Kubeconfig of the member cluster.
+    #[arg(long)]
+    pub cluster_kubeconfig: PathBuf,
+    /// Context in the member kubeconfig (default: its current context).
+    #[arg(long)]
+    pub cluster_context: Option<String>,
+    #[arg(long)]
+    pub cluster_provider: Option<String>,
+    #[arg(long)]
+    pub cluster_region: Option<String>,
+    /// Comma-separated zones.
+    #[arg(long, value_delimiter = ',')]
+    pub cluster_zones: Vec<String>,
+    /// Kubeconfig of the Karmada control plane.
+    #[arg(long, alias = "karmada-config")]
+    pub kubeconfig: Option<PathBuf>,
+    #[arg(long = "karmada-context")]
+    pub karmada_context: Option<String>,
+    /// Check everything and print what would be created, without creating it.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// The Cluster API of the control plane.
+pub fn clusters(client: &kube::Client) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster");
+    Api::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(&gvk, "clusters"),
+    )
+}
+
+/// Problems with a cluster name, empty when it is acceptable.
+pub fn cluster_name_problems(name: &str) -> Vec<String> {
+    let mut problems = apimachinery::names::dns1123_label_problems(name);
+    if name.len() > MAX_CLUSTER_NAME_LENGTH {
+        problems.push(format!(
+            "must be no more than {MAX_CLUSTER_NAME_LENGTH} characters"
+        ));
+    }
+    problems
+}
+
+/// What the member kubeconfig says about where and how to connect.
+#[derive(Debug, Default, PartialEq)]
+pub struct MemberAccess {
+    pub server: String,
+    pub ca_pem: Option<Vec<u8>>,
+    pub insecure: bool,
+    pub token: Option<String>,
+    pub client_cert_pem: Option<Vec<u8>>,
+    pub client_key_pem: Option<Vec<u8>>,
+}
+
+fn decode_b64(what: &str, data: &str) -> anyhow::Result<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .with_context(|| format!("{what} is not valid base64"))
+}
+
+/// Reads the connection details of `context` (or the current context) from a parsed kubeconfig. Relative
+/// file paths are resolved against the kubeconfig's directory.
+pub fn member_access(
+    kubeconfig: &Kubeconfig,
+    context: Option<&str>,
+    dir: &Path,
+) -> anyhow::Result<MemberAccess> {
+    let context_name = context
+        .map(str::to_string)
+        .or_else(|| kubeconfig.current_context.clone())
+        .ok_or_else(|| {
+            anyhow!("no context given (--cluster-context) and no current-context set")
+        })?;
+    let ctx = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == context_name)
+        .and_then(|c| c.context.as_ref())
+        .ok_or_else(|| anyhow!("context {context_name:?} not found"))?;
+    let cluster = kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == ctx.cluster)
+        .and_then(|c| c.cluster.as_ref())
+        .ok_or_else(|| {
+            anyhow!(
+                "cluster {:?} of context {context_name:?} not found",
+                ctx.cluster
+            )
+        })?;
+    let server = cluster
+        .server
+        .clone()
+        .ok_or_else(|| anyhow!("cluster {:?} has no server", ctx.cluster))?;
+    let read = |p: &str| std::fs::read(dir.join(p)).with_context(|| format!("reading {p}"));
+    let ca_pem = match (
+        &cluster.certificate_authority_data,
+        &cluster.certificate_authority,
+    ) {
+        (Some(data), _) => Some(decode_b64("certificate-authority-data", data)?),
+        (None, Some(file)) => Some(read(file)?),
+        (None, None) => None,
+    };
+    let mut access = MemberAccess {
+        server,
+        ca_pem,
+        insecure: cluster.insecure_skip_tls_verify.unwrap_or(false),
+        ..Default::default()
+    };
+    let user = ctx.user.as_deref().unwrap_or_default();
+    if let Some(auth) = kubeconfig
+        .auth_infos
+        .iter()
+        .find(|a| a.name == user)
+        .and_then(|a| a.auth_info.as_ref())
+    {
+        use secrecy::ExposeSecret;
+        let expose = |s: &secrecy::SecretString| s.expose_secret().to_string();
+        access.token = match (&auth.token, &auth.token_file) {
+            (Some(t), _) => Some(expose(t)),
+            (None, Some(f)) => Some(String::from_utf8_lossy(&read(f)?).trim().to_string()),
+            _ => None,
+        };
+        access.client_cert_pem = match (&auth.client_certificate_data, &auth.client_certificate) {
+            (Some(d), _) => Some(decode_b64("client-certificate-data", d)?),
+            (None, Some(f)) => Some(read(f)?),
+            _ => None,
+        };
+        access.client_key_pem = match (&auth.client_key_data, &auth.client_key) {
+            (Some(d), _) => Some(decode_b64("client-key-data", &expose(d))?),
+            (None, Some(f)) => Some(read(f)?),
+            _ => None,
+        };
+    }
+    if access.token.is_none()
+        && (access.client_cert_pem.is_none() || access.client_key_pem.is_none())
+    {
+        bail!("user {user:?} has neither a token nor a client certificate and key");
+    }
+    Ok(access)
+}
+
+/// The Secret data stored for the member.
+pub fn secret_data(access: &MemberAccess) -> BTreeMap<String, ByteString> {
+    let mut data = BTreeMap::new();
+    if let Some(ca) = &access.ca_pem {
+        data.insert("caBundle".to_string(), ByteString(ca.clone()));
+    }
+    if let Some(token) = &access.token {
+        data.insert("token".to_string(), ByteString(token.clone().into_bytes()));
+    }
+    if let (Some(cert), Some(key)) = (&access.client_cert_pem, &access.client_key_pem) {
+        data.insert("tls.crt".to_string(), ByteString(cert.clone()));
+        data.insert("tls.key".to_string(), ByteString(key.clone()));
+    }
+    data
+}
+
+/// One object created by join, so that a failure can delete it again.
+enum Created {
+    Namespace(Api<Namespace>, String),
+    ServiceAccount(Api<ServiceAccount>, String),
+    ClusterRole(Api<ClusterRole>, String),
+    ClusterRoleBinding(Api<ClusterRoleBinding>, String),
+    Secret(Api<Secret>, String),
+}
+
+impl Created {
+    async fn delete(&self) -> Result<(), kube::Error> {
+        let dp = DeleteParams::background();
+        match self {
+            Created::Namespace(api, n) => api.delete(n, &dp).await.map(|_| ()),
+            Created::ServiceAccount(api, n) => api.delete(n, &dp).await.map(|_| ()),
+            Created::ClusterRole(api, n) => api.delete(n, &dp).await.map(|_| ()),
+            Created::ClusterRoleBinding(api, n) => api.delete(n, &dp).await.map(|_| ()),
+            Created::Secret(api, n) => api.delete(n, &dp).await.map(|_| ()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Created::Namespace(_, n) => format!("namespace {n}"),
+            Created::ServiceAccount(_, n) => format!("serviceaccount {n}"),
+            Created::ClusterRole(_, n) => format!("clusterrole {n}"),
+            Created::ClusterRoleBinding(_, n) => format!("clusterrolebinding {n}"),
+            Created::Secret(_, n) => format!("secret {n}"),
+        }
+    }
+}
+
+fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_string()),
+        namespace: namespace.map(str::to_string),
+        ..Default::default()
+    }
+}
+
+/// Creates `object` unless it exists; records it for rollback only when this run created it.
+async fn ensure<K>(
+    api: &Api<K>,
+    object: &K,
+    created: &mut Vec<Created>,
+    wrap: fn(Api<K>, String) -> Created,
+) -> anyhow::Result<()>
+where
+    K: kube::Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let name = object.meta().name.clone().unwrap_or_default();
+    match api.create(&PostParams::default(), object).await {
+        Ok(_) => {
+            created.push(wrap(api.clone(), name));
+            Ok(())
+        }
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn run(args: JoinArgs) -> anyhow::Result<()> {
+    let name = args.name.as_str();
+    let problems = cluster_name_problems(name);
+    if !problems.is_empty() {
+        bail!(
+            "invalid cluster name {name:?}: {}; a cluster name is a lowercase RFC 1123 label (a-z, 0-9, '-', \
+             starting and ending with an alphanumeric character) of at most {MAX_CLUSTER_NAME_LENGTH} characters",
+            problems.join("; ")
+        );
+    }
+    let path = &args.cluster_kubeconfig;
+    let kubeconfig = Kubeconfig::read_from(path).with_context(|| {
+        format!(
+            "reading cluster kubeconfig {}: not a readable kubeconfig",
+            path.display()
+        )
+    })?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let access = member_access(&kubeconfig, args.cluster_context.as_deref(), dir)
+        .with_context(|| format!("cluster kubeconfig {}", path.display()))?;
+    let options = KubeConfigOptions {
+        context: args.cluster_context.clone(),
+        ..Default::default()
+    };
+    let mut member_config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .with_context(|| {
+            format!(
+                "cluster kubeconfig {}: cannot build a client",
+                path.display()
+            )
+        })?;
+    member_config.connect_timeout = Some(MEMBER_TIMEOUT);
+    member_config.read_timeout = Some(MEMBER_TIMEOUT);
+    let member = kube::Client::try_from(member_config).with_context(|| {
+        format!(
+            "cluster kubeconfig {}: cannot build a client",
+            path.display()
+        )
+    })?;
+    let version = member.apiserver_version().await.with_context(|| {
+        format!(
+            "cluster kubeconfig {}: cannot reach the member cluster at {} (GET /version)",
+            path.display(),
+            access.server
+        )
+    })?;
+
+    let karmada_path = client::kubeconfig_path(args.kubeconfig.as_deref());
+    let karmada = client::from_kubeconfig(&karmada_path, args.karmada_context.as_deref()).await?;
+    let cluster_api = clusters(&karmada);
+    if cluster_api
+        .get_opt(name)
+        .await
+        .context("checking for an existing cluster")?
+        .is_some()
+    {
+        bail!(
+            "cluster {name:?} already exists; unjoin it first (karmadactl unjoin {name}) or choose another name"
+        );
+    }
+    let kube_system = Api::<Namespace>::all(member.clone())
+        .get("kube-system")
+        .await
+        .context("reading the member's kube-system namespace (its uid is the cluster id)")?;
+    let id = kube_system.metadata.uid.unwrap_or_default();
+
+    let sa_name = format!("karmada-{name}");
+    let role_name = format!("karmada-controller-manager:karmada-{name}");
+    let mut cluster = json!({
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": name},
+        "spec": {
+            "id": id,
+            "syncMode": "Push",
+            "apiEndpoint": access.server,
+            "secretRef": {"namespace": CLUSTER_NAMESPACE, "name": name},
+        },
+    });
+    if access.insecure {
+        cluster["spec"]["insecureSkipTLSVerification"] = json!(true);
+    }
+    if let Some(p) = &args.cluster_provider {
+        cluster["spec"]["provider"] = json!(p);
+    }
+    if let Some(r) = &args.cluster_region {
+        cluster["spec"]["region"] = json!(r);
+    }
+    let zones: Vec<&String> = args
+        .cluster_zones
+        .iter()
+        .filter(|z| !z.is_empty())
+        .collect();
+    if !zones.is_empty() {
+        cluster["spec"]["zones"] = json!(zones);
+    }
+    if args.dry_run {
+        println!(
+            "member cluster {name:?} reachable at {} (version {})",
+            access.server, version.git_version
+        );
+        println!(
+            "would create in the member: serviceaccount {CLUSTER_NAMESPACE}/{sa_name}, clusterrole and clusterrolebinding {role_name}"
+        );
+        println!("would create in karmada: secret {CLUSTER_NAMESPACE}/{name}, cluster {name}");
+        println!("cluster({name}) is joined successfully (dry run)");
+        return Ok(());
+    }
+
+    let mut created = Vec::new();
+    let result = create_all(
+        &member,
+        &karmada,
+        &access,
+        name,
+        &sa_name,
+        &role_name,
+        &cluster,
+        &mut created,
+    )
+    .await;
+    if let Err(err) = result {
+        for object in created.iter().rev() {
+            if let Err(e) = object.delete().await {
+                eprintln!("warning: rolling back {}: {e}", object.describe());
+            }
+        }
+        return Err(err.context(format!(
+            "joining cluster {name:?} failed; everything it created was removed"
+        )));
+    }
+    println!("cluster({name}) is joined successfully");
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn create_all(
+    member: &kube::Client,
+    karmada: &kube::Client,
+    access: &MemberAccess,
+    name: &str,
+    sa_name: &str,
+    role_name: &str,
+    cluster: &serde_json::Value,
+    created: &mut Vec<Created>,
+) -> anyhow::Result<()> {
+    ensure(
+        &Api::all(member.clone()),
+        &Namespace {
+            metadata: meta(CLUSTER_NAMESPACE, None),
+            ..Default::default()
+        },
+        created,
+        Created::Namespace,
+    )
+    .await
+    .context("creating namespace karmada-cluster in the member")?;
+    let sa = ServiceAccount {
+        metadata: meta(sa_name, Some(CLUSTER_NAMESPACE)),
+        ..Default::default()
+    };
+    ensure(
+        &Api::namespaced(member.clone(), CLUSTER_NAMESPACE),
+        &sa,
+        created,
+        Created::ServiceAccount,
+    )
+    .await
+    .context("creating the ServiceAccount in the member")?;
+    println!("created serviceaccount {CLUSTER_NAMESPACE}/{sa_name} in the member cluster");
+    let role = ClusterRole {
+        metadata: meta(role_name, None),
+        rules: Some(vec![
+            PolicyRule {
+                api_groups: Some(vec!["*".into()]),
+                resources: Some(vec!["*".into()]),
+                verbs: vec!["*".into()],
+                ..Default::default()
+            },
+            PolicyRule {
+                non_resource_urls: Some(vec!["*".into()]),
+                verbs: vec!["get".into()],
+                ..Default::default()
+            },
+        ]),
+        ..Default::default()
+    };
+    ensure(
+        &Api::all(member.clone()),
+        &role,
+        created,
+        Created::ClusterRole,
+    )
+    .await
+    .context("creating the ClusterRole in the member")?;
+    let binding = ClusterRoleBinding {
+        metadata: meta(role_name, None),
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name: role_name.into(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".into(),
+            name: sa_name.into(),
+            namespace: Some(CLUSTER_NAMESPACE.into()),
+            ..Default::default()
+        }]),
+    };
+    ensure(
+        &Api::all(member.clone()),
+        &binding,
+        created,
+        Created::ClusterRoleBinding,
+    )
+    .await
+    .context("creating the ClusterRoleBinding in the member")?;
+    println!("created clusterrole and clusterrolebinding {role_name} in the member cluster");
+
+    ensure(
+        &Api::all(karmada.clone()),
+        &Namespace {
+            metadata: meta(CLUSTER_NAMESPACE, None),
+            ..Default::default()
+        },
+        created,
+        Created::Namespace,
+    )
+    .await
+    .context("creating namespace karmada-cluster in karmada")?;
+    let secrets: Api<Secret> = Api::namespaced(karmada.clone(), CLUSTER_NAMESPACE);
+    let secret = Secret {
+        metadata: meta(name, Some(CLUSTER_NAMESPACE)),
+        data: Some(secret_data(access)),
+        ..Default::default()
+    };
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .with_context(|| format!("creating secret {CLUSTER_NAMESPACE}/{name} in karmada"))?;
+    created.push(Created::Secret(secrets, name.to_string()));
+    println!("created secret {CLUSTER_NAMESPACE}/{name} in karmada");
+    let object: DynamicObject = serde_json::from_value(cluster.clone())?;
+    clusters(karmada)
+        .create(&PostParams::default(), &object)
+        .await
+        .with_context(|| format!("failed to create cluster({name}) object"))?;
+    println!("created cluster {name} in karmada");
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_names_are_validated() {
+        let long = "a".repeat(49);
+        // (name, acceptable)
+        let table = [
+            ("member1", true),
+            ("a", true),
+            (&"b".repeat(48), true),
+            ("Member1", false),
+            ("-x", false),
+            ("a.b", false),
+            ("", false),
+            (&long, false),
+        ];
+        for (name, ok) in table {
+            assert_eq!(cluster_name_problems(name).is_empty(), ok, "{name}");
+        }
+    }
+
+    #[test]
+    fn member_access_reads_certificates_and_tokens() {
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let kc: Kubeconfig = serde_json::from_value(json!({
+            "clusters": [{"name": "c", "cluster": {"server": "https://m:6443", "certificate-authority-data": b64("CA")}}],
+            "users": [
+                {"name": "cert", "user": {"client-certificate-data": b64("CERT"), "client-key-data": b64("KEY")}},
+                {"name": "tok", "user": {"token": "abc"}},
+                {"name": "none", "user": {}}
+            ],
+            "contexts": [
+                {"name": "a", "context": {"cluster": "c", "user": "cert"}},
+                {"name": "b", "context": {"cluster": "c", "user": "tok"}},
+                {"name": "n", "context": {"cluster": "c", "user": "none"}}
+            ],
+            "current-context": "a"
+        }))
+        .unwrap();
+        let a = member_access(&kc, None, Path::new(".")).unwrap();
+        assert_eq!(a.server, "https://m:6443");
+        assert_eq!(a.ca_pem.as_deref(), Some(b"CA".as_slice()));
+        let keys: Vec<String> = secret_data(&a).into_keys().collect();
+        assert_eq!(keys, vec!["caBundle", "tls.crt", "tls.key"]);
+        let b = member_access(&kc, Some("b"), Path::new(".")).unwrap();
+        assert_eq!(b.token.as_deref(), Some("abc"));
+        let err = member_access(&kc, Some("n"), Path::new(".")).unwrap_err();
+        assert!(err.to_string().contains("neither a token"), "{err}");
+        let err = member_access(&kc, Some("zz"), Path::new(".")).unwrap_err();
+        assert!(err.to_string().contains("\"zz\" not found"), "{err}");
+    }
+}
