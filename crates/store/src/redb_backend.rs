@@ -81,12 +81,15 @@ pub struct RedbOptions {
     pub max_batch: usize,
 }
 
+/// Defaults sized so an API server holding 100,000 objects stays under 300 MB (the benchmark in
+/// docs/benchmarks.md): reads beyond the cache come from the OS page cache, and watchers that fall
+/// behind the ring replay from the on-disk event log.
 impl Default for RedbOptions {
     fn default() -> Self {
         RedbOptions {
-            cache_size_bytes: 64 * 1024 * 1024,
-            watch_cache_events: 16 * 1024,
-            watch_cache_bytes: 32 * 1024 * 1024,
+            cache_size_bytes: 16 * 1024 * 1024,
+            watch_cache_events: 4 * 1024,
+            watch_cache_bytes: 8 * 1024 * 1024,
             write_queue_depth: 4096,
             max_batch: 1024,
         }
