@@ -1,5 +1,5 @@
 //! Kubernetes resource quantities ("500m", "2Gi", "1.5", "1e3") read as integer milli-units, the unit the
-//! general estimator divides in.
+//! general estimator divides in. Parsing is `apimachinery::Quantity`'s; this module only adapts it.
 //!
 //! Invariant: parsing is exact for every value representable in milli-units; fractions below one milli-unit round
 //! up, as Kubernetes' `MilliValue` does. Quantities may arrive as JSON strings or numbers.
@@ -26,77 +26,13 @@ pub fn milli_from_value(value: &Value) -> Result<i128, QuantityError> {
     }
 }
 
-/// Parses a quantity string into milli-units.
+/// Parses a quantity string into milli-units (rounded up, as Kubernetes' `MilliValue`).
 pub fn parse_milli(input: &str) -> Result<i128, QuantityError> {
-    let error = || QuantityError {
-        input: input.to_string(),
-    };
-    let text = input.trim();
-    let (negative, body) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let number_end = body
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(body.len());
-    let (number, suffix) = body.split_at(number_end);
-    if number.is_empty() || number == "." || number.matches('.').count() > 1 {
-        return Err(error());
-    }
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    let digits = format!("{whole}{fraction}");
-    if digits.len() > 30 {
-        return Err(error());
-    }
-    let mantissa: i128 = digits.parse().map_err(|_| error())?;
-    // value = mantissa · 10^(decimal_exponent) · 2^(binary_exponent)
-    let mut decimal_exponent: i32 = -(i32::try_from(fraction.len()).map_err(|_| error())?);
-    let mut binary_exponent: u32 = 0;
-    match suffix {
-        "" => {}
-        "n" => decimal_exponent -= 9,
-        "u" => decimal_exponent -= 6,
-        "m" => decimal_exponent -= 3,
-        "k" => decimal_exponent += 3,
-        "M" => decimal_exponent += 6,
-        "G" => decimal_exponent += 9,
-        "T" => decimal_exponent += 12,
-        "P" => decimal_exponent += 15,
-        "E" => decimal_exponent += 18,
-        "Ki" => binary_exponent = 10,
-        "Mi" => binary_exponent = 20,
-        "Gi" => binary_exponent = 30,
-        "Ti" => binary_exponent = 40,
-        "Pi" => binary_exponent = 50,
-        "Ei" => binary_exponent = 60,
-        other => {
-            let exponent = other.strip_prefix(['e', 'E']).ok_or_else(error)?;
-            let exponent: i32 = exponent.parse().map_err(|_| error())?;
-            if !(-40..=40).contains(&exponent) {
-                return Err(error());
-            }
-            decimal_exponent += exponent;
-        }
-    }
-    decimal_exponent += 3; // to milli-units
-    let mut value = mantissa
-        .checked_mul(1i128 << binary_exponent)
-        .ok_or_else(error)?;
-    if decimal_exponent >= 0 {
-        value = value
-            .checked_mul(
-                10i128
-                    .checked_pow(decimal_exponent.unsigned_abs())
-                    .ok_or_else(error)?,
-            )
-            .ok_or_else(error)?;
-    } else {
-        let divisor = 10i128
-            .checked_pow(decimal_exponent.unsigned_abs())
-            .ok_or_else(error)?;
-        value = (value + divisor - 1) / divisor;
-    }
-    Ok(if negative { -value } else { value })
+    apimachinery::Quantity::parse(input)
+        .map(|quantity| quantity.milli_value())
+        .map_err(|_| QuantityError {
+            input: input.to_string(),
+        })
 }
 
 #[cfg(test)]
