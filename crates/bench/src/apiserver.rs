@@ -275,18 +275,31 @@ async fn list_phase(rows: &mut Vec<Row>, client: &Client, per_ns: usize) -> anyh
     Ok(())
 }
 
-async fn watch_phase(rows: &mut Vec<Row>, clients: &[Client], watchers: usize, events: usize) -> anyhow::Result<()> {
+async fn watch_phase(
+    rows: &mut Vec<Row>,
+    clients: &[Client],
+    watchers: usize,
+    events: usize,
+) -> anyhow::Result<()> {
     let ns = "bench-watch";
     let writer = Api::<ConfigMap>::namespaced(clients[0].clone(), ns);
     let mut tasks = tokio::task::JoinSet::new();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(watchers);
-    let rv = writer.list(&ListParams::default().limit(1)).await?.metadata.resource_version.unwrap_or_default();
+    let rv = writer
+        .list(&ListParams::default().limit(1))
+        .await?
+        .metadata
+        .resource_version
+        .unwrap_or_default();
     for w in 0..watchers {
         let api = Api::<ConfigMap>::namespaced(clients[w % clients.len()].clone(), ns);
         let ready = ready_tx.clone();
         let rv = rv.clone();
         tasks.spawn(async move {
-            let mut stream = api.watch(&WatchParams::default().timeout(120), &rv).await?.boxed();
+            let mut stream = api
+                .watch(&WatchParams::default().timeout(120), &rv)
+                .await?
+                .boxed();
             ready.send(()).await.ok();
             // Receipt times by name; compared with the writer's acknowledgements afterwards,
             // since an event may well arrive before the writer has seen its own response.
@@ -310,7 +323,9 @@ async fn watch_phase(rows: &mut Vec<Row>, clients: &[Client], watchers: usize, e
     let mut acked = std::collections::HashMap::new();
     for i in 0..events {
         let name = format!("w-{i}");
-        writer.create(&PostParams::default(), &configmap(&name, i)).await?;
+        writer
+            .create(&PostParams::default(), &configmap(&name, i))
+            .await?;
         acked.insert(name, Instant::now());
     }
     let mut all = Samples::default();
