@@ -136,18 +136,33 @@ pub async fn list_objects_json(
 ) -> Result<String, ApiError> {
     let raw = params.filter.is_everything();
     let page = collect(server, def, namespace, params, raw).await?;
-    let items: Vec<String> = match page.items {
-        Items::Raw(items) => items,
-        Items::Objects(items) => items.iter().map(Value::to_string).collect(),
-    };
-    let mut out = String::with_capacity(64 + items.iter().map(|i| i.len() + 1).sum::<usize>());
-    out.push_str(&format!(
+    let mut out = format!(
         "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
         Value::String(format!("{}List", def.kind)),
         Value::String(def.api_version()),
         page.metadata
-    ));
-    out.push_str(&items.join(","));
+    );
+    // One buffer, written once: big transient copies are what a long-running server's heap
+    // keeps after a large LIST.
+    match page.items {
+        Items::Raw(items) => {
+            out.reserve(items.iter().map(|item| item.len() + 1).sum::<usize>() + 2);
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(item);
+            }
+        }
+        Items::Objects(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&item.to_string());
+            }
+        }
+    }
     out.push_str("]}");
     Ok(out)
 }
