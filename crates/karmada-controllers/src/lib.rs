@@ -21,6 +21,7 @@ pub mod keys;
 pub mod names;
 pub mod namespace;
 pub mod reserved;
+pub mod runtime;
 
 #[cfg(test)]
 mod seed;

@@ -1,0 +1,17 @@
+//! What every watch-driven controller of the control plane shares: the API resources of Karmada's kinds
+//! ([`resources`]), conversion between kube's `DynamicObject` and our typed API ([`typed`]), one error type with
+//! the retry rules ([`error`]), and an event recorder writing core/v1 Events that `kubectl describe` shows
+//! ([`events`]).
+//!
+//! Controllers themselves are built on `kube::runtime::Controller` (watch → dedup queue → reconcile → requeue):
+//! level-triggered, one object key at a time, conflicts requeue.
+
+pub mod error;
+pub mod events;
+pub mod members;
+pub mod resources;
+pub mod typed;
+
+pub use error::ControllerError;
+pub use events::{EventRecorder, EventType, reference_of};
+pub use members::MemberClients;

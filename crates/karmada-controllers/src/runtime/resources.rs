@@ -1,0 +1,88 @@
+//! kube `ApiResource`s of the Karmada kinds the controllers watch and write.
+
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+
+fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+pub fn resource_binding() -> ApiResource {
+    resource(
+        karmada_api::work::GROUP,
+        karmada_api::work::BINDING_VERSION,
+        "ResourceBinding",
+        "resourcebindings",
+    )
+}
+
+pub fn cluster_resource_binding() -> ApiResource {
+    resource(
+        karmada_api::work::GROUP,
+        karmada_api::work::BINDING_VERSION,
+        "ClusterResourceBinding",
+        "clusterresourcebindings",
+    )
+}
+
+pub fn work() -> ApiResource {
+    resource(
+        karmada_api::work::GROUP,
+        karmada_api::work::WORK_VERSION,
+        "Work",
+        "works",
+    )
+}
+
+pub fn propagation_policy() -> ApiResource {
+    resource(
+        "policy.karmada.io",
+        "v1alpha1",
+        "PropagationPolicy",
+        "propagationpolicies",
+    )
+}
+
+pub fn cluster_propagation_policy() -> ApiResource {
+    resource(
+        "policy.karmada.io",
+        "v1alpha1",
+        "ClusterPropagationPolicy",
+        "clusterpropagationpolicies",
+    )
+}
+
+pub fn override_policy() -> ApiResource {
+    resource(
+        "policy.karmada.io",
+        "v1alpha1",
+        "OverridePolicy",
+        "overridepolicies",
+    )
+}
+
+pub fn cluster_override_policy() -> ApiResource {
+    resource(
+        "policy.karmada.io",
+        "v1alpha1",
+        "ClusterOverridePolicy",
+        "clusteroverridepolicies",
+    )
+}
+
+pub fn cluster() -> ApiResource {
+    crate::cluster::api::cluster_resource()
+}
+
+/// Every object of `resource`, across namespaces.
+pub fn all(client: &kube::Client, resource: &ApiResource) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), resource)
+}
+
+/// Objects of `resource` in `namespace`.
+pub fn namespaced(
+    client: &kube::Client,
+    resource: &ApiResource,
+    namespace: &str,
+) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), namespace, resource)
+}
