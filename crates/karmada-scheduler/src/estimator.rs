@@ -161,14 +161,16 @@ pub fn estimate(
         }
     }
     let mut replicas = allowed_pods;
-    let mut limited_by = Some("pods".to_string());
+    // The name is copied once, at the end: this runs per cluster per decision.
+    let mut limited_by = "pods";
     for (resource, request) in requests.iter().filter(|(_, request)| **request > 0) {
         let fit = free(summary, resource) / request;
         if fit < replicas {
             replicas = fit;
-            limited_by = Some(resource.clone());
+            limited_by = resource;
         }
     }
+    let limited_by = Some(limited_by.to_string());
     Estimate {
         replicas: clamp_i64(replicas),
         method: EstimateMethod::Summary,

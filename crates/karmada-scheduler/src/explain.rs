@@ -4,6 +4,8 @@
 //! Invariant: it is plain serde data (camelCase JSON), so it can travel on the binding — the structured form goes
 //! in the annotation [`ANNOTATION_EXPLANATION`] and a one-line summary in the Scheduled condition message.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::division::{ClusterReplicas, DivisionTrace};
@@ -26,7 +28,7 @@ pub struct PluginWeight {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FilterDecision {
-    pub plugin: String,
+    pub plugin: Arc<str>,
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub detail: Option<String>,
@@ -36,7 +38,7 @@ pub struct FilterDecision {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginScore {
-    pub plugin: String,
+    pub plugin: Arc<str>,
     pub score: i64,
     pub weight: i64,
 }
@@ -45,7 +47,8 @@ pub struct PluginScore {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterDecision {
-    pub name: String,
+    // Shared with the cluster snapshot: a decision per cluster per binding must not allocate names.
+    pub name: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub filtered_by: Option<FilterDecision>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]

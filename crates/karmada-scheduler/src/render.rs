@@ -262,7 +262,7 @@ impl Plan {
                     if filter.plugin.is_empty() {
                         dash()
                     } else {
-                        filter.plugin.clone()
+                        filter.plugin.to_string()
                     },
                     match &filter.detail {
                         Some(detail) => format!("{} ({detail})", filter.reason),
@@ -272,7 +272,7 @@ impl Plan {
                 None => (dash(), dash()),
             };
             rows.push(vec![
-                decision.name.clone(),
+                decision.name.to_string(),
                 decision.replicas.map_or_else(dash, |r| r.to_string()),
                 decision.score.map_or_else(dash, |s| s.to_string()),
                 decision

@@ -244,7 +244,7 @@ fn schedule_term(
         let mut decision = ClusterDecision {
             name: cluster.name.clone(),
             filtered_by: None,
-            scores: Vec::new(),
+            scores: Vec::with_capacity(framework.plugins.len()),
             score: None,
             estimate: None,
             available_replicas: None,
@@ -254,7 +254,7 @@ fn schedule_term(
         };
         if cluster.deleting() {
             decision.filtered_by = Some(FilterDecision {
-                plugin: String::new(),
+                plugin: "".into(),
                 reason: "cluster is being deleted".into(),
                 detail: None,
             });
@@ -265,7 +265,7 @@ fn schedule_term(
             if let Some(Verdict::Reject(rejection)) = weighted.plugin.filter(&context, cluster) {
                 *fit_reasons.entry(rejection.reason.clone()).or_insert(0) += 1;
                 decision.filtered_by = Some(FilterDecision {
-                    plugin: weighted.plugin.name().to_string(),
+                    plugin: weighted.name.clone(),
                     reason: rejection.reason,
                     detail: rejection.detail,
                 });
@@ -279,7 +279,7 @@ fn schedule_term(
                     let score = score.clamp(MIN_CLUSTER_SCORE, MAX_CLUSTER_SCORE);
                     total = total.saturating_add(score.saturating_mul(weighted.weight));
                     decision.scores.push(PluginScore {
-                        plugin: weighted.plugin.name().to_string(),
+                        plugin: weighted.name.clone(),
                         score,
                         weight: weighted.weight,
                     });
@@ -339,7 +339,7 @@ fn schedule_term(
             decision.available_replicas = Some(
                 estimated
                     .replicas
-                    .saturating_add(previous.get(cluster.name.as_str()).copied().unwrap_or(0)),
+                    .saturating_add(previous.get(&*cluster.name).copied().unwrap_or(0)),
             );
             decision.estimate = Some(estimated);
         } else {
@@ -421,7 +421,7 @@ fn schedule_term(
     let tie_break = TieBreak::from_uid(&spec.resource.uid);
     let names: Vec<String> = selected
         .iter()
-        .map(|i| decisions[*i].name.clone())
+        .map(|i| decisions[*i].name.to_string())
         .collect();
     let mut divisions = Vec::new();
     // Karmada assigns replicas only to workloads of at most one component (multi-component bindings are
@@ -453,7 +453,7 @@ fn schedule_term(
                             .max()
                             .unwrap_or(0);
                         ClusterReplicas {
-                            name: decisions[*index].name.clone(),
+                            name: decisions[*index].name.to_string(),
                             replicas: if prepared.static_weights.is_empty() {
                                 1
                             } else {
@@ -499,7 +499,7 @@ fn schedule_term(
     });
     if let Ok(result) = &result {
         for target in result {
-            if let Some(decision) = decisions.iter_mut().find(|d| d.name == target.name) {
+            if let Some(decision) = decisions.iter_mut().find(|d| *d.name == *target.name) {
                 decision.replicas = Some(target.replicas);
             }
         }
@@ -537,11 +537,11 @@ fn assign_dynamic(
         let decision = &decisions[*index];
         let held = previous
             .iter()
-            .filter(|p| p.name == decision.name)
+            .filter(|p| *p.name == *decision.name)
             .map(|p| p.replicas)
             .sum::<i64>();
         ReplicaCandidate {
-            name: decision.name.clone(),
+            name: decision.name.to_string(),
             allocatable_replicas: decision.available_replicas.unwrap_or(0) - held,
         }
     };

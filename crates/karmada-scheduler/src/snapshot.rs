@@ -13,7 +13,7 @@ use crate::quantity::parse_milli;
 /// A cluster ready for scheduling.
 #[derive(Debug, Clone)]
 pub struct ClusterSnapshot {
-    pub name: String,
+    pub name: std::sync::Arc<str>,
     pub cluster: Cluster,
     /// `status.resourceSummary` in milli-units, when reported.
     pub summary: Option<ResourceSummary>,
@@ -87,7 +87,7 @@ impl ClusterSnapshot {
             });
         }
         Ok(Self {
-            name,
+            name: name.into(),
             cluster,
             summary,
             models,

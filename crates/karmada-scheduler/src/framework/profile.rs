@@ -139,6 +139,8 @@ impl SchedulerProfile {
 /// A plugin with its weight in a framework.
 pub struct WeightedPlugin {
     pub plugin: Box<dyn Plugin>,
+    /// The plugin's name, shared by every explanation that cites it.
+    pub name: std::sync::Arc<str>,
     pub weight: i64,
 }
 
@@ -169,8 +171,10 @@ impl Framework {
         let plugins = DEFAULT_PLUGINS
             .iter()
             .map(|name| {
+                let plugin = registry.build(name, None)?;
                 Ok(WeightedPlugin {
-                    plugin: registry.build(name, None)?,
+                    name: plugin.name().into(),
+                    plugin,
                     weight: 1,
                 })
             })
@@ -248,7 +252,11 @@ impl Framework {
                 let plugin = registry
                     .build(&name, args.get(name.as_str()).copied())
                     .map_err(|e| e.within(&at))?;
-                Ok(WeightedPlugin { plugin, weight })
+                Ok(WeightedPlugin {
+                    name: plugin.name().into(),
+                    plugin,
+                    weight,
+                })
             })
             .collect::<Result<_, InputError>>()?;
         Ok(Self {

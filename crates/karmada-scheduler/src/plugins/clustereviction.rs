@@ -24,7 +24,7 @@ impl Plugin for ClusterEviction {
             .spec
             .graceful_eviction_tasks
             .iter()
-            .find(|task| task.from_cluster == cluster.name);
+            .find(|task| *task.from_cluster == *cluster.name);
         Some(match evicting {
             None => Verdict::Pass,
             Some(task) => Verdict::Reject(

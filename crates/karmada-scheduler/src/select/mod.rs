@@ -18,7 +18,7 @@ pub use groups::{GroupScoreInput, group_score};
 /// A scored candidate as the Select phase sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SelectCandidate {
-    pub name: String,
+    pub name: std::sync::Arc<str>,
     pub score: i64,
     pub available: i64,
     /// The value of the group field that drives selection (region, zone, provider or the label), if any.
@@ -59,7 +59,7 @@ pub struct SelectDemand {
 #[serde(rename_all = "camelCase")]
 pub struct GroupTrace {
     pub name: String,
-    pub clusters: Vec<String>,
+    pub clusters: Vec<std::sync::Arc<str>>,
     pub score: i64,
     pub chosen: bool,
 }

@@ -353,7 +353,7 @@ fn overflow_affinities_fill_the_primary_tier_first() {
         .explanation
         .clusters
         .iter()
-        .map(|c| (c.name.clone(), c.overflow_order))
+        .map(|c| (c.name.to_string(), c.overflow_order))
         .collect();
     assert!(overflow.contains(&("cloud-1".into(), 1)), "{overflow:?}");
 }

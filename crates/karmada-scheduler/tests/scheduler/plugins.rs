@@ -20,8 +20,8 @@ fn filters(
         .iter()
         .map(|c| {
             (
-                c.name.clone(),
-                c.filtered_by.as_ref().map(|f| f.plugin.clone()),
+                c.name.to_string(),
+                c.filtered_by.as_ref().map(|f| f.plugin.to_string()),
                 c.filtered_by.as_ref().map(|f| f.reason.clone()),
             )
         })
@@ -237,7 +237,7 @@ fn cluster_locality_prefers_where_the_binding_runs() {
         .explanation
         .clusters
         .iter()
-        .map(|c| (c.name.clone(), c.score))
+        .map(|c| (c.name.to_string(), c.score))
         .collect();
     assert_eq!(
         scores,
@@ -275,13 +275,13 @@ fn cluster_ports_and_available_resources_via_profile() {
         .explanation
         .clusters
         .iter()
-        .find(|c| c.name == "half")
+        .find(|c| &*c.name == "half")
         .expect("half");
     let udp = plan
         .explanation
         .clusters
         .iter()
-        .find(|c| c.name == "udp-only")
+        .find(|c| &*c.name == "udp-only")
         .expect("udp");
     // AvailableResources ×2: 50% free → 100; 100% free → 200.
     assert_eq!((half.score, udp.score), (Some(100), Some(200)));
@@ -324,7 +324,7 @@ fn cluster_latency_example_plugin() {
         .iter()
         .map(|c| {
             (
-                c.name.clone(),
+                c.name.to_string(),
                 c.score,
                 c.filtered_by.as_ref().and_then(|f| f.detail.clone()),
             )
@@ -356,7 +356,7 @@ fn cluster_latency_example_plugin() {
         .explanation
         .clusters
         .iter()
-        .find(|c| c.name == "ok")
+        .find(|c| &*c.name == "ok")
         .expect("ok");
     assert_eq!(
         ok.filtered_by.as_ref().and_then(|f| f.detail.clone()),

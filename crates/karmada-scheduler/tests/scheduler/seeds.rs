@@ -263,7 +263,7 @@ fn seed_000_scheduler_profile_latency_sensitive() {
         .explanation
         .clusters
         .iter()
-        .find(|c| c.name == "member-beijing")
+        .find(|c| &*c.name == "member-beijing")
         .expect("beijing");
     assert_eq!(
         beijing.score,

@@ -27,7 +27,7 @@ fn cluster_constraint_takes_the_best_max_groups() {
         .clusters
         .iter()
         .filter(|c| c.selected)
-        .map(|c| c.name.as_str())
+        .map(|c| &*c.name)
         .collect();
     assert_eq!(selected, vec!["b", "c"]);
     let total: i64 = assignment(&plan).iter().map(|(_, r)| r).sum();
@@ -89,7 +89,7 @@ fn region_constraint_chooses_groups_by_score() {
         .explanation
         .clusters
         .iter()
-        .find(|c| c.name == "e")
+        .find(|c| &*c.name == "e")
         .expect("e");
     assert_eq!(
         e.filtered_by.as_ref().map(|f| f.reason.as_str()),
@@ -194,7 +194,7 @@ fn duplicated_cluster_constraint_takes_the_first_candidates_ignoring_resources()
 fn group_score_formula_table() {
     use karmada_scheduler::select::{GroupScoreInput, SelectCandidate, SelectDemand, group_score};
     let candidate = |score: i64, available: i64| SelectCandidate {
-        name: format!("c{score}-{available}"),
+        name: format!("c{score}-{available}").into(),
         score,
         available,
         group: None,
