@@ -36,6 +36,41 @@ impl Server {
         server
     }
 
+    /// A member-sim (`karmada member-sim`, one cluster named `sim`) in place of the API server: the
+    /// same kubectl suites run against it.
+    pub fn start_member_sim() -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.path().join("server.log"))
+            .expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_karmada"))
+            .args([
+                "member-sim",
+                "--name",
+                "sim",
+                "--exit-with-stdin",
+                "--data-dir",
+            ])
+            .arg(dir.path().join("data"))
+            .stdin(Stdio::piped())
+            .stdout(log.try_clone().expect("clone log"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn karmada member-sim");
+        let kubeconfig = dir.path().join("data").join("sim.config");
+        let cache = dir.path().join("kubectl-cache");
+        let server = Server {
+            child,
+            dir,
+            kubeconfig,
+            cache,
+        };
+        server.wait_ready();
+        server
+    }
+
     /// SIGKILLs the server (no chance to flush anything) and starts it again on the same data.
     pub fn kill_and_restart(&mut self) {
         self.child.kill().expect("SIGKILL server");
@@ -223,3 +258,28 @@ pub fn rows(table: &str) -> Vec<Vec<String>> {
         .map(|l| l.split_whitespace().map(str::to_string).collect())
         .collect()
 }
+
+/// Declares one `#[test]` per suite function against the Karmada API server (`on_apiserver::NAME`) and one
+/// against a member-sim (`on_member_sim::NAME`): both serve the same Kubernetes API and must satisfy the same
+/// kubectl suite.
+macro_rules! on_apiserver_and_member_sim {
+    ($($name:ident),* $(,)?) => {
+        mod on_apiserver {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(&$crate::harness::Server::start())
+                }
+            )*
+        }
+        mod on_member_sim {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(&$crate::harness::Server::start_member_sim())
+                }
+            )*
+        }
+    };
+}
+pub(crate) use on_apiserver_and_member_sim;

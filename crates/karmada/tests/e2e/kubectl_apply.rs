@@ -24,9 +24,7 @@ spec:
         image: busybox:1.36
 "#;
 
-#[test]
-fn apply_client_side_twice_then_server_side() {
-    let s = Server::start();
+fn apply_client_side_twice_then_server_side(s: &Server) {
     let f = s.file("deploy.yaml", DEPLOY_V1);
     let out = s
         .kubectl(&["apply", "-f", f.to_str().unwrap()])
@@ -104,9 +102,7 @@ fn apply_client_side_twice_then_server_side() {
     );
 }
 
-#[test]
-fn server_side_apply_creates_and_reports_conflicts() {
-    let s = Server::start();
+fn server_side_apply_creates_and_reports_conflicts(s: &Server) {
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: default}\ndata: {a: \"1\"}\n";
     let f = s.file("cm.yaml", cm);
     let out = s
@@ -150,9 +146,7 @@ fn server_side_apply_creates_and_reports_conflicts() {
     assert_eq!(obj["data"]["a"], "1");
 }
 
-#[test]
-fn create_from_file_and_generators() {
-    let s = Server::start();
+fn create_from_file_and_generators(s: &Server) {
     let f = s.file(
         "gen.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: cfg-, namespace: default}\ndata: {k: v}\n",
@@ -236,9 +230,7 @@ fn create_from_file_and_generators() {
     assert_eq!(ns[1][1], "Active");
 }
 
-#[test]
-fn diff_shows_pending_change() {
-    let s = Server::start();
+fn diff_shows_pending_change(s: &Server) {
     let f = s.file("deploy.yaml", DEPLOY_V1);
     s.kubectl(&["apply", "-f", f.to_str().unwrap()]).success();
     let same = s.kubectl(&["diff", "-f", f.to_str().unwrap()]);
@@ -266,3 +258,10 @@ fn diff_shows_pending_change() {
     let obj = s.kubectl(&["get", "deploy", "web", "-o", "json"]).json();
     assert_eq!(obj["spec"]["replicas"], 2);
 }
+
+crate::harness::on_apiserver_and_member_sim!(
+    apply_client_side_twice_then_server_side,
+    server_side_apply_creates_and_reports_conflicts,
+    create_from_file_and_generators,
+    diff_shows_pending_change,
+);

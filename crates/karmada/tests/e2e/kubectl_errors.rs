@@ -15,9 +15,7 @@ fn raw_post(s: &Server, path: &str, body: &str) -> Run {
     s.kubectl(&["create", "--raw", path, "-f", f.to_str().unwrap()])
 }
 
-#[test]
-fn malformed_and_invalid_bodies_are_rejected_without_side_effects() {
-    let s = Server::start();
+fn malformed_and_invalid_bodies_are_rejected_without_side_effects(s: &Server) {
     s.kubectl(&["create", "configmap", "keep", "--from-literal=a=b"])
         .success();
     let before = configmap_count(&s);
@@ -76,9 +74,7 @@ fn malformed_and_invalid_bodies_are_rejected_without_side_effects() {
     );
 }
 
-#[test]
-fn unknown_kinds_fields_and_yaml_errors() {
-    let s = Server::start();
+fn unknown_kinds_fields_and_yaml_errors(s: &Server) {
     let err = s
         .kubectl_stdin(
             &["apply", "-f", "-"],
@@ -235,3 +231,8 @@ fn authentication_and_rbac() {
         assert_eq!(ready, "ok");
     });
 }
+
+crate::harness::on_apiserver_and_member_sim!(
+    malformed_and_invalid_bodies_are_rejected_without_side_effects,
+    unknown_kinds_fields_and_yaml_errors,
+);

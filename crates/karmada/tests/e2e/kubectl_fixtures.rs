@@ -112,9 +112,7 @@ fn expectations() -> Vec<Expect> {
     ]
 }
 
-#[test]
-fn every_fixture_file_applies_or_is_rejected_as_documented() {
-    let s = Server::start();
+fn every_fixture_file_applies_or_is_rejected_as_documented(s: &Server) {
     // The seeds create their namespaces before applying (`kubectl create ns ...`).
     s.kubectl(&["create", "namespace", "microservices"])
         .success();
@@ -220,3 +218,7 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+crate::harness::on_apiserver_and_member_sim!(
+    every_fixture_file_applies_or_is_rejected_as_documented,
+);

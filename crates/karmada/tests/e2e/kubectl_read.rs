@@ -33,9 +33,7 @@ spec:
     s.kubectl_stdin(&["apply", "-f", "-"], manifest).success();
 }
 
-#[test]
-fn get_in_every_output_form() {
-    let s = Server::start();
+fn get_in_every_output_form(s: &Server) {
     seed(&s);
     let table = rows(s.kubectl(&["get", "deploy"]).success());
     assert_eq!(
@@ -142,9 +140,7 @@ fn get_in_every_output_form() {
     assert_eq!(by_field.len(), 2);
 }
 
-#[test]
-fn watch_sees_a_change_arrive() {
-    let s = Server::start();
+fn watch_sees_a_change_arrive(s: &Server) {
     seed(&s);
     let mut watch = s.kubectl_spawn(&[
         "get",
@@ -182,9 +178,7 @@ fn watch_sees_a_change_arrive() {
     let _ = watch.wait();
 }
 
-#[test]
-fn describe_shows_the_object() {
-    let s = Server::start();
+fn describe_shows_the_object(s: &Server) {
     seed(&s);
     let out = s
         .kubectl(&["describe", "deploy", "web"])
@@ -200,9 +194,7 @@ fn describe_shows_the_object() {
     assert!(ns.contains("Status:") && ns.contains("Active"), "{ns}");
 }
 
-#[test]
-fn api_resources_versions_and_explain() {
-    let s = Server::start();
+fn api_resources_versions_and_explain(s: &Server) {
     let resources = s.kubectl(&["api-resources"]).success().to_string();
     let table = rows(&resources);
     assert_eq!(
@@ -272,3 +264,10 @@ fn api_resources_versions_and_explain() {
         .to_string();
     assert!(explain.contains("FIELD: replicas"), "{explain}");
 }
+
+crate::harness::on_apiserver_and_member_sim!(
+    get_in_every_output_form,
+    watch_sees_a_change_arrive,
+    describe_shows_the_object,
+    api_resources_versions_and_explain,
+);

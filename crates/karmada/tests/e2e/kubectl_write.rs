@@ -23,9 +23,7 @@ spec:
     s.kubectl_stdin(&["apply", "-f", "-"], manifest).success();
 }
 
-#[test]
-fn edit_with_an_editor_script() {
-    let s = Server::start();
+fn edit_with_an_editor_script(s: &Server) {
     deployment(&s);
     let editor = s.file(
         "editor.sh",
@@ -48,9 +46,7 @@ fn edit_with_an_editor_script() {
     assert_eq!(obj["metadata"]["generation"], 2);
 }
 
-#[test]
-fn patch_json_merge_and_strategic() {
-    let s = Server::start();
+fn patch_json_merge_and_strategic(s: &Server) {
     deployment(&s);
     s.kubectl(&[
         "patch",
@@ -105,9 +101,7 @@ fn patch_json_merge_and_strategic() {
     );
 }
 
-#[test]
-fn strategic_patch_on_a_custom_kind_is_415() {
-    let s = Server::start();
+fn strategic_patch_on_a_custom_kind_is_415(s: &Server) {
     let pp = r#"
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
@@ -138,9 +132,7 @@ spec:
     assert_eq!(obj["spec"]["priority"], 5);
 }
 
-#[test]
-fn label_annotate_scale_replace() {
-    let s = Server::start();
+fn label_annotate_scale_replace(s: &Server) {
     deployment(&s);
     assert_eq!(
         s.kubectl(&["label", "deploy", "web", "tier=front"])
@@ -186,15 +178,25 @@ fn label_annotate_scale_replace() {
         "each replicas change bumps generation; labels don't"
     );
 
-    let mut replaced = obj.clone();
-    replaced["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.27".into();
-    let f = s.file("replace.json", &replaced.to_string());
-    assert_eq!(
-        s.kubectl(&["replace", "-f", f.to_str().unwrap()])
-            .success()
-            .trim(),
-        "deployment.apps/web replaced"
-    );
+    // On a member-sim the Deployment controller writes status between our GET and PUT, so a
+    // replace may lose the race: like any client, read again and retry on a conflict.
+    let mut attempts = 0;
+    let f = loop {
+        let mut replaced = s.kubectl(&["get", "deploy", "web", "-o", "json"]).json();
+        replaced["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.27".into();
+        let f = s.file("replace.json", &replaced.to_string());
+        let run = s.kubectl(&["replace", "-f", f.to_str().unwrap()]);
+        if run.ok() {
+            assert_eq!(run.stdout.trim(), "deployment.apps/web replaced");
+            break f;
+        }
+        attempts += 1;
+        assert!(
+            attempts < 20 && run.stderr.contains("the object has been modified"),
+            "replace failed: {}",
+            run.stderr
+        );
+    };
     // The same body again carries a stale resourceVersion now.
     let err = s
         .kubectl(&["replace", "-f", f.to_str().unwrap()])
@@ -203,9 +205,7 @@ fn label_annotate_scale_replace() {
     assert!(err.contains("the object has been modified"), "{err}");
 }
 
-#[test]
-fn delete_waits_for_a_finalizer() {
-    let s = Server::start();
+fn delete_waits_for_a_finalizer(s: &Server) {
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: default, finalizers: [example.com/hold]}\ndata: {a: b}\n";
     s.kubectl_stdin(&["apply", "-f", "-"], cm).success();
     let mut delete = std::process::Command::new("kubectl")
@@ -256,9 +256,7 @@ fn delete_waits_for_a_finalizer() {
     assert!(gone.contains("configmaps \"held\" not found"), "{gone}");
 }
 
-#[test]
-fn deleting_a_namespace_deletes_its_contents() {
-    let s = Server::start();
+fn deleting_a_namespace_deletes_its_contents(s: &Server) {
     s.kubectl(&["create", "namespace", "tmp"]).success();
     s.kubectl(&[
         "create",
@@ -277,3 +275,12 @@ fn deleting_a_namespace_deletes_its_contents() {
     let list = s.kubectl(&["get", "cm", "-n", "tmp", "-o", "json"]).json();
     assert_eq!(list["items"].as_array().map(Vec::len), Some(0));
 }
+
+crate::harness::on_apiserver_and_member_sim!(
+    edit_with_an_editor_script,
+    patch_json_merge_and_strategic,
+    strategic_patch_on_a_custom_kind_is_415,
+    label_annotate_scale_replace,
+    delete_waits_for_a_finalizer,
+    deleting_a_namespace_deletes_its_contents,
+);

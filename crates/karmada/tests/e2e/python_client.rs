@@ -6,9 +6,7 @@ use std::process::Command;
 
 use crate::harness::{Run, Server};
 
-#[test]
-fn python_client_crud_and_watch() {
-    let s = Server::start();
+fn python_client_crud_and_watch(s: &Server) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/crud_watch.py");
     let out = Run::from(
         Command::new("python3")
@@ -25,3 +23,5 @@ fn python_client_crud_and_watch() {
     );
     assert!(!stdout.contains("FAIL"), "{stdout}");
 }
+
+crate::harness::on_apiserver_and_member_sim!(python_client_crud_and_watch,);
