@@ -51,8 +51,8 @@ pub struct ClusterDecision {
     pub name: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub filtered_by: Option<FilterDecision>,
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub scores: Vec<PluginScore>,
+    #[serde(skip_serializing_if = "smallvec::SmallVec::is_empty", default)]
+    pub scores: smallvec::SmallVec<[PluginScore; 4]>,
     /// Σ weight × score.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub score: Option<i64>,

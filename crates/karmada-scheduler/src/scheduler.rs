@@ -244,7 +244,7 @@ fn schedule_term(
         let mut decision = ClusterDecision {
             name: cluster.name.clone(),
             filtered_by: None,
-            scores: Vec::with_capacity(framework.plugins.len()),
+            scores: smallvec::SmallVec::new(),
             score: None,
             estimate: None,
             available_replicas: None,
@@ -498,9 +498,13 @@ fn schedule_term(
         result
     });
     if let Ok(result) = &result {
+        // Targets are among the selected clusters: search those, not every decision.
         for target in result {
-            if let Some(decision) = decisions.iter_mut().find(|d| *d.name == *target.name) {
-                decision.replicas = Some(target.replicas);
+            if let Some(index) = selected
+                .iter()
+                .find(|i| *decisions[**i].name == *target.name)
+            {
+                decisions[*index].replicas = Some(target.replicas);
             }
         }
     }
@@ -613,14 +617,20 @@ fn assign_dynamic(
     Ok(result)
 }
 
-fn group_value(field: Option<&GroupField>, cluster: &karmada_api::Cluster) -> Option<String> {
-    let non_empty = |value: &str| (!value.is_empty()).then(|| value.to_string());
+fn group_value<'c>(
+    field: Option<&GroupField>,
+    cluster: &'c karmada_api::Cluster,
+) -> Option<&'c str> {
+    let non_empty = |value: &'c str| (!value.is_empty()).then_some(value);
     match field? {
         GroupField::Region => non_empty(&cluster.spec.region),
         GroupField::Provider => non_empty(&cluster.spec.provider),
-        GroupField::Zone => crate::affinity::cluster_zones(cluster)
-            .first()
-            .map(|zone| (*zone).to_string()),
-        GroupField::Label(key) => cluster.metadata.labels.as_ref()?.get(key).cloned(),
+        GroupField::Zone => crate::affinity::cluster_zones(cluster).first().copied(),
+        GroupField::Label(key) => cluster
+            .metadata
+            .labels
+            .as_ref()?
+            .get(key)
+            .map(String::as_str),
     }
 }

@@ -17,7 +17,7 @@ const WEIGHT_UNIT: i64 = 1000;
 #[derive(Debug, Clone, Copy)]
 pub struct GroupScoreInput<'a> {
     /// The group's clusters in candidate order.
-    pub clusters: &'a [&'a SelectCandidate],
+    pub clusters: &'a [&'a SelectCandidate<'a>],
     pub demand: SelectDemand,
     /// minGroups of the group constraint.
     pub group_min: i64,
@@ -65,7 +65,7 @@ pub fn group_score(input: GroupScoreInput<'_>) -> i64 {
 struct Group<'a> {
     name: String,
     members: Vec<usize>,
-    refs: Vec<&'a SelectCandidate>,
+    refs: Vec<&'a SelectCandidate<'a>>,
     score: i64,
 }
 
@@ -161,7 +161,7 @@ pub(super) fn select_by_group(
     let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (index, candidate) in candidates.iter().enumerate() {
         if let Some(group) = &candidate.group {
-            by_name.entry(group.as_str()).or_default().push(index);
+            by_name.entry(*group).or_default().push(index);
         }
     }
     if (by_name.len() as i64) < bounds.min_groups {

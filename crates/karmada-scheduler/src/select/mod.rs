@@ -17,12 +17,12 @@ pub use groups::{GroupScoreInput, group_score};
 
 /// A scored candidate as the Select phase sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SelectCandidate {
+pub struct SelectCandidate<'a> {
     pub name: std::sync::Arc<str>,
     pub score: i64,
     pub available: i64,
     /// The value of the group field that drives selection (region, zone, provider or the label), if any.
-    pub group: Option<String>,
+    pub group: Option<&'a str>,
 }
 
 /// A `[minGroups, maxGroups]` bound of one spread constraint.
@@ -117,7 +117,7 @@ pub enum SelectError {
 /// Selects clusters from `candidates` (candidate order); returns indices into `candidates`. The order is
 /// candidate order except where the cluster algorithm swapped a cluster into a slot, as Karmada does.
 pub fn select(
-    candidates: &[SelectCandidate],
+    candidates: &[SelectCandidate<'_>],
     rules: &SpreadRules,
     demand: SelectDemand,
 ) -> Result<(Vec<usize>, SelectTrace), SelectError> {
@@ -138,7 +138,7 @@ pub fn select(
 /// Karmada's cluster algorithm: the first `min(n, maxGroups)` candidates, swapping in larger ones from the rest
 /// (walking the selection backwards) until they can hold the needed replicas.
 fn select_by_cluster(
-    candidates: &[SelectCandidate],
+    candidates: &[SelectCandidate<'_>],
     bounds: GroupBounds,
     need: Option<i64>,
     trace: &mut SelectTrace,
@@ -215,7 +215,7 @@ fn select_by_cluster(
 mod tests {
     use super::*;
 
-    fn candidate(name: &str, score: i64, available: i64) -> SelectCandidate {
+    fn candidate(name: &str, score: i64, available: i64) -> SelectCandidate<'static> {
         SelectCandidate {
             name: name.into(),
             score,
