@@ -32,7 +32,8 @@ pub struct BenchConfig {
 impl BenchConfig {
     /// A configuration whose run takes roughly the same time for any cluster count.
     pub fn for_clusters(clusters: usize) -> Self {
-        let decisions = (200_000 / clusters.max(1)).clamp(50, 20_000);
+        // About a second of work per count: short runs on a shared machine measure the neighbours.
+        let decisions = (2_000_000 / clusters.max(1)).clamp(50, 50_000);
         Self {
             clusters,
             decisions,

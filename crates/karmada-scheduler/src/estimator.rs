@@ -35,6 +35,36 @@ pub struct ResourceSummary {
     pub allocated: Resources,
     /// (grade, node count)
     pub allocatable_modelings: Vec<(u32, i64)>,
+    /// allocatable − allocated − allocating (≥ 0) per resource, computed once: every decision asks it of every
+    /// candidate cluster.
+    free: Resources,
+}
+
+impl ResourceSummary {
+    pub fn new(
+        allocatable: Resources,
+        allocating: Resources,
+        allocated: Resources,
+        allocatable_modelings: Vec<(u32, i64)>,
+    ) -> Self {
+        let get = |list: &Resources, resource: &str| list.get(resource).copied().unwrap_or(0);
+        let free = allocatable
+            .keys()
+            .map(|resource| {
+                let free = get(&allocatable, resource)
+                    - get(&allocated, resource)
+                    - get(&allocating, resource);
+                (resource.clone(), free.max(0))
+            })
+            .collect();
+        Self {
+            allocatable,
+            allocating,
+            allocated,
+            allocatable_modelings,
+            free,
+        }
+    }
 }
 
 /// Which path of the general estimator produced the answer.
@@ -98,9 +128,9 @@ pub fn default_resource_models() -> Vec<ResourceModel> {
         .collect()
 }
 
+/// Free quantity of `resource`; a resource without allocatable has none.
 fn free(summary: &ResourceSummary, resource: &str) -> i128 {
-    let get = |list: &Resources| list.get(resource).copied().unwrap_or(0);
-    (get(&summary.allocatable) - get(&summary.allocated) - get(&summary.allocating)).max(0)
+    summary.free.get(resource).copied().unwrap_or(0)
 }
 
 /// Replica counts are int32 in Karmada's API; estimates are clamped to `0..=i32::MAX` so sums over many
@@ -244,11 +274,12 @@ mod tests {
 
     #[test]
     fn models_fall_back_to_summary_for_uncovered_resources() {
-        let summary = ResourceSummary {
-            allocatable: resources(&[("pods", 100_000), ("nvidia.com/gpu", 4000)]),
-            allocatable_modelings: vec![(1, 3)],
-            ..Default::default()
-        };
+        let summary = ResourceSummary::new(
+            resources(&[("pods", 100_000), ("nvidia.com/gpu", 4000)]),
+            Resources::default(),
+            Resources::default(),
+            vec![(1, 3)],
+        );
         let estimate = estimate(
             Some(&summary),
             &[],

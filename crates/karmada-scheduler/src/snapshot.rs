@@ -47,22 +47,22 @@ impl ClusterSnapshot {
             .and_then(|s| s.resource_summary.as_ref())
         {
             None => None,
-            Some(summary) => Some(ResourceSummary {
-                allocatable: resources(
+            Some(summary) => Some(ResourceSummary::new(
+                resources(
                     &summary.allocatable,
                     &at("status.resourceSummary.allocatable"),
                 )?,
-                allocating: resources(
+                resources(
                     &summary.allocating,
                     &at("status.resourceSummary.allocating"),
                 )?,
-                allocated: resources(&summary.allocated, &at("status.resourceSummary.allocated"))?,
-                allocatable_modelings: summary
+                resources(&summary.allocated, &at("status.resourceSummary.allocated"))?,
+                summary
                     .allocatable_modelings
                     .iter()
                     .map(|m| (m.grade, i64::from(m.count)))
                     .collect(),
-            }),
+            )),
         };
         let mut models = Vec::new();
         for (index, model) in cluster.spec.resource_models.iter().enumerate() {
