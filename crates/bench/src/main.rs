@@ -6,6 +6,7 @@
 
 mod apiserver;
 mod member_sim;
+mod propagation;
 mod report;
 mod scheduler;
 mod stats;
@@ -27,6 +28,8 @@ enum Command {
     Scheduler(scheduler::Args),
     /// Simulated member clusters: idle memory, memory per 1,000 nodes, 100 clusters' start.
     MemberSim(member_sim::Args),
+    /// Propagation end to end: distribution latency, throughput, control-plane memory per 1,000 workloads.
+    Propagation(propagation::Args),
 }
 
 #[tokio::main]
@@ -35,5 +38,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Apiserver(args) => apiserver::run(args).await,
         Command::Scheduler(args) => scheduler::run(args).await,
         Command::MemberSim(args) => member_sim::run(args).await,
+        Command::Propagation(args) => propagation::run(args).await,
     }
 }

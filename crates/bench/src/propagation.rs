@@ -1,0 +1,540 @@
+//! Propagation benchmark: distribution latency (template submitted → object created in the member), end-to-end
+//! throughput and control-plane memory per 1,000 workloads, over N member-sims in Push mode.
+//!
+//! It runs the real processes: `karmada apiserver` (embedded store), `karmada controller-manager`, `karmada
+//! scheduler`, one `karmada member-sim --count N` process, and `karmadactl join` for each member. One
+//! PropagationPolicy selects every Deployment labelled `bench=propagation` and duplicates it to every member.
+//! Phase 1 creates Deployments at a steady rate and measures, per (Deployment, member), the time from the create
+//! being acknowledged to the member's watch seeing the object. Phase 2 creates as many again as fast as 32
+//! clients can and measures how long until all are in every member. RSS is the sum over the control-plane
+//! processes, read after the clusters are Ready and again after both phases.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::Client;
+use kube::api::{Api, PostParams};
+use kube::runtime::watcher;
+use tokio::sync::Mutex;
+
+use crate::report::{self, Row};
+use crate::stats::{Samples, ms};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Member counts to measure.
+    #[arg(long, value_delimiter = ',', default_value = "3,10")]
+    pub members: Vec<u32>,
+    /// Deployments per phase.
+    #[arg(long, default_value_t = 1000)]
+    pub workloads: u32,
+    /// Creation rate of the latency phase (Deployments per second).
+    #[arg(long, default_value_t = 100)]
+    pub rate: u32,
+    #[arg(long, default_value = "docs/benchmarks.md")]
+    pub report: PathBuf,
+    /// The server binary (default: `karmada` beside this one); `karmadactl` is looked up beside it.
+    #[arg(long)]
+    pub karmada_binary: Option<PathBuf>,
+}
+
+const READY_TIMEOUT: Duration = Duration::from_secs(300);
+const LABEL: (&str, &str) = ("bench", "propagation");
+
+struct Proc {
+    child: Child,
+    name: String,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Proc {
+    fn spawn(binary: &Path, args: &[&str], log_dir: &Path, name: &str) -> anyhow::Result<Proc> {
+        let log = std::fs::File::create(log_dir.join(format!("{name}.log")))?;
+        let child = Command::new(binary)
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {} {name}", binary.display()))?;
+        Ok(Proc {
+            child,
+            name: name.to_string(),
+        })
+    }
+
+    fn rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 1024.0
+    }
+}
+
+async fn client(kubeconfig: &Path) -> anyhow::Result<Client> {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
+    Ok(Client::try_from(config)?)
+}
+
+async fn wait_file(path: &Path, what: &str) -> anyhow::Result<()> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    while !path.exists() {
+        if Instant::now() > deadline {
+            bail!("{what} did not start (no {})", path.display());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
+/// The federation under test.
+struct Federation {
+    _dir: tempfile::TempDir,
+    control_plane: Vec<Proc>,
+    _members: Proc,
+    karmada: Client,
+    member_clients: Vec<(String, Client)>,
+}
+
+impl Federation {
+    async fn start(binary: &Path, members: u32) -> anyhow::Result<Federation> {
+        let dir = tempfile::tempdir()?;
+        let data = dir.path().join("karmada");
+        let logs = dir.path().to_path_buf();
+        let data_arg = data.to_string_lossy().to_string();
+        let apiserver = Proc::spawn(
+            binary,
+            &[
+                "apiserver",
+                "--secure-port",
+                "0",
+                "--exit-with-stdin",
+                "--data-dir",
+                &data_arg,
+            ],
+            &logs,
+            "apiserver",
+        )?;
+        let kubeconfig = data.join("karmada-apiserver.config");
+        wait_file(&kubeconfig, "karmada apiserver").await?;
+        let karmada = client(&kubeconfig).await?;
+        let kubeconfig_arg = kubeconfig.to_string_lossy().to_string();
+        let members_dir = dir.path().join("members");
+        let members_arg = members_dir.to_string_lossy().to_string();
+        let count = members.to_string();
+        let member_proc = Proc::spawn(
+            binary,
+            &[
+                "member-sim",
+                "--count",
+                &count,
+                "--name-prefix",
+                "member",
+                "--scale-mode",
+                "--exit-with-stdin",
+                "--data-dir",
+                &members_arg,
+            ],
+            &logs,
+            "member-sim",
+        )?;
+        let names: Vec<String> = (1..=members).map(|i| format!("member{i}")).collect();
+        for name in &names {
+            wait_file(&members_dir.join(format!("{name}.config")), "member-sim").await?;
+        }
+        let controller_manager = Proc::spawn(
+            binary,
+            &[
+                "controller-manager",
+                "--kubeconfig",
+                &kubeconfig_arg,
+                "--metrics-bind-address",
+                "127.0.0.1:0",
+                "--cluster-status-update-frequency",
+                "2s",
+                "--cluster-success-threshold",
+                "1s",
+                "--exit-with-stdin",
+            ],
+            &logs,
+            "controller-manager",
+        )?;
+        let scheduler = Proc::spawn(
+            binary,
+            &[
+                "scheduler",
+                "--kubeconfig",
+                &kubeconfig_arg,
+                "--metrics-bind-address",
+                "127.0.0.1:0",
+                "--exit-with-stdin",
+            ],
+            &logs,
+            "scheduler",
+        )?;
+        let karmadactl = binary.with_file_name("karmadactl");
+        for name in &names {
+            let member_config = members_dir.join(format!("{name}.config"));
+            let out = Command::new(&karmadactl)
+                .args([
+                    "join",
+                    name,
+                    "--kubeconfig",
+                    &kubeconfig_arg,
+                    "--cluster-kubeconfig",
+                ])
+                .arg(&member_config)
+                .output()
+                .with_context(|| format!("running {}", karmadactl.display()))?;
+            if !out.status.success() {
+                bail!("join {name}: {}", String::from_utf8_lossy(&out.stderr));
+            }
+        }
+        let mut member_clients = Vec::new();
+        for name in &names {
+            member_clients.push((
+                name.clone(),
+                client(&members_dir.join(format!("{name}.config"))).await?,
+            ));
+        }
+        let federation = Federation {
+            _dir: dir,
+            control_plane: vec![apiserver, controller_manager, scheduler],
+            _members: member_proc,
+            karmada,
+            member_clients,
+        };
+        federation.wait_clusters_ready(&names).await?;
+        Ok(federation)
+    }
+
+    async fn wait_clusters_ready(&self, names: &[String]) -> anyhow::Result<()> {
+        let resource = kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster"),
+            "clusters",
+        );
+        let api: Api<kube::api::DynamicObject> = Api::all_with(self.karmada.clone(), &resource);
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let list = api.list(&Default::default()).await?;
+            let ready = list
+                .items
+                .iter()
+                .filter(|c| {
+                    c.data["status"]["conditions"].as_array().is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                    })
+                })
+                .count();
+            if ready == names.len() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("{ready}/{} clusters Ready", names.len());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    fn rss_mib(&self) -> f64 {
+        self.control_plane.iter().map(Proc::rss_mib).sum()
+    }
+
+    fn rss_detail(&self) -> String {
+        self.control_plane
+            .iter()
+            .map(|p| format!("{} {:.0}", p.name, p.rss_mib()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// First time each (member, Deployment name) was seen.
+type Seen = Arc<Mutex<HashMap<(usize, String), Instant>>>;
+
+fn watch_members(federation: &Federation, seen: Seen, stop: &tokio_util::sync::CancellationToken) {
+    for (index, (_, client)) in federation.member_clients.iter().enumerate() {
+        let api: Api<Deployment> = Api::namespaced(client.clone(), "bench");
+        let seen = seen.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let config = watcher::Config::default().labels(&format!("{}={}", LABEL.0, LABEL.1));
+            let mut stream = watcher::watcher(api, config).boxed();
+            loop {
+                let event = tokio::select! {
+                    () = stop.cancelled() => return,
+                    e = stream.next() => e,
+                };
+                let Some(event) = event else { return };
+                let objects = match event {
+                    Ok(watcher::Event::Apply(d) | watcher::Event::InitApply(d)) => vec![d],
+                    _ => continue,
+                };
+                let now = Instant::now();
+                let mut seen = seen.lock().await;
+                for d in objects {
+                    if let Some(name) = d.metadata.name {
+                        seen.entry((index, name)).or_insert(now);
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn deployment(name: &str) -> anyhow::Result<Deployment> {
+    Ok(serde_json::from_value(serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "bench", "labels": {LABEL.0: LABEL.1}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                         "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
+                                                  "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}
+        }
+    }))?)
+}
+
+async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<()> {
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> =
+        Api::all(federation.karmada.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(serde_json::json!({"metadata": {"name": "bench"}}))?,
+        )
+        .await?;
+    let resource = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("policy.karmada.io", "v1alpha1", "PropagationPolicy"),
+        "propagationpolicies",
+    );
+    let policies: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(federation.karmada.clone(), "bench", &resource);
+    let policy = serde_json::json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "bench", "namespace": "bench"},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                   "labelSelector": {"matchLabels": {LABEL.0: LABEL.1}}}],
+            "placement": {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
+        }
+    });
+    policies
+        .create(&PostParams::default(), &serde_json::from_value(policy)?)
+        .await?;
+    // The namespace reaches every member before the clock starts.
+    let deadline = Instant::now() + READY_TIMEOUT;
+    for (name, client) in &federation.member_clients {
+        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+        while api.get_opt("bench").await?.is_none() {
+            if Instant::now() > deadline {
+                bail!("namespace bench never reached {name}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    Ok(())
+}
+
+/// Waits until every name is in every member; returns when the last arrived.
+async fn wait_all_seen(seen: &Seen, names: &[String], members: usize) -> anyhow::Result<Instant> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        {
+            let seen = seen.lock().await;
+            let missing = names
+                .iter()
+                .flat_map(|n| (0..members).map(move |m| (m, n.clone())))
+                .filter(|k| !seen.contains_key(k))
+                .count();
+            if missing == 0 {
+                let last = names
+                    .iter()
+                    .flat_map(|n| (0..members).filter_map(|m| seen.get(&(m, n.clone())).copied()))
+                    .max()
+                    .unwrap_or_else(Instant::now);
+                return Ok(last);
+            }
+            if Instant::now() > deadline {
+                bail!("{missing} (workload, member) pairs never arrived");
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn measure(binary: &Path, members: u32, args: &Args) -> anyhow::Result<Vec<Row>> {
+    let federation = Federation::start(binary, members).await?;
+    setup_namespace_and_policy(&federation).await?;
+    let rss_before = federation.rss_mib();
+    let seen: Seen = Arc::default();
+    let stop = tokio_util::sync::CancellationToken::new();
+    watch_members(&federation, seen.clone(), &stop);
+    let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
+
+    // Phase 1: paced creates, latency per (workload, member).
+    let interval = Duration::from_secs_f64(1.0 / f64::from(args.rate.max(1)));
+    let names: Vec<String> = (0..args.workloads)
+        .map(|i| format!("paced-{i:05}"))
+        .collect();
+    let acked: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let mut ticker = tokio::time::interval(interval);
+    let mut tasks = tokio::task::JoinSet::new();
+    for name in names.clone() {
+        ticker.tick().await;
+        let api = api.clone();
+        let acked = acked.clone();
+        tasks.spawn(async move {
+            let object = deployment(&name)?;
+            api.create(&PostParams::default(), &object).await?;
+            acked.lock().await.insert(name, Instant::now());
+            anyhow::Ok(())
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result??;
+    }
+    wait_all_seen(&seen, &names, members as usize).await?;
+    let mut latency = Samples::default();
+    {
+        let seen = seen.lock().await;
+        let acked = acked.lock().await;
+        for name in &names {
+            let Some(created) = acked.get(name) else {
+                continue;
+            };
+            for member in 0..members as usize {
+                if let Some(at) = seen.get(&(member, name.clone())) {
+                    latency.push(at.saturating_duration_since(*created));
+                }
+            }
+        }
+    }
+
+    // Phase 2: a burst from 32 clients, end-to-end throughput.
+    let burst: Vec<String> = (0..args.workloads)
+        .map(|i| format!("burst-{i:05}"))
+        .collect();
+    let started = Instant::now();
+    let queue = Arc::new(Mutex::new(burst.clone()));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..32 {
+        let api = api.clone();
+        let queue = queue.clone();
+        tasks.spawn(async move {
+            loop {
+                let Some(name) = queue.lock().await.pop() else {
+                    return anyhow::Ok(());
+                };
+                api.create(&PostParams::default(), &deployment(&name)?)
+                    .await?;
+            }
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result??;
+    }
+    let last = wait_all_seen(&seen, &burst, members as usize).await?;
+    let elapsed = last.saturating_duration_since(started);
+    let throughput = f64::from(args.workloads) / elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+    // Let the status controllers settle before reading memory.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let rss_after = federation.rss_mib();
+    stop.cancel();
+    let detail = federation.rss_detail();
+    let workloads_total = f64::from(args.workloads) * 2.0;
+    let per_thousand = (rss_after - rss_before) / (workloads_total / 1000.0);
+    let per_thousand_x3 = per_thousand * 3.0 / f64::from(members);
+    Ok(vec![
+        Row {
+            name: format!(
+                "distribution latency, {members} members, Push, {} Deployments at {}/s",
+                args.workloads, args.rate
+            ),
+            ops_per_sec: None,
+            p50_ms: Some(ms(latency.quantile(0.5))),
+            p99_ms: Some(ms(latency.quantile(0.99))),
+            target: "P99 ≤ 200 ms (Karmada: Push P99 1,298 ms)".into(),
+            note: format!(
+                "P90 {} ms over {} (workload, member) pairs",
+                ms(latency.quantile(0.9)),
+                members as usize * names.len()
+            ),
+        },
+        Row {
+            name: format!(
+                "end-to-end throughput, {members} members, Push, burst of {} from 32 clients",
+                args.workloads
+            ),
+            ops_per_sec: Some(throughput),
+            p50_ms: None,
+            p99_ms: None,
+            target: "≥ 500 bindings/s".into(),
+            note: format!(
+                "all {} in all members after {:.2} s",
+                args.workloads,
+                elapsed.as_secs_f64()
+            ),
+        },
+        Row {
+            name: format!(
+                "control-plane RSS, {members} members, {} workloads",
+                workloads_total as u64
+            ),
+            ops_per_sec: None,
+            p50_ms: None,
+            p99_ms: None,
+            target: "≤ 30 MB per 1,000 workloads × 3 clusters".into(),
+            note: format!(
+                "{rss_before:.0} → {rss_after:.0} MiB ({detail}); {per_thousand:.1} MiB per 1,000 workloads, {per_thousand_x3:.1} MiB per 1,000 × 3 clusters"
+            ),
+        },
+    ])
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let binary = match &args.karmada_binary {
+        Some(b) => b.clone(),
+        None => std::env::current_exe()?
+            .parent()
+            .context("exe dir")?
+            .join("karmada"),
+    };
+    let mut rows = Vec::new();
+    for &members in &args.members {
+        rows.extend(measure(&binary, members, &args).await?);
+    }
+    let table = report::render(&rows);
+    println!("{table}");
+    let body = format!(
+        "Measured on {} on {} with `cargo build --release --bins && ./target/release/karmada-bench propagation`.\n\
+         Real processes: API server on the embedded store, controller-manager, scheduler, member-sims in scale mode \
+         joined in Push mode; one PropagationPolicy duplicating every labelled Deployment to every member. Latency \
+         is from the create's acknowledgement to the member's watch event.\n\n{table}",
+        report::machine(),
+        jiff::Zoned::now().date(),
+    );
+    report::write_section(&args.report, "Propagation", &body)?;
+    println!("wrote {}", args.report.display());
+    Ok(())
+}

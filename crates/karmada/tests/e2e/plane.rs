@@ -1,0 +1,275 @@
+//! A whole local federation for end-to-end propagation tests: the Karmada API server, `karmada
+//! controller-manager` and `karmada scheduler` with short periods, and member-sims joined in Push mode with
+//! `karmadactl join`. Every process is started with `--exit-with-stdin` from a held pipe and killed on drop.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{Run, Server};
+
+const DEADLINE: Duration = Duration::from_secs(90);
+
+fn bin(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_karmada"))
+        .parent()
+        .expect("target dir");
+    let bin = dir.join(name);
+    assert!(bin.is_file(), "build {name} first: cargo build --bins");
+    bin
+}
+
+/// Polls `check` until it returns `Ok`, failing with `what` and the last observation after the deadline.
+#[track_caller]
+pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        match check() {
+            Ok(v) => return v,
+            Err(last) => assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; last: {last}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A process killed when dropped.
+struct Owned(Child);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(program: &Path, args: &[&str], log: &Path) -> Owned {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .expect("log file");
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(file.try_clone().expect("log"))
+        .stderr(file)
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
+    Owned(child)
+}
+
+pub struct Plane {
+    pub karmada: Server,
+    members_dir: PathBuf,
+    members: Vec<(String, Owned)>,
+    components: Vec<(&'static str, Owned)>,
+}
+
+impl Plane {
+    /// The control plane and `members` (names) joined in Push mode, all Ready.
+    pub fn start(members: &[&str]) -> Plane {
+        let karmada = Server::start();
+        let members_dir = karmada.dir.path().join("members");
+        std::fs::create_dir_all(&members_dir).expect("members dir");
+        let mut plane = Plane {
+            karmada,
+            members_dir,
+            members: Vec::new(),
+            components: Vec::new(),
+        };
+        plane.start_components();
+        for name in members {
+            plane.add_member(name);
+        }
+        for name in members {
+            plane.join(name);
+        }
+        for name in members {
+            plane.wait_ready(name);
+        }
+        plane
+    }
+
+    fn start_components(&mut self) {
+        let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
+        let dir = self.karmada.dir.path().to_path_buf();
+        let cm = spawn(
+            &bin("karmada"),
+            &[
+                "controller-manager",
+                "--kubeconfig",
+                &kubeconfig,
+                "--cluster-status-update-frequency",
+                "1s",
+                "--cluster-failure-threshold",
+                "2s",
+                "--cluster-success-threshold",
+                "1s",
+                "--cluster-monitor-period",
+                "500ms",
+                "--metrics-bind-address",
+                "127.0.0.1:0",
+                "--exit-with-stdin",
+            ],
+            &dir.join("controller-manager.log"),
+        );
+        self.components.push(("controller-manager", cm));
+        let scheduler = spawn(
+            &bin("karmada"),
+            &[
+                "scheduler",
+                "--kubeconfig",
+                &kubeconfig,
+                "--metrics-bind-address",
+                "127.0.0.1:0",
+                "--exit-with-stdin",
+            ],
+            &dir.join("scheduler.log"),
+        );
+        self.components.push(("scheduler", scheduler));
+    }
+
+    /// Kills and restarts the controller-manager and the scheduler (what they knew is rebuilt from the API).
+    pub fn restart_components(&mut self) {
+        self.components.clear();
+        self.start_components();
+    }
+
+    /// Starts a member-sim named `name` (not joined).
+    pub fn add_member(&mut self, name: &str) {
+        let dir = self.members_dir.to_str().expect("utf8").to_string();
+        let _ = std::fs::remove_file(self.member_kubeconfig(name));
+        let child = spawn(
+            &bin("karmada"),
+            &[
+                "member-sim",
+                "--name",
+                name,
+                "--data-dir",
+                &dir,
+                "--pod-startup-delay",
+                "200ms",
+                "--exit-with-stdin",
+            ],
+            &self.members_dir.join(format!("{name}.log")),
+        );
+        self.members.push((name.to_string(), child));
+        let kubeconfig = self.member_kubeconfig(name);
+        wait_for(&format!("member-sim {name} kubeconfig"), || {
+            if kubeconfig.exists() {
+                Ok(())
+            } else {
+                Err("not written yet".into())
+            }
+        });
+    }
+
+    pub fn member_kubeconfig(&self, name: &str) -> PathBuf {
+        self.members_dir.join(format!("{name}.config"))
+    }
+
+    pub fn join(&self, name: &str) {
+        let kubeconfig = self.member_kubeconfig(name);
+        self.karmadactl(&[
+            "join",
+            name,
+            "--cluster-kubeconfig",
+            kubeconfig.to_str().expect("utf8"),
+        ])
+        .success();
+    }
+
+    pub fn wait_ready(&self, name: &str) {
+        wait_for(&format!("cluster {name} Ready"), || {
+            let out = self.karmada.kubectl(&[
+                "get",
+                "cluster",
+                name,
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+            ]);
+            if out.ok() && out.stdout.trim() == "True" {
+                Ok(())
+            } else {
+                Err(format!("{}{}", out.stdout, out.stderr))
+            }
+        });
+    }
+
+    pub fn karmadactl(&self, args: &[&str]) -> Run {
+        Run::from(
+            Command::new(bin("karmadactl"))
+                .args(args)
+                .arg("--kubeconfig")
+                .arg(&self.karmada.kubeconfig)
+                .output()
+                .expect("run karmadactl"),
+        )
+    }
+
+    /// kubectl against the control plane.
+    pub fn kubectl(&self, args: &[&str]) -> Run {
+        self.karmada.kubectl(args)
+    }
+
+    /// kubectl against member `name`.
+    pub fn member_kubectl(&self, name: &str, args: &[&str]) -> Run {
+        Run::from(
+            Command::new("kubectl")
+                .arg("--kubeconfig")
+                .arg(self.member_kubeconfig(name))
+                .arg("--cache-dir")
+                .arg(self.members_dir.join(format!("{name}-kubectl-cache")))
+                .args(args)
+                .output()
+                .expect("run kubectl"),
+        )
+    }
+
+    /// The object as JSON from member `name`, or the error text.
+    pub fn member_object(&self, name: &str, args: &[&str]) -> Result<Value, String> {
+        let mut all = vec!["get"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", "json"]);
+        let out = self.member_kubectl(name, &all);
+        if !out.ok() {
+            return Err(out.stderr);
+        }
+        serde_json::from_str(&out.stdout).map_err(|e| e.to_string())
+    }
+
+    /// The object as JSON from the control plane, or the error text.
+    pub fn object(&self, args: &[&str]) -> Result<Value, String> {
+        let mut all = vec!["get"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", "json"]);
+        let out = self.kubectl(&all);
+        if !out.ok() {
+            return Err(out.stderr);
+        }
+        serde_json::from_str(&out.stdout).map_err(|e| e.to_string())
+    }
+
+    /// Stops member `name`'s process (its API becomes unreachable).
+    pub fn stop_member(&mut self, name: &str) {
+        self.members.retain(|(n, _)| n != name);
+    }
+
+    /// The logs of the control-plane components, for failure messages.
+    pub fn logs(&self) -> String {
+        ["controller-manager.log", "scheduler.log"]
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(self.karmada.dir.path().join(f)).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(40).collect();
+                format!("--- {f} (last lines) ---\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
