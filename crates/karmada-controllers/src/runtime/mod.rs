@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod events;
+pub mod leader_election;
 pub mod members;
 pub mod resources;
 pub mod typed;
