@@ -14,8 +14,11 @@
 
 pub mod authn;
 pub mod authz;
+pub mod bootstrap_token;
+pub mod csr;
 pub mod pki;
 pub mod rbac;
+pub mod signer;
 pub mod tls;
 mod user;
 

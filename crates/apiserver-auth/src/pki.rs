@@ -404,7 +404,7 @@ fn issue_client(
 }
 
 /// A client certificate (the only profile this CA issues to clients) for `public_key`.
-fn client_cert_for_key(
+pub(crate) fn client_cert_for_key(
     issuer: &Issuer<'_, &KeyPair>,
     public_key: &impl rcgen::PublicKeyData,
     common_name: &str,
@@ -452,7 +452,7 @@ fn client_cert_for_key(
 }
 
 /// The CN and every O of a PEM CSR's subject (read directly: rcgen keeps one value per type).
-fn csr_subject(csr_pem: &str) -> Result<(String, Vec<String>)> {
+pub fn csr_subject(csr_pem: &str) -> Result<(String, Vec<String>)> {
     use x509_parser::prelude::FromDer;
     let der = rustls_pki_types::CertificateSigningRequestDer::from_pem_slice(csr_pem.as_bytes())
         .map_err(|e| PkiError::Request(format!("not a PEM certificate request: {e}")))?;

@@ -8,7 +8,9 @@ use std::sync::LazyLock;
 use apimachinery::patch::BuiltinPatchMeta;
 
 use apimachinery::{Printer, ResourceDef, ScaleSubresource};
-use k8s_openapi::api::{apps, batch, coordination, core, discovery, networking, rbac};
+use k8s_openapi::api::{
+    apps, batch, certificates, coordination, core, discovery, networking, rbac,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -111,6 +113,9 @@ fn table() -> Vec<Builtin> {
         builtin!(rbac::v1::ClusterRoleBinding, "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding",
             "clusterrolebindings", namespaced: false, short: NONE, categories: NONE, status: false, scale: false,
             generation: false),
+        builtin!(certificates::v1::CertificateSigningRequest, "certificates.k8s.io", "v1",
+            "CertificateSigningRequest", "certificatesigningrequests", namespaced: false, short: &["csr"],
+            categories: NONE, status: true, scale: false, generation: false),
         builtin!(CustomResourceDefinition, "apiextensions.k8s.io", "v1", "CustomResourceDefinition",
             "customresourcedefinitions", namespaced: false, short: &["crd", "crds"], categories: &["api-extensions"],
             status: true, scale: false, generation: true),

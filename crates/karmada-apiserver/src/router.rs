@@ -177,6 +177,7 @@ fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> 
             "status" => def.status_subresource,
             "scale" => def.scale_subresource.is_some(),
             "finalize" => crate::handlers::create::is_namespace(&def),
+            "approval" => is_csr(&def),
             _ => false,
         };
         if !known {
@@ -279,9 +280,14 @@ async fn handle(
         Endpoint::Discovery(segments) => discovery(server, ctx, &segments),
         Endpoint::Resource(target) => {
             let verb = labels.0;
-            resource(server, ctx, target, verb, body).await
+            resource(server, ctx, target, verb, body, user).await
         }
     }
+}
+
+/// CertificateSigningRequests have an `approval` subresource and a requestor the server sets.
+fn is_csr(def: &ResourceDef) -> bool {
+    def.group == "certificates.k8s.io" && def.plural == "certificatesigningrequests"
 }
 
 /// The name a list or watch pins with `fieldSelector=metadata.name=X`: kube-apiserver
@@ -384,6 +390,7 @@ async fn resource(
     target: Target,
     verb: &str,
     body: Body,
+    user: &UserInfo,
 ) -> Result<Response, ApiError> {
     let def = Arc::clone(&target.def);
     let ns = target.namespace.as_deref();
@@ -437,7 +444,10 @@ async fn resource(
         }
         "create" => {
             let bytes = read_body(server, ctx, body).await?;
-            let decoded = content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?;
+            let mut decoded = content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?;
+            if is_csr(&def) {
+                apiserver_auth::csr::stamp_requestor(&mut decoded.value, user);
+            }
             let options = write_options(ctx, decoded.duplicate_fields)?;
             let written = create_object(server, &def, ns, decoded.value, &options).await?;
             Ok(written_response(written))
@@ -453,7 +463,7 @@ async fn resource(
                 Some("finalize") => {
                     finalize_namespace(server, &def, name, decoded.value, &options).await?
                 }
-                Some("status") => {
+                Some("status" | "approval") => {
                     update_object(
                         server,
                         &def,
@@ -490,7 +500,7 @@ async fn resource(
                 Some("scale") => {
                     patch_scale(server, &def, ns, name, kind, &bytes, &options).await?
                 }
-                Some("status") => {
+                Some("status" | "approval") => {
                     patch_object(server, &def, ns, name, kind, &bytes, Part::Status, &options)
                         .await?
                 }

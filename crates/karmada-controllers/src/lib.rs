@@ -15,13 +15,20 @@
 //! mutated; bad input gives an error value the caller turns into a condition, never a panic.
 
 pub mod binding;
+pub mod certificate;
 pub mod cluster;
+pub mod dependencies_distributor;
+pub mod descheduler;
 pub mod detector;
+pub mod execution;
+pub mod failover;
 pub mod keys;
 pub mod names;
 pub mod namespace;
 pub mod reserved;
 pub mod runtime;
+pub mod scheduler;
+pub mod status;
 
 #[cfg(test)]
 mod seed;

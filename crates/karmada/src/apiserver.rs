@@ -2,6 +2,11 @@
 //!
 //! First start creates `DATA/pki` (CA, serving and admin certificates), `DATA/store.redb` and
 //! `DATA/karmada-apiserver.config`; later starts reuse them. Readiness is `/readyz`.
+//!
+//! With `--etcd-servers` the store is etcd (the source of truth; watches go to it) and the data
+//! directory keeps only the PKI and the kubeconfig: several replicas sharing one `--pki-dir`
+//! serve one consistent API. The embedded store also listens on `DATA/backup.sock` for
+//! `karmadactl backup`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -46,6 +51,25 @@ pub struct ApiserverArgs {
     /// the server with it.
     #[arg(long)]
     pub exit_with_stdin: bool,
+    /// etcd client URLs (`http://127.0.0.1:2379,...`): store everything in etcd instead of the
+    /// embedded store, so that several API server replicas can share it.
+    #[arg(long = "etcd-servers", value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// Key prefix inside etcd: empty, or ending with `/`.
+    #[arg(long = "etcd-prefix", default_value = "")]
+    pub etcd_prefix: String,
+    /// CA certificate verifying the etcd servers (with --etcd-certfile and --etcd-keyfile).
+    #[arg(long = "etcd-cafile", requires_all = ["etcd_certfile", "etcd_keyfile"])]
+    pub etcd_cafile: Option<PathBuf>,
+    /// Client certificate for etcd.
+    #[arg(long = "etcd-certfile", requires_all = ["etcd_cafile", "etcd_keyfile"])]
+    pub etcd_certfile: Option<PathBuf>,
+    /// Client key for etcd.
+    #[arg(long = "etcd-keyfile", requires_all = ["etcd_cafile", "etcd_certfile"])]
+    pub etcd_keyfile: Option<PathBuf>,
+    /// Directory of the certificates (default DATA/pki); replicas behind one endpoint share it.
+    #[arg(long = "pki-dir")]
+    pub pki_dir: Option<PathBuf>,
     /// Extra DNS names or IPs for the serving certificate.
     #[arg(long = "tls-san", value_delimiter = ',')]
     pub tls_sans: Vec<String>,
@@ -54,18 +78,17 @@ pub struct ApiserverArgs {
 pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating data directory {}", args.data_dir.display()))?;
-    let store: Arc<dyn store::Store> = match args.storage {
-        StorageBackend::Embedded => Arc::new(
-            store::redb_backend::RedbStore::open(
-                &args.data_dir.join("store.redb"),
-                store::redb_backend::RedbOptions::default(),
-            )
-            .context("opening the embedded store")?,
-        ),
-        StorageBackend::Memory => Arc::new(store::memory::MemoryStore::new()),
+    let cancel = CancellationToken::new();
+    let (store, embedded) = open_store(&args).await?;
+    let backup_socket = match embedded {
+        Some(redb) => Some(crate::backup_socket::spawn(
+            &args.data_dir,
+            redb,
+            cancel.clone(),
+        )?),
+        None => None,
     };
 
-    let cancel = CancellationToken::new();
     let listener = tokio::net::TcpListener::bind((args.bind_address.as_str(), args.secure_port))
         .await
         .with_context(|| format!("binding {}:{}", args.bind_address, args.secure_port))?;
@@ -110,9 +133,13 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         )?;
         (None, authn)
     } else {
+        let pki_dir = args
+            .pki_dir
+            .clone()
+            .unwrap_or_else(|| args.data_dir.join("pki"));
         let mut hosts = args.tls_sans.clone();
         hosts.push(host.clone());
-        let pki = apiserver_auth::pki::Pki::load_or_create(&args.data_dir.join("pki"), &hosts)
+        let pki = apiserver_auth::pki::Pki::load_or_create(&&pki_dir, &hosts)
             .context("preparing certificates")?;
         let tokens = match &args.token_auth_file {
             Some(path) => Some(
@@ -121,7 +148,10 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
             ),
             None => None,
         };
-        let authn = apiserver_auth::authn::Authenticator::new(tokens);
+        let authn =
+            apiserver_auth::authn::Authenticator::new(tokens).with_token_authenticator(Arc::new(
+                apiserver_auth::bootstrap_token::BootstrapTokenAuthenticator::new(store.clone()),
+            ));
         let server = format!("https://{host}:{}", local.port());
         kubeconfig::write(
             &kubeconfig_path,
@@ -157,5 +187,83 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
     cancel.cancel();
     server_handle.shutdown().await;
     let _ = compactor.await;
+    if let Some(task) = backup_socket {
+        let _ = task.await;
+    }
     Ok(())
+}
+
+/// The store the flags ask for; the embedded one is also returned as itself, for backups.
+async fn open_store(
+    args: &ApiserverArgs,
+) -> anyhow::Result<(
+    Arc<dyn store::Store>,
+    Option<Arc<store::redb_backend::RedbStore>>,
+)> {
+    if !args.etcd_servers.is_empty() {
+        let tls = match (&args.etcd_cafile, &args.etcd_certfile, &args.etcd_keyfile) {
+            (Some(ca), Some(cert), Some(key)) => Some(store_etcd::EtcdTls {
+                ca_file: ca.clone(),
+                cert_file: cert.clone(),
+                key_file: key.clone(),
+            }),
+            _ => None,
+        };
+        let options = store_etcd::EtcdOptions {
+            endpoints: args.etcd_servers.clone(),
+            prefix: args.etcd_prefix.clone(),
+            tls,
+            ..store_etcd::EtcdOptions::default()
+        };
+        let etcd = connect_etcd(options).await?;
+        return Ok((Arc::new(etcd), None));
+    }
+    Ok(match args.storage {
+        StorageBackend::Embedded => {
+            let path = args.data_dir.join("store.redb");
+            let redb = Arc::new(
+                tokio::task::spawn_blocking(move || {
+                    store::redb_backend::RedbStore::open(
+                        &path,
+                        store::redb_backend::RedbOptions::default(),
+                    )
+                })
+                .await
+                .context("opening the embedded store")?
+                .context("opening the embedded store")?,
+            );
+            (redb.clone(), Some(redb))
+        }
+        StorageBackend::Memory => (Arc::new(store::memory::MemoryStore::new()), None),
+    })
+}
+
+/// How long a starting API server waits for etcd: members started together come up in any
+/// order and need a leader before they serve.
+const ETCD_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Connects and waits until etcd serves a linearizable read, retrying within [`ETCD_WAIT`].
+async fn connect_etcd(options: store_etcd::EtcdOptions) -> anyhow::Result<store_etcd::EtcdStore> {
+    use store::Store;
+    let deadline = tokio::time::Instant::now() + ETCD_WAIT;
+    loop {
+        let attempt = match store_etcd::EtcdStore::connect(options.clone()).await {
+            Ok(etcd) => etcd.current_revision().await.map(|_| etcd),
+            Err(error) => Err(error),
+        };
+        match attempt {
+            Ok(etcd) => return Ok(etcd),
+            Err(error) if tokio::time::Instant::now() >= deadline => {
+                return Err(error).context(format!(
+                    "etcd at {} did not serve within {}s (--etcd-servers)",
+                    options.endpoints.join(","),
+                    ETCD_WAIT.as_secs()
+                ));
+            }
+            Err(error) => {
+                tracing::info!(%error, "waiting for etcd");
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
+        }
+    }
 }

@@ -1,6 +1,8 @@
-//! `karmada controller-manager`: runs the control plane's controllers against the API server named by a
-//! kubeconfig. For now: the cluster controller and the cluster status controller (Push clusters), and the
-//! cluster gauges on `/metrics`.
+//! `karmada controller-manager`: the control plane's controllers against the API server named by a kubeconfig —
+//! the resource detector, the binding, execution, work status and binding status controllers, namespace
+//! propagation, the dependencies distributor, the cluster and cluster status controllers and the agent CSR
+//! approver — with their metrics on `/metrics`. Several replicas may run: one leads (Lease
+//! `karmada-system/karmada-controller-manager`), the others stand by.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,13 +11,21 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use karmada_controllers::cluster::cluster_controller::run_cluster_controller;
-use karmada_controllers::cluster::health::Thresholds;
+use karmada_controllers::cluster::cluster_controller::{
+    ClusterControllerConfig, run_cluster_controller_with,
+};
+use karmada_controllers::cluster::health::{MonitorGrace, Thresholds};
 use karmada_controllers::cluster::metrics::ClusterMetrics;
 use karmada_controllers::cluster::status_controller::{
     StatusControllerConfig, run_status_controller,
 };
+use karmada_controllers::execution::{ExecutionConfig, ExecutionMetrics, ServedClusters};
+use karmada_controllers::runtime::MemberClients;
+use karmada_controllers::runtime::leader_election::run_leader_elected;
+use karmada_controllers::status::binding_status::BindingMetrics;
 use tokio_util::sync::CancellationToken;
+
+use crate::component::{self, LeaderElectionArgs, parse_duration};
 
 #[derive(Args, Debug)]
 pub struct ControllerManagerArgs {
@@ -37,106 +47,166 @@ pub struct ControllerManagerArgs {
     /// How often the cluster controller reconciles every Cluster (namespace, finalizer, taints).
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub cluster_monitor_period: Duration,
+    /// How long a Pull cluster's agent may renew neither status nor Lease before Ready turns Unknown.
+    #[arg(long, default_value = "40s", value_parser = parse_duration)]
+    pub cluster_monitor_grace_period: Duration,
+    /// Like --cluster-monitor-grace-period, for a Pull cluster that never posted a status.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub cluster_startup_grace_period: Duration,
+    /// PEM CA certificate that signs agent client certificates (the API server's DATA/pki/ca.crt).
+    #[arg(long, requires = "cluster_signing_key_file")]
+    pub cluster_signing_cert_file: Option<PathBuf>,
+    /// PEM key of --cluster-signing-cert-file (DATA/pki/ca.key). Without the pair, agent CSRs are not handled.
+    #[arg(long, requires = "cluster_signing_cert_file")]
+    pub cluster_signing_key_file: Option<PathBuf>,
     /// Where `/metrics` is served; port 0 picks a free port (printed in the log).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub metrics_bind_address: SocketAddr,
+    #[command(flatten)]
+    pub leader_election: LeaderElectionArgs,
     /// Exit when standard input closes (for supervisors and tests).
     #[arg(long)]
     pub exit_with_stdin: bool,
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let accepted = "a positive duration such as 10s, 500ms or 1m30s";
-    let parsed: jiff::SignedDuration = text
-        .parse()
-        .map_err(|e| format!("{e}; expected {accepted}"))?;
-    let duration = Duration::try_from(parsed).map_err(|_| format!("expected {accepted}"))?;
-    if duration.is_zero() {
-        return Err(format!("expected {accepted}"));
+/// Everything the controllers need, built once; each leadership term starts them from it.
+struct Controllers {
+    client: kube::Client,
+    status: StatusControllerConfig,
+    cluster: ClusterControllerConfig,
+    signer: Option<Arc<apiserver_auth::signer::CaSigner>>,
+    cluster_metrics: ClusterMetrics,
+    execution_metrics: ExecutionMetrics,
+    binding_metrics: BindingMetrics,
+}
+
+impl Controllers {
+    /// Runs every controller until `cancel` fires.
+    async fn run(self: Arc<Self>, cancel: CancellationToken) {
+        let client = &self.client;
+        let members = MemberClients::new(client.clone(), self.status.probe_timeout);
+        let mut tasks = tokio::task::JoinSet::new();
+        tasks.spawn(run_cluster_controller_with(
+            client.clone(),
+            self.cluster.clone(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(run_status_controller(
+            client.clone(),
+            self.status,
+            self.cluster_metrics.clone(),
+            cancel.child_token(),
+        ));
+        if let Some(signer) = &self.signer {
+            let config = karmada_controllers::certificate::CertificateControllerConfig {
+                signer: signer.clone(),
+                period: Duration::from_secs(1),
+            };
+            tasks.spawn(karmada_controllers::certificate::run(
+                client.clone(),
+                config,
+                cancel.child_token(),
+            ));
+        }
+        tasks.spawn(karmada_controllers::detector::controller::run(
+            client.clone(),
+            Default::default(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::binding::controller::run(
+            client.clone(),
+            Default::default(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::execution::run_with_status(
+            client.clone(),
+            ExecutionConfig::new(ServedClusters::Push, members),
+            self.execution_metrics.clone(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::status::binding_status::run(
+            client.clone(),
+            Default::default(),
+            self.binding_metrics.clone(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::namespace::controller::run(
+            client.clone(),
+            Default::default(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::dependencies_distributor::run(
+            client.clone(),
+            Default::default(),
+            cancel.child_token(),
+        ));
+        tracing::info!("controllers started");
+        while tasks.join_next().await.is_some() {}
     }
-    Ok(duration)
 }
 
 pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
-    let kubeconfig = kube::config::Kubeconfig::read_from(&args.kubeconfig)
-        .with_context(|| format!("reading kubeconfig {}", args.kubeconfig.display()))?;
-    let options = kube::config::KubeConfigOptions {
-        context: args.context.clone(),
-        ..Default::default()
-    };
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-        .await
-        .with_context(|| format!("using kubeconfig {}", args.kubeconfig.display()))?;
-    let client = kube::Client::try_from(config).context("building the API client")?;
-
+    let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
     let mut registry = prometheus_client::registry::Registry::default();
-    let metrics = ClusterMetrics::register(&mut registry);
-    let registry = Arc::new(registry);
-    let listener = tokio::net::TcpListener::bind(args.metrics_bind_address)
-        .await
-        .with_context(|| {
-            format!(
-                "binding --metrics-bind-address {}",
-                args.metrics_bind_address
-            )
-        })?;
-    tracing::info!(address = %listener.local_addr()?, "serving metrics");
+    let controllers = Arc::new(Controllers {
+        client: client.clone(),
+        status: StatusControllerConfig {
+            update_frequency: args.cluster_status_update_frequency,
+            thresholds: Thresholds {
+                success: jiff::SignedDuration::try_from(args.cluster_success_threshold)?,
+                failure: jiff::SignedDuration::try_from(args.cluster_failure_threshold)?,
+            },
+            probe_timeout: args
+                .cluster_status_update_frequency
+                .clamp(Duration::from_secs(1), Duration::from_secs(5)),
+        },
+        cluster: ClusterControllerConfig {
+            period: args.cluster_monitor_period,
+            grace: MonitorGrace {
+                grace: jiff::SignedDuration::try_from(args.cluster_monitor_grace_period)?,
+                startup: jiff::SignedDuration::try_from(args.cluster_startup_grace_period)?,
+            },
+        },
+        signer: match (
+            &args.cluster_signing_cert_file,
+            &args.cluster_signing_key_file,
+        ) {
+            (Some(cert), Some(key)) => Some(Arc::new(
+                apiserver_auth::signer::CaSigner::load(cert, key)
+                    .context("loading the cluster signing CA")?,
+            )),
+            _ => None,
+        },
+        cluster_metrics: ClusterMetrics::register(&mut registry),
+        execution_metrics: ExecutionMetrics::register(&mut registry),
+        binding_metrics: BindingMetrics::register(&mut registry),
+    });
+    let election = args.leader_election.config("karmada-controller-manager")?;
 
     let cancel = CancellationToken::new();
-    let status_config = StatusControllerConfig {
-        update_frequency: args.cluster_status_update_frequency,
-        thresholds: Thresholds {
-            success: jiff::SignedDuration::try_from(args.cluster_success_threshold)?,
-            failure: jiff::SignedDuration::try_from(args.cluster_failure_threshold)?,
-        },
-        probe_timeout: args
-            .cluster_status_update_frequency
-            .clamp(Duration::from_secs(1), Duration::from_secs(5)),
-    };
     let mut tasks = tokio::task::JoinSet::new();
-    tasks.spawn(run_cluster_controller(
-        client.clone(),
-        args.cluster_monitor_period,
-        cancel.child_token(),
-    ));
-    tasks.spawn(run_status_controller(
-        client,
-        status_config,
-        metrics,
-        cancel.child_token(),
-    ));
-    let metrics_cancel = cancel.child_token();
-    let app = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let registry = Arc::clone(&registry);
-            async move {
-                let mut body = String::new();
-                match prometheus_client::encoding::text::encode(&mut body, &registry) {
-                    Ok(()) => (
-                        [(
-                            http::header::CONTENT_TYPE,
-                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                        )],
-                        body,
-                    ),
-                    Err(_) => (
-                        [(http::header::CONTENT_TYPE, "text/plain")],
-                        "encoding metrics failed".to_string(),
-                    ),
-                }
-            }
-        }),
-    );
+    let metrics =
+        component::serve_metrics(args.metrics_bind_address, registry, cancel.child_token()).await?;
     tasks.spawn(async move {
-        let shutdown = async move { metrics_cancel.cancelled().await };
-        if let Err(err) = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await
-        {
+        if let Err(err) = metrics.await {
             tracing::warn!(%err, "metrics server stopped");
         }
     });
+    let work_cancel = cancel.child_token();
+    match election {
+        Some(config) => {
+            component::ensure_namespace(&client, &config.lease_namespace).await?;
+            tasks.spawn(run_leader_elected(
+                client,
+                config,
+                work_cancel,
+                move |term| Arc::clone(&controllers).run(term),
+            ));
+        }
+        None => {
+            tasks.spawn(controllers.run(work_cancel));
+        }
+    }
     tracing::info!("controller-manager started");
     let reason = crate::process::shutdown_requested(args.exit_with_stdin).await;
     tracing::info!(reason, "shutting down");

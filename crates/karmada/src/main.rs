@@ -1,10 +1,15 @@
 //! `karmada`: the karmada-rs server binary. One binary, one subcommand per component.
 
+mod agent;
 mod apiserver;
+mod backup_socket;
+mod component;
 mod controller_manager;
 mod kubeconfig;
+mod lb;
 mod member_sim;
 mod process;
+mod scheduler;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +32,12 @@ enum Command {
     MemberSim(member_sim::MemberSimArgs),
     /// Run the controllers (cluster and cluster status) against the API server.
     ControllerManager(controller_manager::ControllerManagerArgs),
+    /// Run the Pull-mode agent of one member cluster.
+    Agent(agent::AgentArgs),
+    /// Run the scheduler: place ResourceBindings on member clusters.
+    Scheduler(scheduler::SchedulerArgs),
+    /// Run a TCP load balancer in front of several API server replicas.
+    Lb(lb::LbArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -48,6 +59,9 @@ fn main() -> anyhow::Result<()> {
         Command::Apiserver(args) => runtime.block_on(apiserver::run(args)),
         Command::MemberSim(args) => runtime.block_on(member_sim::run(args)),
         Command::ControllerManager(args) => runtime.block_on(controller_manager::run(args)),
+        Command::Agent(args) => runtime.block_on(agent::run(args)),
+        Command::Scheduler(args) => runtime.block_on(scheduler::run(args)),
+        Command::Lb(args) => runtime.block_on(lb::run(args)),
     };
     // Every owned task has stopped by now; what may remain is a blocked stdin read, which must
     // not keep the process alive.

@@ -2,6 +2,10 @@
 
 mod client;
 mod cmd;
+mod components;
+mod discovery;
+mod kubeconfig;
+mod policy;
 mod printer;
 
 use clap::{Parser, Subcommand};
@@ -33,7 +37,7 @@ enum Command {
     Join(cmd::join::JoinArgs),
     /// Remove a member cluster registered with `join`.
     Unjoin(cmd::unjoin::UnjoinArgs),
-    /// Display clusters (the server's table, or YAML/JSON).
+    /// Display resources of the control plane and/or the member clusters.
     Get(cmd::get::GetArgs),
     /// Mark a cluster unschedulable.
     Cordon(cmd::cordon::CordonArgs),
@@ -41,6 +45,26 @@ enum Command {
     Uncordon(cmd::cordon::CordonArgs),
     /// Add or remove taints on a cluster.
     Taint(cmd::taint::TaintArgs),
+    /// Manage bootstrap tokens for `register`.
+    Token(cmd::token::TokenArgs),
+    /// Register a member cluster in Pull mode and start its agent.
+    Register(cmd::register::RegisterArgs),
+    /// Stop a Pull cluster's agent and remove the cluster.
+    Unregister(cmd::unregister::UnregisterArgs),
+    /// Show a resource template with its binding: placement, explanation, per-cluster status, events.
+    Describe(cmd::describe::DescribeArgs),
+    /// Take over an object running in a member cluster: template plus a policy with conflictResolution Overwrite.
+    Promote(cmd::promote::PromoteArgs),
+    /// Apply manifests to the control plane with a PropagationPolicy for each object.
+    Apply(cmd::apply::ApplyArgs),
+    /// Start a control plane and three simulated member clusters on this machine.
+    LocalUp(cmd::local_up::LocalUpArgs),
+    /// Stop everything `local-up` started (the data is kept).
+    LocalDown(cmd::local_up::LocalDownArgs),
+    /// Back up the control plane's store (embedded or etcd) to a file, while it runs.
+    Backup(cmd::backup::BackupArgs),
+    /// Restore a backup into a fresh data directory.
+    Restore(cmd::restore::RestoreArgs),
 }
 
 fn main() {
@@ -63,6 +87,16 @@ fn main() {
                     Command::Cordon(args) => cmd::cordon::run(args, true).await,
                     Command::Uncordon(args) => cmd::cordon::run(args, false).await,
                     Command::Taint(args) => cmd::taint::run(args).await,
+                    Command::Token(args) => cmd::token::run(args).await,
+                    Command::Register(args) => cmd::register::run(args).await,
+                    Command::Unregister(args) => cmd::unregister::run(args).await,
+                    Command::Describe(args) => cmd::describe::run(args).await,
+                    Command::Promote(args) => cmd::promote::run(args).await,
+                    Command::Apply(args) => cmd::apply::run(args).await,
+                    Command::LocalUp(args) => cmd::local_up::run(args).await,
+                    Command::LocalDown(args) => cmd::local_up::run_down(args).await,
+                    Command::Backup(args) => cmd::backup::run(args).await,
+                    Command::Restore(args) => cmd::restore::run(args).await,
                 }
             })
         });

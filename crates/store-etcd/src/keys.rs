@@ -14,22 +14,36 @@ use store::{KeyValue, Revision, StoreError, StoreResult};
 /// etcd revision = store revision + this.
 pub const REVISION_OFFSET: i64 = 1;
 
-/// The store revision of an etcd revision (etcd's revision 1, the empty cluster, is store 0).
-pub fn to_store(etcd_revision: i64) -> Revision {
-    u64::try_from(etcd_revision.saturating_sub(REVISION_OFFSET)).unwrap_or(0)
+/// Appended to the namespace prefix: the key holding a restored namespace's revision offset.
+pub const OFFSET_KEY_SUFFIX: &str = "\0karmada-rs/revision-offset";
+
+/// The store revision of an etcd revision under `offset` (etcd revision = store revision +
+/// offset). etcd's revision 0 ("never compacted") and anything below the offset map to 0.
+fn to_store_at(offset: i64, etcd_revision: i64) -> Revision {
+    if etcd_revision <= 0 {
+        return 0;
+    }
+    u64::try_from(etcd_revision.saturating_sub(offset)).unwrap_or(0)
 }
 
-/// The etcd revision of a store revision; fails for revisions etcd cannot represent.
-pub fn to_etcd(revision: Revision) -> StoreResult<i64> {
-    i64::try_from(revision)
+/// The etcd revision of a store revision under `offset`. A revision below etcd's first one
+/// predates a restore (whose offset moved every revision up) and is reported as compacted.
+fn to_etcd_at(offset: i64, revision: Revision) -> StoreResult<i64> {
+    let etcd = i64::try_from(revision)
         .ok()
-        .and_then(|r| r.checked_add(REVISION_OFFSET))
+        .and_then(|r| r.checked_add(offset))
         .ok_or_else(|| {
             StoreError::Backend(format!(
-                "revision {revision} is out of etcd's range (at most {})",
-                i64::MAX - REVISION_OFFSET
+                "revision {revision} is out of etcd's range (offset {offset})"
             ))
-        })
+        })?;
+    if etcd < 1 {
+        return Err(StoreError::Compacted {
+            requested: revision,
+            compacted: to_store_at(offset, 1),
+        });
+    }
+    Ok(etcd)
 }
 
 /// Checks a namespace prefix: empty, or ending with `/`.
@@ -61,6 +75,9 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Namespace {
     prefix: String,
+    /// etcd revision = store revision + offset: [`REVISION_OFFSET`] unless a restore moved
+    /// the revisions up (see `restore`), in which case it is read from etcd at connect.
+    offset: i64,
 }
 
 impl Namespace {
@@ -69,7 +86,37 @@ impl Namespace {
         validate_namespace(prefix)?;
         Ok(Namespace {
             prefix: prefix.to_string(),
+            offset: REVISION_OFFSET,
         })
+    }
+
+    /// The same namespace with revisions mapped under `offset`.
+    pub fn with_offset(mut self, offset: i64) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    /// etcd revision = store revision + this.
+    pub fn offset(&self) -> i64 {
+        self.offset
+    }
+
+    /// The store revision of an etcd revision.
+    pub fn to_store(&self, etcd_revision: i64) -> Revision {
+        to_store_at(self.offset, etcd_revision)
+    }
+
+    /// The etcd revision of a store revision; a revision from before a restore is `Compacted`.
+    pub fn to_etcd(&self, revision: Revision) -> StoreResult<i64> {
+        to_etcd_at(self.offset, revision)
+    }
+
+    /// Where a restore records this namespace's revision offset. It sorts before every store
+    /// key (they start with `/`), and `range` hides it.
+    pub fn offset_key(&self) -> Vec<u8> {
+        let mut key = self.etcd_key("");
+        key.extend_from_slice(OFFSET_KEY_SUFFIX.as_bytes());
+        key
     }
 
     /// The etcd key of a store key.
@@ -104,8 +151,8 @@ impl Namespace {
         Ok(KeyValue {
             key: self.store_key(kv.key())?,
             value: Bytes::copy_from_slice(kv.value()),
-            create_revision: to_store(kv.create_revision()),
-            mod_revision: to_store(kv.mod_revision()),
+            create_revision: self.to_store(kv.create_revision()),
+            mod_revision: self.to_store(kv.mod_revision()),
         })
     }
 
@@ -149,13 +196,32 @@ mod tests {
 
     #[test]
     fn revisions_round_trip_with_the_offset() {
+        let ns = Namespace::new("").expect("valid");
         for revision in [0, 1, 41, i64::MAX as u64 - 1] {
-            let etcd = to_etcd(revision).expect("representable");
+            let etcd = ns.to_etcd(revision).expect("representable");
             assert_eq!(etcd, revision as i64 + 1);
-            assert_eq!(to_store(etcd), revision);
+            assert_eq!(ns.to_store(etcd), revision);
         }
-        assert!(to_etcd(i64::MAX as u64).is_err());
-        assert_eq!(to_store(0), 0, "etcd's 'never compacted' maps to store 0");
+        assert!(ns.to_etcd(i64::MAX as u64).is_err());
+        assert_eq!(
+            ns.to_store(0),
+            0,
+            "etcd's 'never compacted' maps to store 0"
+        );
+    }
+
+    #[test]
+    fn a_restored_offset_moves_revisions_up_and_compacts_the_old_ones() {
+        // Restored at etcd revision 11 with a bump of 1000: etcd 11 is store 1010.
+        let ns = Namespace::new("/k/").expect("valid").with_offset(1 - 1000);
+        assert_eq!(ns.to_store(11), 1010);
+        assert_eq!(ns.to_etcd(1010).expect("representable"), 11);
+        assert!(matches!(
+            ns.to_etcd(500),
+            Err(StoreError::Compacted { requested: 500, .. })
+        ));
+        assert_eq!(ns.to_store(0), 0);
+        assert_eq!(ns.offset_key(), b"/k/\0karmada-rs/revision-offset".to_vec());
     }
 
     #[test]

@@ -14,7 +14,6 @@ use store::{
 
 use crate::EtcdStore;
 use crate::errors::{self, Kind};
-use crate::keys::{to_etcd, to_store};
 
 impl EtcdStore {
     fn store_kv(&self, kv: &etcd_client::KeyValue) -> StoreResult<KeyValue> {
@@ -25,12 +24,14 @@ impl EtcdStore {
         &self,
         header: Option<&etcd_client::ResponseHeader>,
     ) -> StoreResult<Revision> {
-        header.map(|h| to_store(h.revision())).ok_or_else(|| {
-            StoreError::Backend(format!(
-                "etcd {}: response without a header",
-                self.endpoints
-            ))
-        })
+        header
+            .map(|h| self.namespace.to_store(h.revision()))
+            .ok_or_else(|| {
+                StoreError::Backend(format!(
+                    "etcd {}: response without a header",
+                    self.endpoints
+                ))
+            })
     }
 
     /// Runs `then` if `compare` holds, else reads `key` to explain why not.
@@ -50,7 +51,10 @@ impl EtcdStore {
     /// Why a guarded write's compare failed: the key is missing, or its revision differs.
     fn refusal(&self, key: &str, expected: Option<Revision>, resp: &TxnResponse) -> StoreError {
         let current = resp.op_responses().into_iter().find_map(|op| match op {
-            TxnOpResponse::Get(get) => get.kvs().first().map(|kv| to_store(kv.mod_revision())),
+            TxnOpResponse::Get(get) => get
+                .kvs()
+                .first()
+                .map(|kv| self.namespace.to_store(kv.mod_revision())),
             _ => None,
         });
         match current {
@@ -66,7 +70,9 @@ impl EtcdStore {
     /// The etcd compare for "exists, and (if given) was last written at `expected`".
     fn precondition(&self, key: &[u8], expected: Option<Revision>) -> StoreResult<Compare> {
         Ok(match expected {
-            Some(revision) => Compare::mod_revision(key, CompareOp::Equal, to_etcd(revision)?),
+            Some(revision) => {
+                Compare::mod_revision(key, CompareOp::Equal, self.namespace.to_etcd(revision)?)
+            }
             None => Compare::create_revision(key, CompareOp::Greater, 0),
         })
     }
@@ -98,7 +104,7 @@ impl Store for EtcdStore {
             options = options.with_limit(i64::try_from(req.limit).unwrap_or(i64::MAX));
         }
         if let Some(revision) = req.revision {
-            options = options.with_revision(to_etcd(revision)?);
+            options = options.with_revision(self.namespace.to_etcd(revision)?);
         }
         let resp = match self.raw_get(start, Some(options)).await {
             Ok(resp) => resp,
@@ -111,9 +117,12 @@ impl Store for EtcdStore {
             Some(revision) => revision,
             None => self.header_revision(resp.header())?,
         };
+        let offset_key = self.namespace.offset_key();
         let kvs = resp
             .kvs()
             .iter()
+            // A restore's bookkeeping, not a stored object.
+            .filter(|kv| kv.key() != offset_key.as_slice())
             .map(|kv| self.store_kv(kv))
             .collect::<StoreResult<Vec<_>>>()?;
         Ok(RangeResult {
@@ -221,7 +230,13 @@ impl Store for EtcdStore {
         if revision <= self.compacted_seen.load(Ordering::Acquire) {
             return Ok(());
         }
-        let result = self.raw_compact(to_etcd(revision)?, None).await;
+        let etcd_revision = match self.namespace.to_etcd(revision) {
+            Ok(etcd_revision) => etcd_revision,
+            // Before a restore's jump: compacted already.
+            Err(StoreError::Compacted { .. }) => return Ok(()),
+            Err(error) => return Err(error),
+        };
+        let result = self.raw_compact(etcd_revision, None).await;
         match result {
             Ok(_) => {
                 self.note_compacted(revision);

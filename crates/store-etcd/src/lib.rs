@@ -19,6 +19,10 @@
 //! not resume by themselves: a broken watch yields `Err(Backend)` and ends, and the caller
 //! re-watches from its last revision (which then goes to a live member), as kube clients do.
 //!
+//! Restores: `restore` moves a restored namespace's revisions far above the old ones (an
+//! offset recorded in etcd and read at connect) so clients holding old resourceVersions get
+//! 410 and relist.
+//!
 //! Modules: `keys` (pure key/revision mapping), `kv` (the trait impl), `watch`, `members`
 //! (failover), `raw` (each etcd call with its resend rule), `revisions` (compaction probes and
 //! revision errors), `errors`, `tls`, `snapshot`.
@@ -36,6 +40,7 @@ pub mod keys;
 mod kv;
 mod members;
 mod raw;
+pub mod restore;
 mod revisions;
 mod snapshot;
 mod tls;
@@ -119,7 +124,7 @@ impl EtcdStore {
                 .map_err(|(endpoint, e)| {
                     StoreError::Backend(format!("etcd {endpoint}: cannot connect: {e}"))
                 })?;
-        let store = EtcdStore {
+        let mut store = EtcdStore {
             members,
             namespace,
             endpoints,
@@ -136,7 +141,10 @@ impl EtcdStore {
             .dial_timeout
             .saturating_mul(u32::try_from(options.endpoints.len()).unwrap_or(u32::MAX));
         match tokio::time::timeout(patience, status).await {
-            Ok(Ok(_)) => Ok(store),
+            Ok(Ok(_)) => {
+                store.load_offset().await?;
+                Ok(store)
+            }
             Ok(Err(e)) => Err(store.backend(e)),
             Err(_) => Err(StoreError::Backend(format!(
                 "etcd {}: no answer within {patience:?}",

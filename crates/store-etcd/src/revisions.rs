@@ -9,7 +9,6 @@ use store::{Revision, Store, StoreError, StoreResult};
 
 use crate::EtcdStore;
 use crate::errors::{self, Kind};
-use crate::keys::{to_etcd, to_store};
 
 /// Longest wait for etcd to report the compacted revision to a probe watch. etcd checks
 /// unsynced watchers every 100 ms, so this is generous.
@@ -42,7 +41,7 @@ impl EtcdStore {
     /// read at `after` answers it: etcd refuses reads below its compacted revision.
     pub(crate) async fn check_watchable(&self, after: Revision) -> StoreResult<()> {
         let options = GetOptions::new()
-            .with_revision(to_etcd(after)?)
+            .with_revision(self.namespace.to_etcd(after)?)
             .with_count_only();
         match self
             .raw_get(self.namespace.probe_key(), Some(options))
@@ -94,6 +93,6 @@ impl EtcdStore {
                 self.endpoints
             ))
         })??;
-        Ok(to_store(answer))
+        Ok(self.namespace.to_store(answer))
     }
 }

@@ -16,7 +16,6 @@ use etcd_client::{EventType, WatchOptions, WatchResponse};
 use store::{EventKind, KeyValue, Revision, StoreError, StoreResult, WatchEvent, WatchStream};
 
 use crate::EtcdStore;
-use crate::keys::{to_etcd, to_store};
 
 /// Starts a watch of every key under `prefix` with events after `after`.
 pub async fn start(store: &EtcdStore, prefix: &str, after: Revision) -> StoreResult<WatchStream> {
@@ -25,7 +24,7 @@ pub async fn start(store: &EtcdStore, prefix: &str, after: Revision) -> StoreRes
     // From `after` itself (skipped below): etcd then refuses exactly when `after` is compacted.
     let options = WatchOptions::new()
         .with_range(end)
-        .with_start_revision(to_etcd(after)?)
+        .with_start_revision(store.namespace.to_etcd(after)?)
         .with_prev_key();
     let mut inner = store
         .raw_watch(start, Some(options))
@@ -61,7 +60,7 @@ pub async fn start(store: &EtcdStore, prefix: &str, after: Revision) -> StoreRes
 /// Why etcd canceled a watch, as a store error.
 fn cancellation(store: &EtcdStore, resp: &WatchResponse, requested: Revision) -> StoreError {
     if resp.compact_revision() > 0 {
-        let compacted = to_store(resp.compact_revision());
+        let compacted = store.namespace.to_store(resp.compact_revision());
         store.note_compacted(compacted);
         StoreError::Compacted {
             requested,
@@ -151,7 +150,7 @@ impl Cursor {
 
     fn canceled(&self, resp: &WatchResponse) -> StoreError {
         if resp.compact_revision() > 0 {
-            let compacted = to_store(resp.compact_revision());
+            let compacted = self.store.namespace.to_store(resp.compact_revision());
             self.store
                 .compacted_seen
                 .fetch_max(compacted, Ordering::AcqRel);
@@ -174,7 +173,7 @@ impl Cursor {
             let Some(kv) = event.kv() else {
                 continue;
             };
-            if to_store(kv.mod_revision()) <= self.after {
+            if self.store.namespace.to_store(kv.mod_revision()) <= self.after {
                 continue;
             }
             let converted = match event.event_type() {
@@ -184,7 +183,7 @@ impl Cursor {
                     prev: event.prev_kv().map(|p| self.kv(p)).transpose()?,
                 },
                 EventType::Delete => {
-                    let revision = to_store(kv.mod_revision());
+                    let revision = self.store.namespace.to_store(kv.mod_revision());
                     // etcd omits the previous value only when its revision is compacted.
                     let prev = event.prev_kv().ok_or(StoreError::Compacted {
                         requested: self.position,

@@ -28,6 +28,7 @@
 //! (it never removes events above `meta.compacted`); every event above `meta.compacted` is in
 //! `events`; a reader sees either all or none of a write batch.
 
+pub mod backup;
 mod codec;
 mod range;
 mod writer;

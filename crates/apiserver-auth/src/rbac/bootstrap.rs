@@ -173,6 +173,26 @@ fn cluster_role_binding(name: &str, role: &str, groups: &[&str]) -> Value {
     })
 }
 
+/// What a bootstrap token may do (`karmadactl register`): submit a CertificateSigningRequest
+/// and watch it be signed, and look up whether a Cluster name is taken. Nothing else: the
+/// agent's own identity comes from the signed certificate.
+pub const AGENT_BOOTSTRAPPER_ROLE: &str = "system:karmada:agent-bootstrapper";
+
+fn agent_bootstrapper_rules() -> Vec<Value> {
+    vec![
+        json!({
+            "apiGroups": ["certificates.k8s.io"],
+            "resources": ["certificatesigningrequests"],
+            "verbs": ["create", "get", "list", "watch"],
+        }),
+        json!({
+            "apiGroups": ["cluster.karmada.io"],
+            "resources": ["clusters"],
+            "verbs": ["get"],
+        }),
+    ]
+}
+
 /// The default ClusterRoles.
 pub fn bootstrap_cluster_roles() -> Vec<Value> {
     let view = rules_for(viewable(), &READ);
@@ -218,6 +238,7 @@ pub fn bootstrap_cluster_roles() -> Vec<Value> {
                 "verbs": ["get"],
             })],
         ),
+        cluster_role(AGENT_BOOTSTRAPPER_ROLE, agent_bootstrapper_rules()),
         cluster_role(
             "system:basic-user",
             vec![json!({
@@ -249,6 +270,11 @@ pub fn bootstrap_cluster_role_bindings() -> Vec<Value> {
             "system:basic-user",
             "system:basic-user",
             &["system:authenticated"],
+        ),
+        cluster_role_binding(
+            AGENT_BOOTSTRAPPER_ROLE,
+            AGENT_BOOTSTRAPPER_ROLE,
+            &[crate::bootstrap_token::BOOTSTRAPPERS_GROUP],
         ),
     ]
 }

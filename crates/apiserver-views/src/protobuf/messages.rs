@@ -22,6 +22,9 @@ pub enum Kind {
     IntOrString,
     /// `resource.Quantity` {string = 1} → string.
     Quantity,
+    /// Dropped whatever it holds: fields the server recomputes anyway (`metadata.managedFields`, which an
+    /// update without them keeps as stored).
+    Ignored,
 }
 
 /// One known field.
@@ -45,7 +48,7 @@ impl Message {
     }
 }
 
-const fn f(number: u32, name: &'static str, kind: Kind) -> Field {
+pub(super) const fn f(number: u32, name: &'static str, kind: Kind) -> Field {
     Field {
         number,
         name,
@@ -56,7 +59,7 @@ const fn f(number: u32, name: &'static str, kind: Kind) -> Field {
 }
 
 /// A pointer (optional) field: kept even when zero.
-const fn opt(number: u32, name: &'static str, kind: Kind) -> Field {
+pub(super) const fn opt(number: u32, name: &'static str, kind: Kind) -> Field {
     Field {
         number,
         name,
@@ -66,7 +69,7 @@ const fn opt(number: u32, name: &'static str, kind: Kind) -> Field {
     }
 }
 
-const fn rep(number: u32, name: &'static str, kind: Kind) -> Field {
+pub(super) const fn rep(number: u32, name: &'static str, kind: Kind) -> Field {
     Field {
         number,
         name,
@@ -92,7 +95,7 @@ pub static UNKNOWN: Message = Message {
     ],
 };
 
-static OWNER_REFERENCE: Message = Message {
+pub(super) static OWNER_REFERENCE: Message = Message {
     fields: &[
         f(1, "kind", Kind::String),
         f(3, "name", Kind::String),
@@ -661,6 +664,9 @@ pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("rbac.authorization.k8s.io/v1", "Role" | "ClusterRole") => &ROLE,
         ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => &ROLE_BINDING,
         ("networking.k8s.io/v1", "Ingress") => &INGRESS,
+        ("certificates.k8s.io/v1", "CertificateSigningRequest") => {
+            &super::certificates::CERTIFICATE_SIGNING_REQUEST
+        }
         _ => return None,
     };
     Some(message)
@@ -668,4 +674,5 @@ pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
 
 /// Human-readable list for error messages.
 pub const SUPPORTED: &str = "v1 ConfigMap, Secret, Namespace, ServiceAccount, Service; apps/v1 Deployment; batch/v1 Job, CronJob; \
-     rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding, ClusterRoleBinding; networking.k8s.io/v1 Ingress";
+     rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding, ClusterRoleBinding; networking.k8s.io/v1 Ingress; \
+     certificates.k8s.io/v1 CertificateSigningRequest";

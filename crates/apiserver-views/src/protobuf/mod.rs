@@ -7,6 +7,7 @@
 //! tables do not know is refused ([`DecodeError::UnsupportedField`]) unless it is empty, so data is
 //! never dropped silently. Decoding never panics on hostile input: every length is bounds-checked.
 
+mod certificates;
 mod messages;
 mod wire;
 
@@ -128,6 +129,9 @@ fn decode_message(
                 number,
             });
         };
+        if let Kind::Ignored = field.kind {
+            continue;
+        }
         let decoded =
             decode_value(field, &field.kind, value, depth).map_err(|error| match error {
                 DecodeError::UnsupportedField { mut parent, number } => {

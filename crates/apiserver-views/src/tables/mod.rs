@@ -6,6 +6,7 @@
 
 mod age;
 mod cells;
+mod certificates;
 mod cluster;
 mod core_printers;
 mod custom;
@@ -94,6 +95,7 @@ fn builtin_printer(group: &str, kind: &str) -> BuiltinPrinter {
     let found = match group {
         "" => core_printers::printer(kind),
         "cluster.karmada.io" if kind == "Cluster" => Some(cluster::PRINTER),
+        "certificates.k8s.io" if kind == "CertificateSigningRequest" => Some(certificates::PRINTER),
         _ => {
             workload_printers::printer(group, kind).or_else(|| other_printers::printer(group, kind))
         }

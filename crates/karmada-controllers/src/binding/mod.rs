@@ -2,6 +2,7 @@
 //! in [`overriders`] and image references in [`image`]), manifest pruning ([`prune`]) and the desired Works of a
 //! scheduled binding ([`works`]).
 
+pub mod controller;
 pub mod image;
 pub mod overriders;
 pub mod overrides;

@@ -3,6 +3,9 @@
 //! Level-triggered: every period it lists the Clusters and reconciles each one.
 //! - live cluster: finalizer `karmada.io/cluster-controller`; namespace `karmada-es-<name>` labelled
 //!   `karmada.io/system: "true"`; taints from the Ready condition ([`super::taints`]).
+//! - Pull cluster: Ready=Unknown once its agent renewed neither the status nor the Lease
+//!   `karmada-cluster/<name>` within the grace period ([`super::health::pull_monitor_condition`]); the taint
+//!   follows on the next round.
 //! - deleting cluster: delete `karmada-es-<name>` (and with it the cluster's Works) and wait until it is gone,
 //!   then drop the finalizer so the Cluster goes.
 //!
@@ -12,25 +15,52 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use karmada_api::Cluster;
 use karmada_api::cluster::FINALIZER_CLUSTER_CONTROLLER;
+use karmada_api::{Cluster, ClusterSyncMode};
 use kube::api::{Api, DeleteParams, PostParams};
 use tokio_util::sync::CancellationToken;
 
 use super::api::{self, ClusterApiError};
+use super::health::{MonitorGrace, pull_monitor_condition};
 use super::taints::desired_taints;
 use crate::keys::{LABEL_KARMADA_SYSTEM, MANAGED_VALUE};
 use crate::names::execution_namespace;
 
-/// Runs until `cancel` fires, reconciling every `period`.
+/// Namespace of the Pull clusters' Leases.
+pub const LEASE_NAMESPACE: &str = "karmada-cluster";
+
+/// Settings of the cluster controller.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterControllerConfig {
+    /// `--cluster-monitor-period`: how often every Cluster is reconciled.
+    pub period: Duration,
+    /// `--cluster-monitor-grace-period` / `--cluster-startup-grace-period` (Pull clusters).
+    pub grace: MonitorGrace,
+}
+
+/// Runs until `cancel` fires, reconciling every `period` (default grace periods).
 pub async fn run_cluster_controller(
     client: kube::Client,
     period: Duration,
     cancel: CancellationToken,
 ) {
-    let mut ticker = tokio::time::interval(period);
+    let config = ClusterControllerConfig {
+        period,
+        grace: MonitorGrace::default(),
+    };
+    run_cluster_controller_with(client, config, cancel).await;
+}
+
+/// Runs until `cancel` fires.
+pub async fn run_cluster_controller_with(
+    client: kube::Client,
+    config: ClusterControllerConfig,
+    cancel: CancellationToken,
+) {
+    let mut ticker = tokio::time::interval(config.period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -48,7 +78,7 @@ pub async fn run_cluster_controller(
             let name = cluster.metadata.name.clone().unwrap_or_default();
             let result = tokio::select! {
                 () = cancel.cancelled() => return,
-                r = reconcile(&client, cluster) => r,
+                r = reconcile_with(&client, cluster, config.grace) => r,
             };
             match result {
                 Err(err) if err.is_conflict() => {
@@ -65,8 +95,59 @@ fn is_not_found(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(s) if s.code == 404)
 }
 
-/// One reconcile of one Cluster.
+/// One reconcile of one Cluster (default grace periods).
 pub async fn reconcile(client: &kube::Client, cluster: Cluster) -> Result<(), ClusterApiError> {
+    reconcile_with(client, cluster, MonitorGrace::default()).await
+}
+
+/// Ready=Unknown for a Pull cluster whose agent went silent. True when the status was written
+/// (the Cluster's resourceVersion moved on: the rest waits for the next round).
+async fn monitor_pull(
+    client: &kube::Client,
+    cluster: &Cluster,
+    grace: MonitorGrace,
+) -> Result<bool, ClusterApiError> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    let leases: Api<Lease> = Api::namespaced(client.clone(), LEASE_NAMESPACE);
+    let renewed = leases
+        .get_opt(&name)
+        .await?
+        .and_then(|lease| lease.spec)
+        .and_then(|spec| spec.renew_time)
+        .map(|t| t.0);
+    let created = cluster
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map_or_else(Timestamp::now, |t| t.0);
+    let Some(unknown) = pull_monitor_condition(
+        cluster.ready_condition(),
+        renewed,
+        created,
+        cluster.metadata.generation.unwrap_or(0),
+        grace,
+        Timestamp::now(),
+    ) else {
+        return Ok(false);
+    };
+    tracing::info!(cluster = %name, reason = %unknown.reason, "agent silent; Ready=Unknown");
+    let mut updated = cluster.clone();
+    let status = updated.status.get_or_insert_with(Default::default);
+    status.conditions.retain(|c| c.type_ != unknown.type_);
+    status.conditions.insert(0, unknown);
+    let body = api::to_object(&updated)?;
+    api::clusters(client)
+        .replace_status(&name, &PostParams::default(), &body)
+        .await?;
+    Ok(true)
+}
+
+/// One reconcile of one Cluster.
+pub async fn reconcile_with(
+    client: &kube::Client,
+    cluster: Cluster,
+    grace: MonitorGrace,
+) -> Result<(), ClusterApiError> {
     let name = cluster.metadata.name.clone().unwrap_or_default();
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let es = execution_namespace(&name);
@@ -128,6 +209,12 @@ pub async fn reconcile(client: &kube::Client, cluster: Cluster) -> Result<(), Cl
             Err(kube::Error::Api(s)) if s.code == 409 => {}
             Err(e) => return Err(e.into()),
         }
+    }
+
+    if cluster.spec.sync_mode == ClusterSyncMode::Pull
+        && monitor_pull(client, &cluster, grace).await?
+    {
+        return Ok(());
     }
 
     let taints = desired_taints(

@@ -1,4 +1,5 @@
-//! The Ready condition of a Push cluster: what one probe observed, and when that observation may be published.
+//! The Ready condition of a cluster: what one probe observed, when that observation may be published, and when
+//! a Pull cluster's silent agent makes it Unknown.
 //!
 //! A flip of Ready is only published once the new status has been observed continuously for the success
 //! threshold (to True) or the failure threshold (to False/Unknown), so that one slow probe does not taint a
@@ -11,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use karmada_api::cluster::{
     CONDITION_READY, MESSAGE_CLUSTER_NOT_REACHABLE, MESSAGE_CLUSTER_READY,
     REASON_CLUSTER_NOT_REACHABLE, REASON_CLUSTER_NOT_READY, REASON_CLUSTER_READY,
+    REASON_CLUSTER_STATUS_NEVER_UPDATED, REASON_CLUSTER_STATUS_UNKNOWN,
 };
 
 /// Message of Ready=False when the member answers but its health endpoints are not OK.
@@ -115,10 +117,121 @@ impl ReadyDebouncer {
     }
 }
 
+/// Message of Ready=Unknown when a Pull cluster's agent went silent.
+pub const MESSAGE_CLUSTER_STATUS_UNKNOWN: &str =
+    "Cluster status controller stopped posting cluster status.";
+/// Message of Ready=Unknown when a Pull cluster's agent never posted a status.
+pub const MESSAGE_CLUSTER_STATUS_NEVER_UPDATED: &str =
+    "Cluster status controller never posted cluster status.";
+
+/// How long a Pull cluster's agent may stay silent (§5.1).
+#[derive(Clone, Copy, Debug)]
+pub struct MonitorGrace {
+    /// `--cluster-monitor-grace-period` (40 s): silence after the agent has posted a status.
+    pub grace: SignedDuration,
+    /// `--cluster-startup-grace-period` (60 s): silence of an agent that never posted one.
+    pub startup: SignedDuration,
+}
+
+impl Default for MonitorGrace {
+    fn default() -> Self {
+        Self {
+            grace: SignedDuration::from_secs(40),
+            startup: SignedDuration::from_secs(60),
+        }
+    }
+}
+
+/// The Ready condition the cluster controller must write for a Pull cluster, if any: Unknown once
+/// neither the status (Ready's last transition) nor the Lease (its renew time) moved within the
+/// grace period, measured from the Cluster's creation when nothing was ever posted. `None` when
+/// the agent is alive or Ready is Unknown already (the write would change nothing).
+pub fn pull_monitor_condition(
+    published: Option<&Condition>,
+    lease_renewed: Option<Timestamp>,
+    created: Timestamp,
+    generation: i64,
+    grace: MonitorGrace,
+    now: Timestamp,
+) -> Option<Condition> {
+    let (since, limit, reason, message) = match published {
+        None => (
+            lease_renewed.map_or(created, |renewed| renewed.max(created)),
+            grace.startup,
+            REASON_CLUSTER_STATUS_NEVER_UPDATED,
+            MESSAGE_CLUSTER_STATUS_NEVER_UPDATED,
+        ),
+        Some(ready) if ready.status == "Unknown" => return None,
+        Some(ready) => {
+            let posted = ready.last_transition_time.0;
+            (
+                lease_renewed.map_or(posted, |renewed| renewed.max(posted)),
+                grace.grace,
+                REASON_CLUSTER_STATUS_UNKNOWN,
+                MESSAGE_CLUSTER_STATUS_UNKNOWN,
+            )
+        }
+    };
+    (now.duration_since(since) >= limit).then(|| Condition {
+        type_: CONDITION_READY.to_string(),
+        status: "Unknown".to_string(),
+        reason: reason.to_string(),
+        message: message.to_string(),
+        last_transition_time: Time(now),
+        observed_generation: Some(generation),
+    })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pull_monitor_turns_silent_agents_unknown() {
+        let grace = MonitorGrace {
+            grace: SignedDuration::from_secs(40),
+            startup: SignedDuration::from_secs(60),
+        };
+        let ready = observed_ready_condition(ProbeOutcome::Healthy, 1, at(0));
+        let mut unknown = ready.clone();
+        unknown.status = "Unknown".into();
+        // (published, lease renewed, now, expected reason)
+        type Case<'a> = (Option<&'a Condition>, Option<i64>, i64, Option<&'a str>);
+        let cases: Vec<Case<'_>> = vec![
+            (Some(&ready), Some(30), 60, None),
+            (
+                Some(&ready),
+                Some(30),
+                70,
+                Some(REASON_CLUSTER_STATUS_UNKNOWN),
+            ),
+            (Some(&ready), None, 39, None),
+            (Some(&ready), None, 40, Some(REASON_CLUSTER_STATUS_UNKNOWN)),
+            (Some(&unknown), None, 1000, None),
+            (None, None, 59, None),
+            (None, None, 60, Some(REASON_CLUSTER_STATUS_NEVER_UPDATED)),
+            (None, Some(50), 100, None),
+            (
+                None,
+                Some(50),
+                110,
+                Some(REASON_CLUSTER_STATUS_NEVER_UPDATED),
+            ),
+        ];
+        for (published, renewed, now, want) in cases {
+            let got = pull_monitor_condition(published, renewed.map(at), at(0), 1, grace, at(now));
+            assert_eq!(
+                got.as_ref().map(|c| c.reason.as_str()),
+                want,
+                "{published:?} {renewed:?} {now}"
+            );
+            if let Some(c) = got {
+                assert_eq!(c.status, "Unknown");
+                assert_eq!(c.last_transition_time, Time(at(now)));
+            }
+        }
+    }
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_second(1_700_000_000 + seconds).unwrap()

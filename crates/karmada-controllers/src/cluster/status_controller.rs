@@ -252,8 +252,22 @@ async fn sync_one(
     debouncer: &mut ReadyDebouncer,
     metrics: &ClusterMetrics,
 ) -> Result<(), ClusterApiError> {
-    let name = cluster.metadata.name.clone().unwrap_or_default();
     let member = api::member_client(client, &cluster, config.probe_timeout).await;
+    sync_cluster_status(client, cluster, member, config, debouncer, metrics).await
+}
+
+/// One round for one cluster with a member client the caller built (the controller-manager from the
+/// Cluster's Secret; a Pull cluster's agent from its own kubeconfig): probe, collect, publish the status and
+/// the latency annotation.
+pub async fn sync_cluster_status<E: std::fmt::Display>(
+    client: &kube::Client,
+    cluster: Cluster,
+    member: Result<kube::Client, E>,
+    config: &StatusControllerConfig,
+    debouncer: &mut ReadyDebouncer,
+    metrics: &ClusterMetrics,
+) -> Result<(), ClusterApiError> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
     let started = Instant::now();
     let outcome = match &member {
         Ok(member) => probe(member).await,

@@ -4,9 +4,14 @@
 
 pub mod binding;
 pub mod claim;
+pub mod controller;
 pub mod decide;
+pub mod finalizer;
 pub mod matching;
+pub mod policies;
+pub mod queue;
 pub mod skip;
+pub mod templates;
 
 pub use binding::{DetectorError, desired_binding, update_binding};
 pub use claim::{Claim, claim, current_claim, policy_id, unclaim};

@@ -6,3 +6,4 @@ pub mod works;
 
 pub use propagation::{NamespacePropagation, should_propagate};
 pub use works::desired_namespace_works;
+pub mod controller;

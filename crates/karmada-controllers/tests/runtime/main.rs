@@ -1,6 +1,15 @@
 //! The runtime controllers against an in-process control plane and in-process member-sims (see [`support`]).
 //! One test binary for all of them: one link instead of one per file.
 
+mod binding;
+mod dependencies;
+mod detector;
+mod execution;
+mod failover;
+mod leader_election;
+mod namespace;
+mod scheduler;
+mod status;
 mod support;
 
 /// The test bed itself: a member joins as a Ready cluster and is reachable through the pinned client.

@@ -283,3 +283,8 @@ where
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// The `http://host:port` a member-sim serves on (what a Cluster's `spec.apiEndpoint` points at).
+pub fn endpoint_of(member: &Member) -> String {
+    format!("http://{}", member.running.address)
+}

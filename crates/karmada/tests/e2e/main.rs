@@ -3,6 +3,7 @@
 
 mod clusters;
 mod crash;
+mod ha;
 mod harness;
 mod karmadactl;
 mod karmadactl_plan;
@@ -11,5 +12,9 @@ mod kubectl_errors;
 mod kubectl_fixtures;
 mod kubectl_read;
 mod kubectl_write;
+mod local_up;
 mod member_sim;
+mod plane;
+mod propagation;
+mod pull;
 mod python_client;

@@ -114,6 +114,12 @@ impl Plane {
                 "500ms",
                 "--metrics-bind-address",
                 "127.0.0.1:0",
+                "--leader-elect-lease-duration",
+                "3s",
+                "--leader-elect-renew-deadline",
+                "2s",
+                "--leader-elect-retry-period",
+                "300ms",
                 "--exit-with-stdin",
             ],
             &dir.join("controller-manager.log"),
@@ -127,6 +133,12 @@ impl Plane {
                 &kubeconfig,
                 "--metrics-bind-address",
                 "127.0.0.1:0",
+                "--leader-elect-lease-duration",
+                "3s",
+                "--leader-elect-renew-deadline",
+                "2s",
+                "--leader-elect-retry-period",
+                "300ms",
                 "--exit-with-stdin",
             ],
             &dir.join("scheduler.log"),
@@ -265,9 +277,13 @@ impl Plane {
         ["controller-manager.log", "scheduler.log"]
             .iter()
             .map(|f| {
-                let text = std::fs::read_to_string(self.karmada.dir.path().join(f)).unwrap_or_default();
+                let text =
+                    std::fs::read_to_string(self.karmada.dir.path().join(f)).unwrap_or_default();
                 let tail: Vec<&str> = text.lines().rev().take(40).collect();
-                format!("--- {f} (last lines) ---\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
+                format!(
+                    "--- {f} (last lines) ---\n{}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                )
             })
             .collect::<Vec<_>>()
             .join("\n")

@@ -15,7 +15,12 @@ fn apply_fixture(plane: &Plane, relative: &str) {
 }
 
 /// (replicas, first container image) of a Deployment in a member.
-fn member_deployment(plane: &Plane, member: &str, ns: &str, name: &str) -> Result<(i64, String), String> {
+fn member_deployment(
+    plane: &Plane,
+    member: &str,
+    ns: &str,
+    name: &str,
+) -> Result<(i64, String), String> {
     let object = plane.member_object(member, &["deployment", name, "-n", ns])?;
     Ok((
         object["spec"]["replicas"].as_i64().unwrap_or(-1),
@@ -28,14 +33,17 @@ fn member_deployment(plane: &Plane, member: &str, ns: &str, name: &str) -> Resul
 
 fn wait_replicas(plane: &Plane, expected: &[(&str, i64)], ns: &str, name: &str) {
     for (member, replicas) in expected {
-        wait_for(&format!("{ns}/{name} with {replicas} replicas in {member}"), || {
-            let (got, _) = member_deployment(plane, member, ns, name)?;
-            if got == *replicas {
-                Ok(())
-            } else {
-                Err(format!("{got} replicas\n{}", plane.logs()))
-            }
-        });
+        wait_for(
+            &format!("{ns}/{name} with {replicas} replicas in {member}"),
+            || {
+                let (got, _) = member_deployment(plane, member, ns, name)?;
+                if got == *replicas {
+                    Ok(())
+                } else {
+                    Err(format!("{got} replicas\n{}", plane.logs()))
+                }
+            },
+        );
     }
 }
 
@@ -49,15 +57,24 @@ fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
 #[test]
 fn seed_001_weights_override_status_scale_and_delete() {
     let plane = Plane::start(&["cluster-aws", "cluster-gcp"]);
-    plane.kubectl(&["create", "namespace", "production"]).success();
+    plane
+        .kubectl(&["create", "namespace", "production"])
+        .success();
     apply_fixture(&plane, "seed-001/propagation-policy.yaml");
     apply_fixture(&plane, "seed-001/override-policy.yaml");
     apply_fixture(&plane, "seed-001/nginx-deploy.yaml");
 
     // 6 replicas at 2:1; the registry override on cluster-gcp only.
-    wait_replicas(&plane, &[("cluster-aws", 4), ("cluster-gcp", 2)], "production", "nginx-ha");
-    let (_, aws_image) = member_deployment(&plane, "cluster-aws", "production", "nginx-ha").expect("aws");
-    let (_, gcp_image) = member_deployment(&plane, "cluster-gcp", "production", "nginx-ha").expect("gcp");
+    wait_replicas(
+        &plane,
+        &[("cluster-aws", 4), ("cluster-gcp", 2)],
+        "production",
+        "nginx-ha",
+    );
+    let (_, aws_image) =
+        member_deployment(&plane, "cluster-aws", "production", "nginx-ha").expect("aws");
+    let (_, gcp_image) =
+        member_deployment(&plane, "cluster-gcp", "production", "nginx-ha").expect("gcp");
     assert_eq!(aws_image, "nginx:1.27-alpine");
     assert_eq!(gcp_image, "gcr.io/my-project/nginx:1.27-alpine");
     // The namespace itself was propagated.
@@ -65,7 +82,10 @@ fn seed_001_weights_override_status_scale_and_delete() {
         .member_kubectl("cluster-gcp", &["get", "namespace", "production"])
         .success();
     let managed = plane
-        .member_object("cluster-aws", &["deployment", "nginx-ha", "-n", "production"])
+        .member_object(
+            "cluster-aws",
+            &["deployment", "nginx-ha", "-n", "production"],
+        )
         .expect("member object");
     assert_eq!(managed["metadata"]["labels"]["karmada.io/managed"], "true");
 
@@ -88,13 +108,37 @@ fn seed_001_weights_override_status_scale_and_delete() {
 
     // Scale 6 → 9 → 3: the members follow 2:1.
     plane
-        .kubectl(&["scale", "deployment", "nginx-ha", "-n", "production", "--replicas=9"])
+        .kubectl(&[
+            "scale",
+            "deployment",
+            "nginx-ha",
+            "-n",
+            "production",
+            "--replicas=9",
+        ])
         .success();
-    wait_replicas(&plane, &[("cluster-aws", 6), ("cluster-gcp", 3)], "production", "nginx-ha");
+    wait_replicas(
+        &plane,
+        &[("cluster-aws", 6), ("cluster-gcp", 3)],
+        "production",
+        "nginx-ha",
+    );
     plane
-        .kubectl(&["scale", "deployment", "nginx-ha", "-n", "production", "--replicas=3"])
+        .kubectl(&[
+            "scale",
+            "deployment",
+            "nginx-ha",
+            "-n",
+            "production",
+            "--replicas=3",
+        ])
         .success();
-    wait_replicas(&plane, &[("cluster-aws", 2), ("cluster-gcp", 1)], "production", "nginx-ha");
+    wait_replicas(
+        &plane,
+        &[("cluster-aws", 2), ("cluster-gcp", 1)],
+        "production",
+        "nginx-ha",
+    );
 
     // Change the weights to 1:2.
     plane
@@ -111,7 +155,12 @@ fn seed_001_weights_override_status_scale_and_delete() {
                 {"op":"replace","path":"/spec/placement/replicaScheduling/weightPreference/staticWeightList/1/weight","value":2}]"#,
         ])
         .success();
-    wait_replicas(&plane, &[("cluster-aws", 1), ("cluster-gcp", 2)], "production", "nginx-ha");
+    wait_replicas(
+        &plane,
+        &[("cluster-aws", 1), ("cluster-gcp", 2)],
+        "production",
+        "nginx-ha",
+    );
 
     // Template deleted: gone from every member.
     plane
@@ -132,7 +181,9 @@ fn seed_001_weights_override_status_scale_and_delete() {
 fn seed_000_microservices_over_three_regions() {
     let plane = Plane::start(&["member-shanghai", "member-beijing", "member-singapore"]);
     let members = ["member-shanghai", "member-beijing", "member-singapore"];
-    plane.kubectl(&["create", "namespace", "microservices"]).success();
+    plane
+        .kubectl(&["create", "namespace", "microservices"])
+        .success();
     apply_fixture(&plane, "seed-000/02-namespace-propagation.yaml");
     for member in members {
         wait_for(&format!("namespace microservices in {member}"), || {
@@ -145,7 +196,10 @@ fn seed_000_microservices_over_three_regions() {
     apply_fixture(&plane, "seed-000/04-api-server.yaml");
     for member in members {
         wait_for(&format!("redis 2 replicas in {member}"), || {
-            let sts = plane.member_object(member, &["statefulset", "redis-cluster", "-n", "microservices"])?;
+            let sts = plane.member_object(
+                member,
+                &["statefulset", "redis-cluster", "-n", "microservices"],
+            )?;
             if sts["spec"]["replicas"] == 2 {
                 Ok(())
             } else {
@@ -160,20 +214,38 @@ fn seed_000_microservices_over_three_regions() {
     }
     wait_replicas(
         &plane,
-        &[("member-shanghai", 4), ("member-beijing", 3), ("member-singapore", 2)],
+        &[
+            ("member-shanghai", 4),
+            ("member-beijing", 3),
+            ("member-singapore", 2),
+        ],
         "microservices",
         "api-server",
     );
 
     // nginx: spread over 2..3 clusters at 40:40:20.
     plane
-        .kubectl(&["create", "deployment", "nginx", "--image", "nginx:1.27", "--replicas", "5"])
+        .kubectl(&[
+            "create",
+            "deployment",
+            "nginx",
+            "--image",
+            "nginx:1.27",
+            "--replicas",
+            "5",
+        ])
         .success();
     apply_fixture(&plane, "seed-000/01-nginx-propagation.yaml");
     wait_for("nginx scheduled within its spread constraint", || {
         let binding = plane.object(&["resourcebinding", "nginx-deployment"])?;
-        let clusters = binding["spec"]["clusters"].as_array().cloned().unwrap_or_default();
-        let total: i64 = clusters.iter().map(|c| c["replicas"].as_i64().unwrap_or(0)).sum();
+        let clusters = binding["spec"]["clusters"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let total: i64 = clusters
+            .iter()
+            .map(|c| c["replicas"].as_i64().unwrap_or(0))
+            .sum();
         if (2..=3).contains(&clusters.len()) && total == 5 {
             Ok(())
         } else {
@@ -187,10 +259,29 @@ fn conflict_unreachable_member_and_restart() {
     let mut plane = Plane::start(&["member1", "member2"]);
     // A same-named Deployment already in member1, not made by Karmada.
     plane
-        .member_kubectl("member1", &["create", "deployment", "web", "--image", "nginx:1.25", "--replicas", "1"])
+        .member_kubectl(
+            "member1",
+            &[
+                "create",
+                "deployment",
+                "web",
+                "--image",
+                "nginx:1.25",
+                "--replicas",
+                "1",
+            ],
+        )
         .success();
     plane
-        .kubectl(&["create", "deployment", "web", "--image", "nginx:1.27", "--replicas", "4"])
+        .kubectl(&[
+            "create",
+            "deployment",
+            "web",
+            "--image",
+            "nginx:1.27",
+            "--replicas",
+            "4",
+        ])
         .success();
     let policy = r#"{"apiVersion":"policy.karmada.io/v1alpha1","kind":"PropagationPolicy",
         "metadata":{"name":"web","namespace":"default"},
@@ -198,7 +289,9 @@ fn conflict_unreachable_member_and_restart() {
                 "placement":{"clusterAffinity":{"clusterNames":["member1","member2"]},
                              "replicaScheduling":{"replicaSchedulingType":"Divided","replicaDivisionPreference":"Weighted"}}}}"#;
     let file = plane.karmada.file("web-policy.json", policy);
-    plane.kubectl(&["apply", "-f", file.to_str().expect("utf8")]).success();
+    plane
+        .kubectl(&["apply", "-f", file.to_str().expect("utf8")])
+        .success();
 
     // Abort (the default): member1's own Deployment is left alone, the Work says why.
     wait_replicas(&plane, &[("member2", 2)], "default", "web");
@@ -207,9 +300,11 @@ fn conflict_unreachable_member_and_restart() {
         let work = works["items"]
             .as_array()
             .and_then(|items| {
-                items
-                    .iter()
-                    .find(|w| w["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("web-")))
+                items.iter().find(|w| {
+                    w["metadata"]["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("web-"))
+                })
             })
             .cloned()
             .ok_or("no Work yet")?;
@@ -218,8 +313,13 @@ fn conflict_unreachable_member_and_restart() {
             other => Err(format!("{other:?}")),
         }
     });
-    let (replicas, image) = member_deployment(&plane, "member1", "default", "web").expect("member1 web");
-    assert_eq!((replicas, image.as_str()), (1, "nginx:1.25"), "Abort leaves it alone");
+    let (replicas, image) =
+        member_deployment(&plane, "member1", "default", "web").expect("member1 web");
+    assert_eq!(
+        (replicas, image.as_str()),
+        (1, "nginx:1.25"),
+        "Abort leaves it alone"
+    );
 
     // Overwrite: taken over.
     plane
@@ -254,7 +354,11 @@ fn conflict_unreachable_member_and_restart() {
         .map(|items| {
             items
                 .iter()
-                .filter(|w| w["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("web-")))
+                .filter(|w| {
+                    w["metadata"]["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("web-"))
+                })
                 .count()
         })
         .unwrap_or(0);
@@ -267,6 +371,10 @@ fn conflict_unreachable_member_and_restart() {
         .success();
     wait_for("member1 gets the new image", || {
         let (_, image) = member_deployment(&plane, "member1", "default", "web")?;
-        if image == "nginx:1.28" { Ok(()) } else { Err(image) }
+        if image == "nginx:1.28" {
+            Ok(())
+        } else {
+            Err(image)
+        }
     });
 }

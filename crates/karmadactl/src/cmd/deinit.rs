@@ -1,23 +1,19 @@
-//! `karmadactl deinit`: stops the control plane `init` started and removes its data directory.
+//! `karmadactl deinit`: stops every component `init` (or `local-up`) started and removes the data directory.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
 
-use super::init::{DEFAULT_DATA_DIR, live_pid};
-
-const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+use super::init::DEFAULT_DATA_DIR;
+use crate::components;
 
 #[derive(Args, Debug)]
 pub struct DeinitArgs {
-    #[arg(long = "karmada-data", default_value = DEFAULT_DATA_DIR)]
+    #[arg(long = "karmada-data", short = 'd', default_value = DEFAULT_DATA_DIR)]
     pub data_dir: PathBuf,
     /// Required: the data directory (the whole store) is deleted.
-    #[arg(long)]
+    #[arg(long, short = 'f')]
     pub force: bool,
 }
 
@@ -28,32 +24,28 @@ pub async fn run(args: DeinitArgs) -> anyhow::Result<()> {
             args.data_dir.display()
         );
     }
-    if let Some(pid) = live_pid(&args.data_dir) {
-        println!("stopping karmada-apiserver (pid {pid})");
-        let target = Pid::from_raw(pid);
-        kill(target, Signal::SIGTERM).context("signalling the API server")?;
-        let deadline = tokio::time::Instant::now() + STOP_TIMEOUT;
-        while live_pid(&args.data_dir).is_some() {
-            if tokio::time::Instant::now() >= deadline {
-                println!(
-                    "still running after {}s; killing it",
-                    STOP_TIMEOUT.as_secs()
-                );
-                let _ = kill(target, Signal::SIGKILL);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-    if args.data_dir.exists() {
-        std::fs::remove_dir_all(&args.data_dir)
-            .with_context(|| format!("removing {}", args.data_dir.display()))?;
-        println!("removed {}", args.data_dir.display());
+    let data_dir = std::path::absolute(&args.data_dir)
+        .with_context(|| format!("resolving {}", args.data_dir.display()))?;
+    stop_all(&data_dir).await?;
+    if data_dir.exists() {
+        std::fs::remove_dir_all(&data_dir)
+            .with_context(|| format!("removing {}", data_dir.display()))?;
+        println!("removed {}", data_dir.display());
     } else {
-        println!(
-            "{} does not exist; nothing to remove",
-            args.data_dir.display()
-        );
+        println!("{} does not exist; nothing to remove", data_dir.display());
     }
     Ok(())
+}
+
+/// Stops every component with a pid file in the data directory — Pull agents, members, controllers, the API
+/// server last. Returns how many were running.
+pub async fn stop_all(data_dir: &std::path::Path) -> anyhow::Result<usize> {
+    let mut stopped = super::local_up_pull::stop_agents(data_dir).await?;
+    for name in components::recorded(data_dir) {
+        if let Some(pid) = components::stop(data_dir, &name).await? {
+            println!("stopped {name} (pid {pid})");
+            stopped += 1;
+        }
+    }
+    Ok(stopped)
 }

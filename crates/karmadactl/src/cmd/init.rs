@@ -1,28 +1,37 @@
-//! `karmadactl init`: starts the control plane in the background on the embedded store and
-//! returns once it serves. Running it again on a live data directory reports status.
+//! `karmadactl init`: starts the control plane in the background on the embedded store — the API server, then
+//! `karmada controller-manager` and `karmada scheduler` — and returns once it serves. Each component has its
+//! pid file (`DATA/<component>.pid`) and log (`DATA/logs/<component>.log`); running init again starts only
+//! what is not running.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::client;
+use crate::components::{self, Launch, Progress};
 
 /// Karmada's default for `--karmada-data`.
 pub const DEFAULT_DATA_DIR: &str = "/etc/karmada";
 pub const KUBECONFIG_FILE: &str = "karmada-apiserver.config";
-pub const PID_FILE: &str = "karmada-apiserver.pid";
+/// The control plane's context in the kubeconfig the API server writes.
+pub const KARMADA_CONTEXT: &str = "karmada-apiserver";
+pub const APISERVER: &str = "karmada-apiserver";
+pub const CONTROLLER_MANAGER: &str = "karmada-controller-manager";
+pub const SCHEDULER: &str = "karmada-scheduler";
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a fresh controller is watched for an immediate exit (bad flag, unreachable API server).
+const SETTLE: Duration = Duration::from_millis(1500);
 
 #[derive(Args, Debug)]
 pub struct InitArgs {
-    /// Directory holding the store, certificates, logs and the kubeconfig.
-    #[arg(long = "karmada-data", default_value = DEFAULT_DATA_DIR)]
+    /// Directory holding the store, certificates, logs, pid files and the kubeconfig.
+    #[arg(long = "karmada-data", short = 'd', default_value = DEFAULT_DATA_DIR)]
     pub data_dir: PathBuf,
     /// Port of the API server (Karmada's default node port is 32443).
-    #[arg(long, default_value_t = 32443)]
+    #[arg(long, short = 'p', default_value_t = 32443)]
     pub port: u16,
     /// Address the API server listens on.
     #[arg(long, default_value = "127.0.0.1")]
@@ -30,76 +39,77 @@ pub struct InitArgs {
     /// The `karmada` server binary; by default the one beside karmadactl, else on PATH.
     #[arg(long)]
     pub karmada_binary: Option<PathBuf>,
+    /// Components stop when this command's standard input closes (for tests and supervisors that hold a
+    /// pipe); by default they run detached until `deinit`.
+    #[arg(long)]
+    pub exit_with_stdin: bool,
+    /// Local etcd members to run (more than 1, or --etcd-servers, puts the store on etcd; see init_ha).
+    #[arg(long, default_value_t = 1)]
+    pub etcd_replicas: usize,
+    /// API server replicas behind one endpoint (`karmada lb` on --port).
+    #[arg(long, default_value_t = 1)]
+    pub karmada_apiserver_replicas: usize,
+    /// An existing etcd cluster's client URLs instead of local members.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+}
+
+/// What the control plane runs from.
+#[derive(Clone, Debug)]
+pub struct ControlPlane {
+    /// Absolute: it identifies the components' processes by their command lines.
+    pub data_dir: PathBuf,
+    pub port: u16,
+    pub bind_address: String,
+    pub binary: PathBuf,
+    pub exit_with_stdin: bool,
+}
+
+impl ControlPlane {
+    pub fn new(
+        data_dir: &Path,
+        port: u16,
+        bind_address: &str,
+        binary_flag: Option<&Path>,
+        exit_with_stdin: bool,
+    ) -> anyhow::Result<ControlPlane> {
+        let data_dir = std::path::absolute(data_dir)
+            .with_context(|| format!("resolving {}", data_dir.display()))?;
+        Ok(ControlPlane {
+            data_dir,
+            port,
+            bind_address: bind_address.to_string(),
+            binary: components::find_server_binary(binary_flag)?,
+            exit_with_stdin,
+        })
+    }
+
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.data_dir.join(KUBECONFIG_FILE)
+    }
 }
 
 pub async fn run(args: InitArgs) -> anyhow::Result<()> {
-    let kubeconfig = args.data_dir.join(KUBECONFIG_FILE);
-    if let Some(pid) = live_pid(&args.data_dir) {
-        let ready = wait_ready(&kubeconfig, Duration::from_secs(5))
-            .await
-            .is_ok();
-        println!(
-            "karmada control plane is already running from {} (pid {pid}, {})",
-            args.data_dir.display(),
-            if ready { "ready" } else { "not ready yet" }
-        );
-        println!("kubeconfig: {}", kubeconfig.display());
-        return Ok(());
+    let plane = ControlPlane::new(
+        &args.data_dir,
+        args.port,
+        &args.bind_address,
+        args.karmada_binary.as_deref(),
+        args.exit_with_stdin,
+    )?;
+    let ha = super::init_ha::HaOptions {
+        etcd_replicas: args.etcd_replicas,
+        apiserver_replicas: args.karmada_apiserver_replicas,
+        etcd_servers: args.etcd_servers.clone(),
+    };
+    let ha_wanted = super::init_ha::wanted(&ha, &plane.data_dir);
+    let mut progress = Progress::new(if ha_wanted { 7 } else { 4 });
+    if ha_wanted {
+        super::init_ha::up(&plane, &ha, &mut progress).await?;
     }
-
-    let binary = find_server_binary(args.karmada_binary.as_deref())?;
-    step(
-        1,
-        "preparing data directory",
-        &args.data_dir.display().to_string(),
-    );
-    let logs = args.data_dir.join("logs");
-    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
-    let log_path = logs.join("karmada-apiserver.log");
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .with_context(|| format!("opening {}", log_path.display()))?;
-
-    step(
-        2,
-        "starting karmada-apiserver",
-        &format!("{}:{}", args.bind_address, args.port),
-    );
-    let mut command = std::process::Command::new(&binary);
-    command
-        .arg("apiserver")
-        .arg("--data-dir")
-        .arg(&args.data_dir)
-        .arg("--bind-address")
-        .arg(&args.bind_address)
-        .arg("--secure-port")
-        .arg(args.port.to_string())
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log);
-    // Its own process group: the control plane outlives this command and its terminal.
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let child = command
-        .spawn()
-        .with_context(|| format!("running {}", binary.display()))?;
-    let pid = child.id();
-    std::fs::write(args.data_dir.join(PID_FILE), format!("{pid}\n"))?;
-
-    step(
-        3,
-        "waiting for the API server to become ready",
-        &format!("pid {pid}"),
-    );
-    if let Err(err) = wait_ready(&kubeconfig, READY_TIMEOUT).await {
-        bail!(
-            "the API server did not become ready within {}s: {err:#}; see {}",
-            READY_TIMEOUT.as_secs(),
-            log_path.display()
-        );
-    }
-    step(4, "control plane ready", "");
+    up(&plane, &mut progress).await?;
+    progress.step("control plane ready", "");
+    let kubeconfig = plane.kubeconfig();
     println!();
     println!("Karmada is running. Use it with:");
     println!(
@@ -110,40 +120,151 @@ pub async fn run(args: InitArgs) -> anyhow::Result<()> {
         "  karmadactl --kubeconfig {} api-resources",
         kubeconfig.display()
     );
+    println!(
+        "Logs: {}",
+        plane.data_dir.join(components::LOG_DIR).display()
+    );
     println!("Stop it and remove its data with:");
     println!(
         "  karmadactl deinit --karmada-data {} --force",
-        args.data_dir.display()
+        plane.data_dir.display()
     );
     Ok(())
 }
 
-fn step(n: u32, what: &str, detail: &str) {
-    if detail.is_empty() {
-        println!("[{n}/4] {what}");
-    } else {
-        println!("[{n}/4] {what}: {detail}");
+/// Brings the control plane up, three steps on `progress`: data directory, API server, controllers.
+pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result<()> {
+    let data_dir = &plane.data_dir;
+    progress.step("preparing data directory", &data_dir.display().to_string());
+    std::fs::create_dir_all(data_dir.join(components::LOG_DIR))
+        .with_context(|| format!("creating {}", data_dir.display()))?;
+
+    let kubeconfig = plane.kubeconfig();
+    let address = format!("{}:{}", plane.bind_address, plane.port);
+    match components::live_pid(data_dir, APISERVER) {
+        Some(pid) => {
+            progress.step("starting karmada-apiserver", &address);
+            let ready = wait_ready(&kubeconfig, None, data_dir, Duration::from_secs(10))
+                .await
+                .is_ok();
+            progress.note(&format!(
+                "karmada-apiserver is already running (pid {pid}, {})",
+                if ready { "ready" } else { "not ready yet" }
+            ));
+        }
+        None => {
+            components::ensure_port_free(&plane.bind_address, plane.port, "--port")?;
+            progress.step("starting karmada-apiserver", &address);
+            // A kubeconfig left by an earlier run must not pass for the new server's.
+            let _ = std::fs::remove_file(&kubeconfig);
+            let mut child = components::launch(Launch {
+                name: APISERVER,
+                binary: &plane.binary,
+                args: os_args([
+                    "apiserver".as_ref(),
+                    "--data-dir".as_ref(),
+                    data_dir.as_os_str(),
+                    "--bind-address".as_ref(),
+                    plane.bind_address.as_ref(),
+                    "--secure-port".as_ref(),
+                    plane.port.to_string().as_ref(),
+                ]),
+                data_dir,
+                exit_with_stdin: plane.exit_with_stdin,
+            })?;
+            if let Err(err) =
+                wait_ready(&kubeconfig, Some(&mut child), data_dir, READY_TIMEOUT).await
+            {
+                bail!(
+                    "the API server did not become ready within {}s: {err:#}; see {}",
+                    READY_TIMEOUT.as_secs(),
+                    components::log_file(data_dir, APISERVER).display()
+                );
+            }
+            progress.note(&format!("karmada-apiserver ready (pid {})", child.id()));
+        }
     }
+
+    progress.step(
+        "starting controllers",
+        "karmada-controller-manager, karmada-scheduler",
+    );
+    let mut started = Vec::new();
+    for (name, subcommand) in [
+        (CONTROLLER_MANAGER, "controller-manager"),
+        (SCHEDULER, "scheduler"),
+    ] {
+        if let Some(pid) = components::live_pid(data_dir, name) {
+            progress.note(&format!("{name} is already running (pid {pid})"));
+            continue;
+        }
+        let Some(help) = components::subcommand_help(&plane.binary, subcommand) else {
+            progress.note(&format!(
+                "{name}: this build of {} has no `{subcommand}` subcommand; skipped",
+                plane.binary.display()
+            ));
+            continue;
+        };
+        let mut command_args = os_args([
+            subcommand.as_ref(),
+            "--kubeconfig".as_ref(),
+            kubeconfig.as_os_str(),
+            "--context".as_ref(),
+            KARMADA_CONTEXT.as_ref(),
+            "--metrics-bind-address".as_ref(),
+            "127.0.0.1:0".as_ref(),
+        ]);
+        // The controller-manager signs Pull-mode agents' certificates with the API server's CA.
+        if help.contains("--cluster-signing-cert-file") {
+            let pki = data_dir.join("pki");
+            command_args.extend(os_args([
+                "--cluster-signing-cert-file".as_ref(),
+                pki.join("ca.crt").as_os_str(),
+                "--cluster-signing-key-file".as_ref(),
+                pki.join("ca.key").as_os_str(),
+            ]));
+        }
+        let child = components::launch(Launch {
+            name,
+            binary: &plane.binary,
+            args: command_args,
+            data_dir,
+            exit_with_stdin: plane.exit_with_stdin,
+        })?;
+        started.push((name, child));
+    }
+    // Watched together: both get the whole grace period, but the command waits for it once.
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    for (name, child) in &mut started {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        components::settle(child, data_dir, name, left).await?;
+    }
+    for (name, child) in &started {
+        progress.note(&format!("{name} started (pid {})", child.id()));
+    }
+    Ok(())
 }
 
-/// The pid recorded in the data directory, if that process is still alive.
-pub fn live_pid(data_dir: &Path) -> Option<i32> {
-    let text = std::fs::read_to_string(data_dir.join(PID_FILE)).ok()?;
-    let pid: i32 = text.trim().parse().ok()?;
-    let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
-    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| stat.split_whitespace().nth(2) == Some("Z"))
-        .unwrap_or(false);
-    (alive && !zombie).then_some(pid)
+fn os_args<const N: usize>(args: [&std::ffi::OsStr; N]) -> Vec<OsString> {
+    args.iter().map(|a| a.to_os_string()).collect()
 }
 
-/// Polls `/readyz` through the kubeconfig until it answers `ok` or the timeout passes.
-async fn wait_ready(kubeconfig: &Path, timeout: Duration) -> anyhow::Result<()> {
+/// Polls `/readyz` through the kubeconfig until it answers `ok` or the timeout passes; a started child that
+/// exits meanwhile fails at once with its log.
+pub async fn wait_ready(
+    kubeconfig: &Path,
+    mut child: Option<&mut std::process::Child>,
+    data_dir: &Path,
+    timeout: Duration,
+) -> anyhow::Result<()> {
     let deadline = tokio::time::Instant::now() + timeout;
     let mut last_error = anyhow::anyhow!("kubeconfig {} not written yet", kubeconfig.display());
     while tokio::time::Instant::now() < deadline {
+        if let Some(child) = child.as_deref_mut() {
+            components::check_running(child, data_dir, APISERVER)?;
+        }
         if kubeconfig.exists() {
-            match client::from_kubeconfig(kubeconfig, None).await {
+            match client::from_kubeconfig(kubeconfig, Some(KARMADA_CONTEXT)).await {
                 Ok(client) => match client::get_text(&client, "/readyz").await {
                     Ok(body) if body.trim() == "ok" => return Ok(()),
                     Ok(body) => last_error = anyhow::anyhow!("/readyz answered {body:?}"),
@@ -155,23 +276,4 @@ async fn wait_ready(kubeconfig: &Path, timeout: Duration) -> anyhow::Result<()> 
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Err(last_error)
-}
-
-fn find_server_binary(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(path) = flag {
-        return Ok(path.to_path_buf());
-    }
-    if let Some(sibling) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("karmada")))
-        && sibling.is_file()
-    {
-        return Ok(sibling);
-    }
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .map(|dir| dir.join("karmada"))
-        .find(|candidate| candidate.is_file());
-    on_path.context("the `karmada` server binary was not found beside karmadactl or on PATH; build it with `cargo build --bin karmada` or pass --karmada-binary")
 }

@@ -257,6 +257,12 @@ where
 }
 
 pub async fn run(args: JoinArgs) -> anyhow::Result<()> {
+    join_cluster(&args, &|line| println!("{line}")).await
+}
+
+/// Joins the member `args` names, reporting each object created through `report`. The library form of
+/// `karmadactl join` (`local-up` calls it).
+pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> anyhow::Result<()> {
     let name = args.name.as_str();
     let problems = cluster_name_problems(name);
     if !problems.is_empty() {
@@ -376,6 +382,7 @@ pub async fn run(args: JoinArgs) -> anyhow::Result<()> {
         &role_name,
         &cluster,
         &mut created,
+        report,
     )
     .await;
     if let Err(err) = result {
@@ -388,7 +395,7 @@ pub async fn run(args: JoinArgs) -> anyhow::Result<()> {
             "joining cluster {name:?} failed; everything it created was removed"
         )));
     }
-    println!("cluster({name}) is joined successfully");
+    report(&format!("cluster({name}) is joined successfully"));
     Ok(())
 }
 
@@ -402,6 +409,7 @@ async fn create_all(
     role_name: &str,
     cluster: &serde_json::Value,
     created: &mut Vec<Created>,
+    report: &(dyn Fn(&str) + Sync),
 ) -> anyhow::Result<()> {
     ensure(
         &Api::all(member.clone()),
@@ -426,7 +434,9 @@ async fn create_all(
     )
     .await
     .context("creating the ServiceAccount in the member")?;
-    println!("created serviceaccount {CLUSTER_NAMESPACE}/{sa_name} in the member cluster");
+    report(&format!(
+        "created serviceaccount {CLUSTER_NAMESPACE}/{sa_name} in the member cluster"
+    ));
     let role = ClusterRole {
         metadata: meta(role_name, None),
         rules: Some(vec![
@@ -474,7 +484,9 @@ async fn create_all(
     )
     .await
     .context("creating the ClusterRoleBinding in the member")?;
-    println!("created clusterrole and clusterrolebinding {role_name} in the member cluster");
+    report(&format!(
+        "created clusterrole and clusterrolebinding {role_name} in the member cluster"
+    ));
 
     ensure(
         &Api::all(karmada.clone()),
@@ -498,13 +510,15 @@ async fn create_all(
         .await
         .with_context(|| format!("creating secret {CLUSTER_NAMESPACE}/{name} in karmada"))?;
     created.push(Created::Secret(secrets, name.to_string()));
-    println!("created secret {CLUSTER_NAMESPACE}/{name} in karmada");
+    report(&format!(
+        "created secret {CLUSTER_NAMESPACE}/{name} in karmada"
+    ));
     let object: DynamicObject = serde_json::from_value(cluster.clone())?;
     clusters(karmada)
         .create(&PostParams::default(), &object)
         .await
         .with_context(|| format!("failed to create cluster({name}) object"))?;
-    println!("created cluster {name} in karmada");
+    report(&format!("created cluster {name} in karmada"));
     Ok(())
 }
 

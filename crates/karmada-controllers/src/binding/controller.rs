@@ -1,0 +1,636 @@
+//! The binding controller: scheduled ResourceBindings and ClusterResourceBindings → one Work per target
+//! cluster (reference/karmada.md §3.4), rendered by the pure [`super::desired_works`].
+//!
+//! Per binding (level-triggered, one key at a time):
+//! - deleting: delete every Work labelled with the binding's permanent id, then drop the finalizer
+//!   (`karmada.io/binding-controller`, or `karmada.io/cluster-resource-binding-controller` for a CRB); the
+//!   Works' own finalizer lets the execution controller clean the members.
+//! - otherwise: the finalizer; orphan Works (clusters no longer targeted) deleted; then the template is read
+//!   through the dynamic API and every desired Work created or updated (resourceVersion preconditions).
+//!
+//! A failure (template missing, an override with a bad JSON pointer, an unknown cluster) is recorded as a
+//! `SyncWorkFailed` event and a `WorkSynced=False` condition on the binding (a karmada-rs addition: Karmada
+//! only records the event), and retried with backoff; the other clusters' Works are still written. The
+//! condition turns True again (`SyncWorkSucceed`) once a sync succeeds; a binding that never failed gets no
+//! condition, so the healthy path costs no status write.
+//!
+//! Triggers: the bindings themselves; their Works (deleted or changed by someone else → rewritten);
+//! OverridePolicies (the bindings of their namespace) and ClusterOverridePolicies (every binding); a
+//! Cluster's labels changing (the bindings targeting it, for label-targeted overrides) — see [`triggers`].
+//! Rendering and writing the Works is in [`render`].
+
+mod render;
+mod triggers;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::channel::mpsc;
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use karmada_api::work::{
+    FINALIZER_BINDING_CONTROLLER, FINALIZER_CLUSTER_RESOURCE_BINDING_CONTROLLER,
+};
+use karmada_api::{ResourceBinding, Work};
+use karmada_interpreter::Interpreter;
+use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::controller::{Action, Config, applier, trigger_self};
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::watcher;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::works::{BindingScope, orphan_works, waiting_for_direct_purge};
+use crate::execution::queue::{Backoffs, REQUEUE_CAPACITY, reflect_events, spec_and_metadata};
+use crate::keys::{
+    ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
+    ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
+    LABEL_RESOURCE_BINDING_PERMANENT_ID,
+};
+use crate::runtime::{ControllerError, EventRecorder, EventType, reference_of, resources, typed};
+
+/// Event reasons on bindings (Karmada's).
+pub const EVENT_SYNC_WORK_SUCCEED: &str = "SyncWorkSucceed";
+pub const EVENT_SYNC_WORK_FAILED: &str = "SyncWorkFailed";
+pub const EVENT_CLEANUP_WORK_FAILED: &str = "CleanupWorkFailed";
+/// The binding condition reporting Work rendering failures (karmada-rs addition, see module docs).
+pub const CONDITION_WORK_SYNCED: &str = "WorkSynced";
+
+/// Settings of the binding controller.
+#[derive(Clone, Debug)]
+pub struct BindingConfig {
+    pub interpreter: Interpreter,
+    /// Bindings reconciled at once (per kind).
+    pub concurrency: u16,
+    /// How often a synced binding is rendered again anyway (a safety net).
+    pub resync: Duration,
+}
+
+impl Default for BindingConfig {
+    fn default() -> Self {
+        Self {
+            interpreter: Interpreter::native(),
+            concurrency: 16,
+            resync: Duration::from_secs(600),
+        }
+    }
+}
+
+struct Context {
+    client: kube::Client,
+    config: BindingConfig,
+    recorder: EventRecorder,
+    works: Store<DynamicObject>,
+    override_policies: Store<DynamicObject>,
+    cluster_override_policies: Store<DynamicObject>,
+    clusters: Store<DynamicObject>,
+    templates: TemplateResources,
+    backoff: Backoffs<(bool, String, String)>,
+}
+
+type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
+type Refs = mpsc::Sender<ObjectRef<DynamicObject>>;
+
+pub use render::merge_work;
+use render::{Rendering, TemplateResources, render};
+use triggers::{Bindings, Handler, Senders, annotation, feed};
+
+/// Runs the ResourceBinding and ClusterResourceBinding loops until `cancel` fires.
+pub async fn run(client: kube::Client, config: BindingConfig, cancel: CancellationToken) {
+    let rb_resource = resources::resource_binding();
+    let crb_resource = resources::cluster_resource_binding();
+    let rb_writer = Writer::new(rb_resource.clone());
+    let crb_writer = Writer::new(crb_resource.clone());
+    let bindings = Bindings {
+        rbs: rb_writer.as_reader(),
+        crbs: crb_writer.as_reader(),
+    };
+    let (rb_tx, rb_rx) = mpsc::channel(REQUEUE_CAPACITY);
+    let (crb_tx, crb_rx) = mpsc::channel(REQUEUE_CAPACITY);
+    let senders = Senders {
+        rb: rb_tx,
+        crb: crb_tx,
+    };
+
+    let spawn = |resource: ApiResource, handler: Handler| {
+        let writer = Writer::new(resource.clone());
+        let cache = writer.as_reader();
+        let events = reflect_events(
+            resources::all(&client, &resource),
+            watcher::Config::default(),
+            writer,
+        );
+        let task = tokio::spawn(feed(
+            events,
+            handler,
+            bindings.clone(),
+            senders.clone(),
+            cancel.clone(),
+        ));
+        (cache, task)
+    };
+    let (works, works_task) = spawn(resources::work(), Handler::Works(HashMap::new()));
+    let (override_policies, op_task) =
+        spawn(resources::override_policy(), Handler::OverridePolicies);
+    let (cluster_override_policies, cop_task) = spawn(
+        resources::cluster_override_policy(),
+        Handler::ClusterOverridePolicies,
+    );
+    let (clusters, clusters_task) = spawn(resources::cluster(), Handler::Clusters(HashMap::new()));
+    let feeders = [works_task, op_task, cop_task, clusters_task];
+    drop(senders);
+    for cache in [
+        &works,
+        &override_policies,
+        &cluster_override_policies,
+        &clusters,
+    ] {
+        if !crate::execution::queue::ready(cache, &cancel).await {
+            feeders.iter().for_each(|f| f.abort());
+            return;
+        }
+    }
+    let context = Arc::new(Context {
+        recorder: EventRecorder::new(client.clone(), "binding-controller"),
+        client: client.clone(),
+        config: config.clone(),
+        works,
+        override_policies,
+        cluster_override_policies,
+        clusters,
+        templates: TemplateResources::default(),
+        backoff: Backoffs::new(Duration::from_secs(60)),
+    });
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        ((), ()) = async {
+            tokio::join!(
+                run_scope(BindingScope::Namespaced, rb_resource, rb_writer, rb_rx, context.clone(), cancel.clone()),
+                run_scope(BindingScope::Cluster, crb_resource, crb_writer, crb_rx, context.clone(), cancel.clone()),
+            )
+        } => {}
+    }
+    feeders.iter().for_each(|f| f.abort());
+}
+
+async fn run_scope(
+    scope: BindingScope,
+    resource: ApiResource,
+    writer: Writer<DynamicObject>,
+    requests: mpsc::Receiver<ObjectRef<DynamicObject>>,
+    context: Arc<Context>,
+    cancel: CancellationToken,
+) {
+    let store = writer.as_reader();
+    let own = trigger_self(
+        watcher::watcher(
+            resources::all(&context.client, &resource),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        // Status writes (scheduler, binding status) need no re-rendering.
+        .predicate_filter(spec_and_metadata, Default::default()),
+        resource.clone(),
+    );
+    let queue = futures::stream::select(own, requests.map(|r| Ok(r.into())))
+        .take_until(cancel.clone().cancelled_owned());
+    let concurrency = context.config.concurrency;
+    let applied = applier(
+        move |binding: Arc<DynamicObject>, ctx: Arc<Context>| -> Reconciling {
+            Box::pin(async move { reconcile(scope, binding, ctx).await })
+        },
+        move |binding: Arc<DynamicObject>, err: &ControllerError, ctx: Arc<Context>| {
+            if err.is_conflict() {
+                return Action::requeue(err.retry_after());
+            }
+            tracing::warn!(binding = ?binding.metadata.name, %err, "binding controller: reconcile failed");
+            Action::requeue(ctx.backoff.failed(&key(scope, &binding)))
+        },
+        context,
+        store,
+        queue,
+        Config::default().concurrency(concurrency),
+    );
+    applied
+        .for_each(|result| async move {
+            if let Err(err) = result {
+                tracing::debug!(%err, "binding controller queue");
+            }
+        })
+        .await;
+}
+
+/// Backoff key: (cluster-scoped?, namespace, name).
+fn key(scope: BindingScope, binding: &DynamicObject) -> (bool, String, String) {
+    (
+        scope == BindingScope::Cluster,
+        binding.metadata.namespace.clone().unwrap_or_default(),
+        binding.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+fn finalizer(scope: BindingScope) -> &'static str {
+    match scope {
+        BindingScope::Namespaced => FINALIZER_BINDING_CONTROLLER,
+        BindingScope::Cluster => FINALIZER_CLUSTER_RESOURCE_BINDING_CONTROLLER,
+    }
+}
+
+fn id_label(scope: BindingScope) -> &'static str {
+    match scope {
+        BindingScope::Namespaced => LABEL_RESOURCE_BINDING_PERMANENT_ID,
+        BindingScope::Cluster => LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
+    }
+}
+
+fn binding_resource(scope: BindingScope) -> ApiResource {
+    match scope {
+        BindingScope::Namespaced => resources::resource_binding(),
+        BindingScope::Cluster => resources::cluster_resource_binding(),
+    }
+}
+
+fn binding_api(
+    client: &kube::Client,
+    scope: BindingScope,
+    namespace: Option<&str>,
+) -> kube::Api<DynamicObject> {
+    let resource = binding_resource(scope);
+    match (scope, namespace) {
+        (BindingScope::Namespaced, Some(ns)) => resources::namespaced(client, &resource, ns),
+        _ => resources::all(client, &resource),
+    }
+}
+
+/// Whether `work` was made for this binding: by permanent id when the binding has one, else by annotations.
+fn belongs(work: &DynamicObject, scope: BindingScope, binding: &ResourceBinding) -> bool {
+    let id = binding
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(id_label(scope)));
+    if let Some(id) = id.filter(|id| !id.is_empty()) {
+        return work
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(id_label(scope)))
+            == Some(id);
+    }
+    let name = binding.metadata.name.as_deref();
+    match scope {
+        BindingScope::Namespaced => {
+            annotation(work, ANNOTATION_RESOURCE_BINDING_NAME) == name
+                && annotation(work, ANNOTATION_RESOURCE_BINDING_NAMESPACE)
+                    == binding.metadata.namespace.as_deref()
+        }
+        BindingScope::Cluster => annotation(work, ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME) == name,
+    }
+}
+
+fn typed_all<T: serde::de::DeserializeOwned>(store: &Store<DynamicObject>) -> Vec<T> {
+    store
+        .state()
+        .iter()
+        .filter_map(|o| typed::to_typed(o).ok())
+        .collect()
+}
+
+async fn delete_work(client: &kube::Client, work: &Work) -> Result<(), ControllerError> {
+    if work.metadata.deletion_timestamp.is_some() {
+        return Ok(());
+    }
+    let api = resources::namespaced(
+        client,
+        &resources::work(),
+        work.metadata.namespace.as_deref().unwrap_or_default(),
+    );
+    match api
+        .delete(
+            work.metadata.name.as_deref().unwrap_or_default(),
+            &DeleteParams::background(),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn reconcile(
+    scope: BindingScope,
+    object: Arc<DynamicObject>,
+    ctx: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let binding: ResourceBinding = typed::to_typed(&object)?;
+    let finalizer = finalizer(scope);
+    let has_finalizer = binding
+        .metadata
+        .finalizers
+        .as_ref()
+        .is_some_and(|f| f.iter().any(|x| x == finalizer));
+    let namespace = binding.metadata.namespace.clone();
+    let name = binding.metadata.name.clone().unwrap_or_default();
+    let api = binding_api(&ctx.client, scope, namespace.as_deref());
+    let existing: Vec<Work> = ctx
+        .works
+        .state()
+        .iter()
+        .filter(|w| belongs(w, scope, &binding))
+        .filter_map(|w| typed::to_typed(w).ok())
+        .collect();
+
+    if binding.metadata.deletion_timestamp.is_some() {
+        if !has_finalizer {
+            return Ok(Action::await_change());
+        }
+        let mut works = existing;
+        // The cache may lag a Work created a moment ago: ask the API server too.
+        if let Some(id) = binding
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(id_label(scope)))
+        {
+            let listed = resources::all(&ctx.client, &resources::work())
+                .list(&ListParams::default().labels(&format!("{}={id}", id_label(scope))))
+                .await?;
+            works.extend(
+                listed
+                    .items
+                    .iter()
+                    .filter_map(|w| typed::to_typed::<Work>(w).ok()),
+            );
+        }
+        for work in &works {
+            if let Err(err) = delete_work(&ctx.client, work).await {
+                let message = format!(
+                    "deleting Work {}/{}: {err}",
+                    work.metadata.namespace.as_deref().unwrap_or_default(),
+                    work.metadata.name.as_deref().unwrap_or_default()
+                );
+                ctx.recorder
+                    .record(
+                        &reference_of(&object),
+                        EventType::Warning,
+                        EVENT_CLEANUP_WORK_FAILED,
+                        &message,
+                    )
+                    .await;
+                return Err(err);
+            }
+        }
+        let mut updated = object.as_ref().clone();
+        updated.metadata.finalizers = updated
+            .metadata
+            .finalizers
+            .map(|f| f.into_iter().filter(|x| x != finalizer).collect());
+        return match api.replace(&name, &PostParams::default(), &updated).await {
+            Ok(_) => Ok(Action::await_change()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(Action::await_change()),
+            Err(e) => Err(e.into()),
+        };
+    }
+    if !has_finalizer {
+        let mut updated = object.as_ref().clone();
+        updated
+            .metadata
+            .finalizers
+            .get_or_insert_with(Vec::new)
+            .push(finalizer.to_string());
+        api.replace(&name, &PostParams::default(), &updated).await?;
+        return Ok(Action::await_change());
+    }
+
+    let mut changed = false;
+    for orphan in orphan_works(&existing, &binding.spec) {
+        if orphan.metadata.deletion_timestamp.is_none() {
+            delete_work(&ctx.client, orphan).await?;
+            changed = true;
+        }
+    }
+    if waiting_for_direct_purge(&existing, &binding.spec) {
+        return Ok(Action::requeue(Duration::from_secs(5)));
+    }
+    if binding.spec.clusters.is_empty() && binding.spec.required_by.is_empty() {
+        return Ok(Action::await_change());
+    }
+
+    let failures = match render(scope, &binding, &existing, &ctx).await {
+        Ok((failures, wrote)) => {
+            changed |= wrote;
+            failures
+        }
+        Err(Rendering::Retry(after)) => return Ok(Action::requeue(after)),
+        Err(Rendering::Failed(message)) => vec![message],
+        Err(Rendering::Api(err)) => return Err(err),
+    };
+    let key = key(scope, &object);
+    let reference = reference_of(&object);
+    if failures.is_empty() {
+        ctx.backoff.succeeded(&key);
+        set_condition(&ctx, scope, &object, None).await?;
+        if changed {
+            ctx.recorder
+                .record(
+                    &reference,
+                    EventType::Normal,
+                    EVENT_SYNC_WORK_SUCCEED,
+                    "Sync work of resourceBinding successful.",
+                )
+                .await;
+        }
+        Ok(Action::requeue(ctx.config.resync))
+    } else {
+        let message = failures.join("; ");
+        ctx.recorder
+            .record(
+                &reference,
+                EventType::Warning,
+                EVENT_SYNC_WORK_FAILED,
+                &message,
+            )
+            .await;
+        set_condition(&ctx, scope, &object, Some(&message)).await?;
+        Ok(Action::requeue(ctx.backoff.failed(&key)))
+    }
+}
+
+/// Writes `WorkSynced` (False with `failure`, else True) — but a binding that never failed is left alone.
+async fn set_condition(
+    ctx: &Context,
+    scope: BindingScope,
+    object: &DynamicObject,
+    failure: Option<&str>,
+) -> Result<(), ControllerError> {
+    let mut value = typed::to_json(object)?;
+    let conditions: Vec<Condition> = value
+        .pointer("/status/conditions")
+        .cloned()
+        .map(serde_json::from_value)
+        .transpose()?
+        .unwrap_or_default();
+    let existing = conditions.iter().find(|c| c.type_ == CONDITION_WORK_SYNCED);
+    if failure.is_none() && existing.is_none_or(|c| c.status == "True") {
+        return Ok(());
+    }
+    let (status, reason, message) = match failure {
+        Some(message) => ("False", EVENT_SYNC_WORK_FAILED, message.to_string()),
+        None => (
+            "True",
+            EVENT_SYNC_WORK_SUCCEED,
+            "Works are in sync with the binding".to_string(),
+        ),
+    };
+    if existing.is_some_and(|c| c.status == status && c.reason == reason && c.message == message) {
+        return Ok(());
+    }
+    let condition = Condition {
+        type_: CONDITION_WORK_SYNCED.to_string(),
+        status: status.to_string(),
+        reason: reason.to_string(),
+        message,
+        observed_generation: object.metadata.generation,
+        last_transition_time: match existing {
+            Some(c) if c.status == status => c.last_transition_time.clone(),
+            _ => Time(Timestamp::now()),
+        },
+    };
+    let mut conditions: Vec<Condition> = conditions
+        .into_iter()
+        .filter(|c| c.type_ != CONDITION_WORK_SYNCED)
+        .collect();
+    conditions.push(condition);
+    let Some(root) = value.as_object_mut() else {
+        return Ok(());
+    };
+    let status_value = root
+        .entry("status")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Some(status_map) = status_value.as_object_mut() {
+        status_map.insert("conditions".into(), serde_json::to_value(conditions)?);
+    }
+    let body: DynamicObject = serde_json::from_value(value)?;
+    binding_api(&ctx.client, scope, object.metadata.namespace.as_deref())
+        .replace_status(
+            object.metadata.name.as_deref().unwrap_or_default(),
+            &PostParams::default(),
+            &body,
+        )
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use karmada_api::policy::ANNOTATION_APPLIED_OVERRIDES;
+
+    use super::*;
+
+    fn work(
+        labels: &[(&str, &str)],
+        annotations: &[(&str, &str)],
+        finalizers: &[&str],
+        replicas: i64,
+    ) -> Work {
+        let map = |pairs: &[(&str, &str)]| {
+            Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        };
+        Work {
+            metadata: ObjectMeta {
+                name: Some("w".into()),
+                namespace: Some("karmada-es-a".into()),
+                labels: map(labels),
+                annotations: map(annotations),
+                finalizers: Some(finalizers.iter().map(|f| f.to_string()).collect()),
+                resource_version: Some("7".into()),
+                ..ObjectMeta::default()
+            },
+            spec: karmada_api::work::WorkSpec {
+                workload: karmada_api::work::WorkloadTemplate {
+                    manifests: vec![serde_json::json!({"spec": {"replicas": replicas}})],
+                },
+                ..Default::default()
+            },
+            ..Work::default()
+        }
+    }
+
+    #[test]
+    fn merge_keeps_others_keys_and_replaces_override_records() {
+        let live = work(
+            &[("work.karmada.io/permanent-id", "p"), ("team", "x")],
+            &[(ANNOTATION_APPLIED_OVERRIDES, "[old]"), ("note", "keep")],
+            &["other"],
+            2,
+        );
+        let desired = work(
+            &[("resourcebinding.karmada.io/permanent-id", "b")],
+            &[],
+            &["karmada.io/execution-controller"],
+            4,
+        );
+        let merged = merge_work(&live, &desired);
+        let labels = merged.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(labels.len(), 3);
+        let annotations = merged.metadata.annotations.clone().unwrap_or_default();
+        assert_eq!(annotations.get("note").map(String::as_str), Some("keep"));
+        assert!(!annotations.contains_key(ANNOTATION_APPLIED_OVERRIDES));
+        assert_eq!(
+            merged.metadata.finalizers,
+            Some(vec![
+                "other".into(),
+                "karmada.io/execution-controller".into()
+            ])
+        );
+        assert_eq!(merged.spec, desired.spec);
+        assert_eq!(merged.metadata.resource_version.as_deref(), Some("7"));
+        // Merging what is already there changes nothing.
+        assert_eq!(merge_work(&merged, &desired), merged);
+    }
+
+    #[test]
+    fn works_belong_by_permanent_id_or_annotations() {
+        let mut binding = ResourceBinding::default();
+        binding.metadata.name = Some("web-deployment".into());
+        binding.metadata.namespace = Some("default".into());
+        let by_annotations = serde_json::from_value::<DynamicObject>(serde_json::json!({
+            "metadata": {"name": "w", "annotations": {
+                "resourcebinding.karmada.io/name": "web-deployment",
+                "resourcebinding.karmada.io/namespace": "default"}}
+        }))
+        .expect("object");
+        assert!(belongs(&by_annotations, BindingScope::Namespaced, &binding));
+        assert!(!belongs(&by_annotations, BindingScope::Cluster, &binding));
+        binding.metadata.labels = Some(BTreeMap::from([(
+            LABEL_RESOURCE_BINDING_PERMANENT_ID.to_string(),
+            "id-1".to_string(),
+        )]));
+        assert!(!belongs(
+            &by_annotations,
+            BindingScope::Namespaced,
+            &binding
+        ));
+        let by_id = serde_json::from_value::<DynamicObject>(serde_json::json!({
+            "metadata": {"name": "w", "labels": {LABEL_RESOURCE_BINDING_PERMANENT_ID: "id-1"}}
+        }))
+        .expect("object");
+        assert!(belongs(&by_id, BindingScope::Namespaced, &binding));
+    }
+}

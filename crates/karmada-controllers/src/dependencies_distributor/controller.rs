@@ -1,0 +1,437 @@
+//! The dependencies distributor's runtime: a `kube::runtime::Controller` over ResourceBindings, also woken by
+//! attached bindings (through their `requiredBy` snapshots) and by ConfigMaps, Secrets, ServiceAccounts and
+//! PersistentVolumeClaims that some binding depends on (through the [`DependencyIndex`]).
+//!
+//! Per binding with `propagateDeps: true`: keep the distributor's finalizer on it, read the workload, ask the
+//! interpreter for its dependencies, create or update one attached binding per existing dependency, release
+//! the attached bindings it no longer needs, and record the dependencies annotation. When `propagateDeps` is
+//! turned off or the binding is deleted, every attached binding is released and the finalizer removed. Writes
+//! are replaces with the read resourceVersion (or deletes with uid and resourceVersion preconditions); a 409
+//! requeues.
+
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Secret, ServiceAccount};
+use karmada_api::ResourceBinding;
+use karmada_interpreter::{DependentObjectReference, Interpreter};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
+    Preconditions,
+};
+use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use super::attached::{
+    ANNOTATION_DEPENDENCIES, Detached, FINALIZER, attached_binding, binds, dependencies_annotation,
+    detach, merge_attached,
+};
+use super::index::{BindingKey, DependencyIndex, dependency_key};
+use crate::names::depended_by_label_key;
+use crate::runtime::{ControllerError, EventRecorder, EventType, reference_of, resources, typed};
+use crate::status::binding_status::TemplateResolver;
+
+/// Component name on the Events it records.
+pub const COMPONENT: &str = "dependencies-distributor";
+/// Warning reason when a workload's dependencies cannot be distributed.
+pub const REASON_DISTRIBUTE_DEPENDENCIES_FAILED: &str = "DistributeDependenciesFailed";
+
+/// Settings of the dependencies distributor.
+#[derive(Clone, Debug)]
+pub struct DistributorConfig {
+    pub interpreter: Interpreter,
+    /// `--concurrent-dependent-resource-syncs` (Karmada's default 2).
+    pub concurrency: u16,
+}
+
+impl Default for DistributorConfig {
+    fn default() -> Self {
+        Self {
+            interpreter: Interpreter::native(),
+            concurrency: 2,
+        }
+    }
+}
+
+struct Context {
+    client: kube::Client,
+    interpreter: Interpreter,
+    resolver: TemplateResolver,
+    recorder: EventRecorder,
+    index: Arc<Mutex<DependencyIndex>>,
+}
+
+/// Runs until `cancel` fires.
+pub async fn run(client: kube::Client, config: DistributorConfig, cancel: CancellationToken) {
+    let binding = resources::resource_binding();
+    let index: Arc<Mutex<DependencyIndex>> = Arc::default();
+    let bindings = resources::all(&client, &binding);
+    let for_attached = binding.clone();
+    let controller = Controller::new_with(
+        bindings.clone(),
+        watcher::Config::default(),
+        binding.clone(),
+    )
+    .with_config(ControllerConfig::default().concurrency(config.concurrency))
+    .watches_with(
+        bindings,
+        binding.clone(),
+        watcher::Config::default(),
+        move |attached| requiring_bindings(&attached, &for_attached),
+    );
+    let controller = watch_dependency::<ConfigMap>(controller, &client, &index, &binding);
+    let controller = watch_dependency::<Secret>(controller, &client, &index, &binding);
+    let controller = watch_dependency::<ServiceAccount>(controller, &client, &index, &binding);
+    let controller =
+        watch_dependency::<PersistentVolumeClaim>(controller, &client, &index, &binding)
+            .graceful_shutdown_on(cancel.cancelled_owned());
+    let context = Arc::new(Context {
+        resolver: TemplateResolver::new(client.clone()),
+        recorder: EventRecorder::new(client.clone(), COMPONENT),
+        interpreter: config.interpreter,
+        index,
+        client,
+    });
+    controller
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(err) = result {
+                tracing::debug!(%err, "dependencies distributor reconcile");
+            }
+        })
+        .await;
+}
+
+/// Wakes the bindings that depend on objects of kind `K`.
+fn watch_dependency<K>(
+    controller: Controller<DynamicObject>,
+    client: &kube::Client,
+    index: &Arc<Mutex<DependencyIndex>>,
+    binding: &ApiResource,
+) -> Controller<DynamicObject>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + 'static,
+{
+    let index = index.clone();
+    let binding = binding.clone();
+    controller.watches(
+        Api::<K>::all(client.clone()),
+        watcher::Config::default(),
+        move |object| {
+            let key = (
+                K::kind(&()).to_string(),
+                object.namespace().unwrap_or_default(),
+                object.name_any(),
+            );
+            let parents = index
+                .lock()
+                .map(|index| index.bindings_of(&key))
+                .unwrap_or_default();
+            parents
+                .into_iter()
+                .map(|(namespace, name)| {
+                    ObjectRef::new_with(&name, binding.clone()).within(&namespace)
+                })
+                .collect::<Vec<_>>()
+        },
+    )
+}
+
+/// The independent bindings an attached binding names in `spec.requiredBy`.
+fn requiring_bindings(
+    attached: &DynamicObject,
+    binding: &ApiResource,
+) -> Vec<ObjectRef<DynamicObject>> {
+    attached
+        .data
+        .pointer("/spec/requiredBy")
+        .and_then(|r| r.as_array())
+        .map(|snapshots| {
+            snapshots
+                .iter()
+                .filter_map(|s| {
+                    let name = s.get("name")?.as_str()?;
+                    let namespace = s
+                        .get("namespace")
+                        .and_then(|n| n.as_str())
+                        .unwrap_or_default();
+                    Some(ObjectRef::new_with(name, binding.clone()).within(namespace))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn error_policy(_: Arc<DynamicObject>, err: &ControllerError, _: Arc<Context>) -> Action {
+    Action::requeue(err.retry_after())
+}
+
+fn has_finalizer(binding: &ResourceBinding) -> bool {
+    binding
+        .metadata
+        .finalizers
+        .iter()
+        .flatten()
+        .any(|f| f == FINALIZER)
+}
+
+async fn reconcile(
+    object: Arc<DynamicObject>,
+    context: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let mut binding: ResourceBinding = typed::to_typed(&object)?;
+    let namespace = binding.metadata.namespace.clone().unwrap_or_default();
+    let name = binding.metadata.name.clone().unwrap_or_default();
+    let key: BindingKey = (namespace.clone(), name.clone());
+    let deleting = binding.metadata.deletion_timestamp.is_some();
+    if deleting || !binding.spec.propagate_deps {
+        if has_finalizer(&binding) {
+            release(&context.client, &namespace, &name, &[]).await?;
+            set_finalizer(&context.client, &binding, false).await?;
+        }
+        if let Ok(mut index) = context.index.lock() {
+            index.remove(&key);
+        }
+        return Ok(Action::await_change());
+    }
+    if !has_finalizer(&binding) {
+        binding = set_finalizer(&context.client, &binding, true).await?;
+    }
+    let resource = &binding.spec.resource;
+    let Some(workload) = context
+        .resolver
+        .get(
+            &resource.api_version,
+            &resource.kind,
+            &resource.namespace,
+            &resource.name,
+        )
+        .await?
+    else {
+        // The workload is gone; garbage collection removes its binding, whose deletion releases the rest.
+        return Ok(Action::await_change());
+    };
+    let dependencies = match context
+        .interpreter
+        .get_dependencies(&typed::to_json(&workload)?)
+    {
+        Ok(dependencies) => dependencies,
+        Err(err) => {
+            warn(
+                &context,
+                &object,
+                &format!("interpreting dependencies: {err}"),
+            )
+            .await;
+            return Ok(Action::await_change());
+        }
+    };
+    if let Ok(mut index) = context.index.lock() {
+        index.set(key, dependencies.iter().map(dependency_key).collect());
+    }
+    let mut present = Vec::new();
+    for dependency in &dependencies {
+        let found = context
+            .resolver
+            .get(
+                &dependency.api_version,
+                &dependency.kind,
+                &dependency.namespace,
+                &dependency.name,
+            )
+            .await?;
+        // A dependency that does not exist yet is distributed when it appears (the index wakes us).
+        let Some(found) = found else { continue };
+        let desired = match attached_binding(&binding, &typed::to_json(&found)?) {
+            Ok(desired) => desired,
+            Err(err) => {
+                warn(&context, &object, &err.to_string()).await;
+                return Ok(Action::await_change());
+            }
+        };
+        apply_attached(&context.client, &desired).await?;
+        present.push(dependency.clone());
+    }
+    release(&context.client, &namespace, &name, &present).await?;
+    record_dependencies(&context.client, &binding, &dependencies).await?;
+    Ok(Action::await_change())
+}
+
+async fn warn(context: &Context, binding: &DynamicObject, message: &str) {
+    context
+        .recorder
+        .record(
+            &reference_of(binding),
+            EventType::Warning,
+            REASON_DISTRIBUTE_DEPENDENCIES_FAILED,
+            message,
+        )
+        .await;
+}
+
+fn bindings_in(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
+    resources::namespaced(client, &resources::resource_binding(), namespace)
+}
+
+/// Adds or removes the distributor's finalizer; the updated binding.
+async fn set_finalizer(
+    client: &kube::Client,
+    binding: &ResourceBinding,
+    present: bool,
+) -> Result<ResourceBinding, ControllerError> {
+    let mut updated = binding.clone();
+    let mut finalizers = updated.metadata.finalizers.take().unwrap_or_default();
+    finalizers.retain(|f| f != FINALIZER);
+    if present {
+        finalizers.push(FINALIZER.to_string());
+    }
+    updated.metadata.finalizers = (!finalizers.is_empty()).then_some(finalizers);
+    let namespace = binding.metadata.namespace.clone().unwrap_or_default();
+    let name = binding.metadata.name.clone().unwrap_or_default();
+    let written = bindings_in(client, &namespace)
+        .replace(
+            &name,
+            &PostParams::default(),
+            &typed::to_dynamic(&updated, &resources::resource_binding())?,
+        )
+        .await?;
+    typed::to_typed(&written)
+}
+
+/// Creates the attached binding, or merges the requirement into the one there.
+async fn apply_attached(
+    client: &kube::Client,
+    desired: &ResourceBinding,
+) -> Result<(), ControllerError> {
+    let namespace = desired.metadata.namespace.clone().unwrap_or_default();
+    let name = desired.metadata.name.clone().unwrap_or_default();
+    let api = bindings_in(client, &namespace);
+    match api.get_opt(&name).await? {
+        None => {
+            api.create(
+                &PostParams::default(),
+                &typed::to_dynamic(desired, &resources::resource_binding())?,
+            )
+            .await?;
+        }
+        Some(existing) => {
+            let existing: ResourceBinding = typed::to_typed(&existing)?;
+            if let Some(merged) = merge_attached(&existing, desired) {
+                api.replace(
+                    &name,
+                    &PostParams::default(),
+                    &typed::to_dynamic(&merged, &resources::resource_binding())?,
+                )
+                .await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Releases the attached bindings of `parent_namespace/parent_name` that bind none of `keep`.
+async fn release(
+    client: &kube::Client,
+    parent_namespace: &str,
+    parent_name: &str,
+    keep: &[DependentObjectReference],
+) -> Result<(), ControllerError> {
+    let api = bindings_in(client, parent_namespace);
+    let label = depended_by_label_key(parent_namespace, parent_name);
+    let attached = api.list(&ListParams::default().labels(&label)).await?;
+    for object in &attached.items {
+        let existing: ResourceBinding = typed::to_typed(object)?;
+        if keep.iter().any(|d| binds(&existing, d)) {
+            continue;
+        }
+        let name = existing.metadata.name.clone().unwrap_or_default();
+        match detach(&existing, parent_namespace, parent_name) {
+            Detached::Unchanged => {}
+            Detached::Update(updated) => {
+                api.replace(
+                    &name,
+                    &PostParams::default(),
+                    &typed::to_dynamic(&updated, &resources::resource_binding())?,
+                )
+                .await?;
+            }
+            Detached::Delete => {
+                let params = DeleteParams::background().preconditions(Preconditions {
+                    uid: existing.metadata.uid.clone(),
+                    resource_version: existing.metadata.resource_version.clone(),
+                });
+                match api.delete(&name, &params).await {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(s)) if s.code == 404 => {}
+                    Err(err) => return Err(err.into()),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the dependencies annotation when it changed. A merge patch of one annotation cannot lose anyone
+/// else's write.
+async fn record_dependencies(
+    client: &kube::Client,
+    binding: &ResourceBinding,
+    dependencies: &[DependentObjectReference],
+) -> Result<(), ControllerError> {
+    let value = dependencies_annotation(dependencies);
+    let current = binding
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ANNOTATION_DEPENDENCIES));
+    if current == Some(&value) {
+        return Ok(());
+    }
+    let namespace = binding.metadata.namespace.clone().unwrap_or_default();
+    let name = binding.metadata.name.clone().unwrap_or_default();
+    let patch = serde_json::json!({"metadata": {"annotations": {ANNOTATION_DEPENDENCIES: value}}});
+    bindings_in(client, &namespace)
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn attached_bindings_wake_their_parents() {
+        let resource = resources::resource_binding();
+        let attached: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+            "metadata": {"name": "cfg-configmap", "namespace": "default"},
+            "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cfg"},
+                     "requiredBy": [{"namespace": "default", "name": "web-deployment"},
+                                    {"namespace": "default", "name": "api-deployment"}]},
+        }))
+        .expect("binding");
+        let woken: Vec<String> = requiring_bindings(&attached, &resource)
+            .iter()
+            .map(|r| format!("{}/{}", r.namespace.clone().unwrap_or_default(), r.name))
+            .collect();
+        assert_eq!(woken, ["default/web-deployment", "default/api-deployment"]);
+        let plain: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+            "metadata": {"name": "web-deployment", "namespace": "default"}, "spec": {},
+        }))
+        .expect("binding");
+        assert!(requiring_bindings(&plain, &resource).is_empty());
+    }
+}

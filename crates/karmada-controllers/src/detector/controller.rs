@@ -1,0 +1,561 @@
+//! The resource detector's runtime (reference/karmada.md §3.2): watches (Cluster)PropagationPolicies,
+//! (Cluster)OverridePolicies (for `dependentOverrides`) and every propagatable resource template
+//! ([`super::templates`]), and reconciles one template key at a time from one bounded queue.
+//!
+//! Per template it asks the pure [`super::decide`] and acts: claim the template (labels and annotations, a
+//! merge patch carrying the read resourceVersion), create or update its (Cluster)ResourceBinding
+//! ([`super::desired_binding`] / [`super::update_binding`], an update with the read resourceVersion), or release
+//! a claim (from the binding, then the template) when the policy is gone, or when a policy's creation or update
+//! leaves it claimed but unselected (a template whose own change takes it out of the selection stays claimed, as
+//! in Karmada). Bindings are
+//! kept on release, so members keep their workloads; a binding goes only with its template (ownerReference).
+//!
+//! Policy events queue the templates the policy selects or claims: a new policy claims waiting templates, an
+//! update is pushed to the templates it claims (not with `activationPreference: Lazy`), a deletion releases
+//! them. Events `ApplyPolicySucceed` / `ApplyPolicyFailed` are recorded on the template.
+//!
+//! The detector keeps Karmada's finalizer on (Cluster)PropagationPolicies ([`super::finalizer`]): a deleted
+//! policy goes only after its claims are released.
+//!
+//! Invariants: no template is decided before both policy caches hold their first list (a claim naming a policy
+//! not yet cached would otherwise be released); every write is conditional on the resourceVersion read; a 409
+//! requeues at once, other failures back off per key.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use karmada_api::{
+    ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
+};
+use karmada_interpreter::Interpreter;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::claim::{Claim, claim, current_claim, describe, unclaim};
+use super::decide::{Decision, decide};
+use super::finalizer::PolicyKey;
+use super::matching::PolicyRef;
+use super::policies::PolicyIndex;
+use super::queue::{Backoff, WorkQueue};
+use super::skip::DetectorFilter;
+use super::templates::{TemplateKey, Templates, run_discovery};
+use super::{desired_binding, update_binding};
+use crate::names::binding_name;
+use crate::runtime::{ControllerError, EventRecorder, EventType, reference_of, resources, typed};
+
+mod policy_events;
+use policy_events::{finalizer_worker, watch_policies};
+
+/// Event reasons Karmada records on templates.
+pub const EVENT_APPLY_POLICY_SUCCEED: &str = "ApplyPolicySucceed";
+pub const EVENT_APPLY_POLICY_FAILED: &str = "ApplyPolicyFailed";
+/// Component name on the detector's events.
+pub const COMPONENT: &str = "resource-detector";
+
+/// The detector's settings.
+#[derive(Clone, Debug)]
+pub struct DetectorConfig {
+    /// `--skipped-propagating-namespaces` and `--skipped-propagating-apis`.
+    pub filter: DetectorFilter,
+    /// The PropagationPolicyPreemption feature gate (Karmada's default: off).
+    pub preemption: bool,
+    /// Concurrent template reconciles (`--concurrent-resource-template-syncs`, default 5).
+    pub workers: usize,
+    /// Most template keys waiting at once.
+    pub queue_capacity: usize,
+    /// How often API resources are discovered again (new CRDs).
+    pub discovery_period: Duration,
+    pub interpreter: Interpreter,
+}
+
+impl Default for DetectorConfig {
+    fn default() -> Self {
+        Self {
+            filter: DetectorFilter::default(),
+            preemption: false,
+            workers: 5,
+            queue_capacity: 65_536,
+            discovery_period: Duration::from_secs(30),
+            interpreter: Interpreter::native(),
+        }
+    }
+}
+
+/// What reconcile asks of the queue afterwards.
+enum Next {
+    Done,
+    /// Decide again at once (a claim was released: another policy may take the template).
+    Again,
+    After(Duration),
+}
+
+/// How long a template waits for its policy's dependentOverrides before it is checked again (an
+/// OverridePolicy arriving queues it sooner).
+const DEPENDENT_OVERRIDES_RETRY: Duration = Duration::from_secs(30);
+
+struct Detector {
+    client: kube::Client,
+    config: DetectorConfig,
+    policies: RwLock<PolicyIndex>,
+    templates: Templates,
+    queue: WorkQueue<TemplateKey>,
+    backoff: Backoff<TemplateKey>,
+    recorder: EventRecorder,
+    /// Templates waiting for a dependent override to exist.
+    waiting_overrides: Mutex<HashSet<TemplateKey>>,
+    /// Templates whose policy no longer selects them after the policy changed: release their claims.
+    release_pending: Mutex<HashSet<TemplateKey>>,
+    /// Policies whose finalizer needs adding or finalizing.
+    finalizing: WorkQueue<PolicyKey>,
+    finalizing_backoff: Backoff<PolicyKey>,
+}
+
+/// Runs the resource detector until `cancel` fires.
+pub async fn run(client: kube::Client, config: DetectorConfig, cancel: CancellationToken) {
+    let queue = WorkQueue::new(config.queue_capacity);
+    let detector = Arc::new(Detector {
+        recorder: EventRecorder::new(client.clone(), COMPONENT),
+        client: client.clone(),
+        policies: RwLock::default(),
+        templates: Templates::default(),
+        queue: queue.clone(),
+        backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(60)),
+        waiting_overrides: Mutex::default(),
+        release_pending: Mutex::default(),
+        finalizing: WorkQueue::new(config.queue_capacity),
+        finalizing_backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(60)),
+        config,
+    });
+    let mut tasks = tokio::task::JoinSet::new();
+    tasks.spawn(queue.clone().run_delays(cancel.clone()));
+    tasks.spawn(detector.finalizing.clone().run_delays(cancel.clone()));
+
+    let (pp_synced, mut pp_ready) = watch::channel(false);
+    let (cpp_synced, mut cpp_ready) = watch::channel(false);
+    tasks.spawn(watch_policies::<PropagationPolicy>(
+        Arc::clone(&detector),
+        resources::propagation_policy(),
+        pp_synced,
+        cancel.clone(),
+    ));
+    tasks.spawn(watch_policies::<ClusterPropagationPolicy>(
+        Arc::clone(&detector),
+        resources::cluster_propagation_policy(),
+        cpp_synced,
+        cancel.clone(),
+    ));
+    let (op_synced, _) = watch::channel(false);
+    let (cop_synced, _) = watch::channel(false);
+    tasks.spawn(watch_policies::<OverridePolicy>(
+        Arc::clone(&detector),
+        resources::override_policy(),
+        op_synced,
+        cancel.clone(),
+    ));
+    tasks.spawn(watch_policies::<ClusterOverridePolicy>(
+        Arc::clone(&detector),
+        resources::cluster_override_policy(),
+        cop_synced,
+        cancel.clone(),
+    ));
+
+    // Templates are decided only against complete policy caches.
+    let synced = async {
+        let _ = pp_ready.wait_for(|ready| *ready).await;
+        let _ = cpp_ready.wait_for(|ready| *ready).await;
+    };
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = synced => {
+            tasks.spawn(run_discovery(
+                client,
+                detector.templates.clone(),
+                detector.config.filter.clone(),
+                queue.clone(),
+                detector.config.discovery_period,
+                cancel.clone(),
+            ));
+            for _ in 0..detector.config.workers.max(1) {
+                tasks.spawn(worker(Arc::clone(&detector), cancel.clone()));
+            }
+            tasks.spawn(finalizer_worker(Arc::clone(&detector), cancel.clone()));
+            tracing::info!("resource detector started");
+        }
+    }
+    cancel.cancelled().await;
+    while tasks.join_next().await.is_some() {}
+}
+
+async fn worker(detector: Arc<Detector>, cancel: CancellationToken) {
+    while let Some(key) = detector.queue.next(&cancel).await {
+        let result = tokio::select! {
+            () = cancel.cancelled() => return,
+            result = detector.reconcile(&key) => result,
+        };
+        let queue = &detector.queue;
+        queue.done(key.clone()).await;
+        match result {
+            Ok(Next::Done) => detector.backoff.forget(&key),
+            Ok(Next::Again) => {
+                detector.backoff.forget(&key);
+                queue.add(key).await;
+            }
+            Ok(Next::After(delay)) => queue.add_after(key, delay),
+            Err(err) if err.is_conflict() => queue.add_after(key, err.retry_after()),
+            Err(err) => {
+                let delay = detector.backoff.fail(key.clone());
+                tracing::warn!(template = %key, %err, ?delay, "resource detector: retrying");
+                queue.add_after(key, delay);
+            }
+        }
+    }
+}
+
+fn label<'a>(object: &'a DynamicObject, key: &str) -> Option<&'a str> {
+    object
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|labels| labels.get(key))
+        .map(String::as_str)
+}
+
+fn api_version_of(object: &Value) -> &str {
+    object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+impl Detector {
+    async fn reconcile(&self, key: &TemplateKey) -> Result<Next, ControllerError> {
+        let Some(object) = self.templates.get(key) else {
+            return Ok(Next::Done);
+        };
+        if object.metadata.deletion_timestamp.is_some() {
+            return Ok(Next::Done);
+        }
+        let template = typed::to_json(&object)?;
+        let (propagation, cluster) = self
+            .policies
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .candidates(&template);
+        let decision = decide(
+            &template,
+            &self.config.filter,
+            &propagation,
+            &cluster,
+            self.config.preemption,
+        );
+        match decision {
+            Decision::Skip(_) | Decision::Waiting => Ok(Next::Done),
+            Decision::Retry(message) => {
+                // The claiming policy is being deleted; its finalizer releases this template.
+                tracing::debug!(template = %key, %message, "waiting");
+                Ok(Next::After(Duration::from_secs(1)))
+            }
+            Decision::Release { policy_id } => {
+                self.release(key, &object, &template, &policy_id).await?;
+                Ok(Next::Again)
+            }
+            Decision::Unchanged => {
+                let released_by_policy = self
+                    .release_pending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(key);
+                // A template whose own change took it out of its policy's selection stays claimed (Karmada's
+                // rule); only the policy's creation or update releases it.
+                if !released_by_policy {
+                    return Ok(Next::Done);
+                }
+                let id = match current_claim(&template) {
+                    Some(Claim::Propagation { id, .. } | Claim::Cluster { id, .. }) => id,
+                    None => return Ok(Next::Done),
+                };
+                self.release(key, &object, &template, &id).await?;
+                Ok(Next::Again)
+            }
+            Decision::Claim(policy) | Decision::Apply(policy) => {
+                match self.apply(key, &object, template, policy).await {
+                    Ok(next) => Ok(next),
+                    Err(err) => {
+                        if !err.is_conflict() {
+                            self.recorder
+                                .record(
+                                    &reference_of(&object),
+                                    EventType::Warning,
+                                    EVENT_APPLY_POLICY_FAILED,
+                                    &format!("Apply policy({}) failed: {err}", policy_name(policy)),
+                                )
+                                .await;
+                        }
+                        Err(err)
+                    }
+                }
+            }
+        }
+    }
+
+    fn template_api(&self, key: &TemplateKey) -> Result<Api<DynamicObject>, ControllerError> {
+        let kind = self
+            .templates
+            .kind(&key.gvk)
+            .ok_or_else(|| ControllerError::Invalid(format!("{key}: kind is no longer watched")))?;
+        Ok(if kind.namespaced {
+            resources::namespaced(&self.client, &kind.resource, &key.namespace)
+        } else {
+            resources::all(&self.client, &kind.resource)
+        })
+    }
+
+    fn binding_api(&self, key: &TemplateKey) -> Api<DynamicObject> {
+        if key.namespace.is_empty() {
+            resources::all(&self.client, &resources::cluster_resource_binding())
+        } else {
+            resources::namespaced(&self.client, &resources::resource_binding(), &key.namespace)
+        }
+    }
+
+    /// Merge-patches `object` with `patch`, conditional on `resource_version`.
+    async fn patch_with_version(
+        api: &Api<DynamicObject>,
+        name: &str,
+        mut patch: Value,
+        resource_version: Option<&str>,
+    ) -> Result<DynamicObject, ControllerError> {
+        if let Some(rv) = resource_version {
+            patch["metadata"]["resourceVersion"] = Value::String(rv.to_string());
+        }
+        Ok(api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?)
+    }
+
+    /// Removes the claim of `policy_id` from the binding, then from the template; the binding stays.
+    async fn release(
+        &self,
+        key: &TemplateKey,
+        object: &DynamicObject,
+        template: &Value,
+        policy_id: &str,
+    ) -> Result<(), ControllerError> {
+        let bindings = self.binding_api(key);
+        let name = binding_name(&key.gvk.kind, &key.name);
+        if let Some(binding) = bindings.get_opt(&name).await? {
+            let json = typed::to_json(&binding)?;
+            if let Some(patch) = unclaim(&json, policy_id) {
+                Self::patch_with_version(
+                    &bindings,
+                    &name,
+                    patch,
+                    binding.metadata.resource_version.as_deref(),
+                )
+                .await?;
+            }
+        }
+        if let Some(patch) = unclaim(template, policy_id) {
+            Self::patch_with_version(
+                &self.template_api(key)?,
+                &key.name,
+                patch,
+                object.metadata.resource_version.as_deref(),
+            )
+            .await?;
+            tracing::info!(template = %key, policy_id, "released claim");
+        }
+        Ok(())
+    }
+
+    /// Claims the template for `policy` if needed and makes its binding match.
+    async fn apply(
+        &self,
+        key: &TemplateKey,
+        object: &DynamicObject,
+        mut template: Value,
+        policy: PolicyRef<'_>,
+    ) -> Result<Next, ControllerError> {
+        let missing = self
+            .policies
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .missing_overrides(policy);
+        if !missing.is_empty() {
+            self.waiting_overrides
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key.clone());
+            self.recorder
+                .record(
+                    &reference_of(object),
+                    EventType::Warning,
+                    EVENT_APPLY_POLICY_FAILED,
+                    &format!(
+                        "Apply policy({}) failed: waiting for dependent overrides {} to exist",
+                        policy_name(policy),
+                        missing.join(", ")
+                    ),
+                )
+                .await;
+            return Ok(Next::After(DEPENDENT_OVERRIDES_RETRY));
+        }
+        let invalid = |e: super::DetectorError| ControllerError::Invalid(e.to_string());
+        let mut claimed_object = None;
+        if let Some(patch) = claim(&template, policy).map_err(invalid)? {
+            let patched = Self::patch_with_version(
+                &self.template_api(key)?,
+                &key.name,
+                patch,
+                object.metadata.resource_version.as_deref(),
+            )
+            .await?;
+            template = typed::to_json(&patched)?;
+            if api_version_of(&template).is_empty() {
+                template["apiVersion"] = json!(api_version_of(&typed::to_json(object)?));
+                template["kind"] = json!(key.gvk.kind);
+            }
+            claimed_object = Some(patched);
+            tracing::info!(template = %key, policy = %describe(policy), "claimed template");
+        }
+        let priority = self.schedule_priority(policy).await;
+        let desired = desired_binding(&template, policy, &self.config.interpreter, priority)
+            .map_err(invalid)?;
+        let changed = self.write_binding(key, &template, desired).await?;
+        if changed {
+            let reference = claimed_object
+                .as_ref()
+                .map(reference_of)
+                .unwrap_or_else(|| reference_of(object));
+            self.recorder
+                .record(
+                    &with_types(reference, object),
+                    EventType::Normal,
+                    EVENT_APPLY_POLICY_SUCCEED,
+                    &format!("Apply policy({}) succeed", policy_name(policy)),
+                )
+                .await;
+        }
+        Ok(Next::Done)
+    }
+
+    /// The value of the PriorityClass the policy's `schedulePriority` names (`None`: no such class).
+    async fn schedule_priority(&self, policy: PolicyRef<'_>) -> Option<i32> {
+        let name = &policy
+            .spec()
+            .schedule_priority
+            .as_ref()?
+            .priority_class_name;
+        let api: Api<k8s_openapi::api::scheduling::v1::PriorityClass> =
+            Api::all(self.client.clone());
+        match api.get_opt(name).await {
+            Ok(class) => class.map(|c| c.value),
+            Err(err) => {
+                tracing::debug!(%err, name, "reading PriorityClass");
+                None
+            }
+        }
+    }
+
+    /// Creates or updates the binding; whether anything was written.
+    async fn write_binding(
+        &self,
+        key: &TemplateKey,
+        template: &Value,
+        desired: Value,
+    ) -> Result<bool, ControllerError> {
+        let api = self.binding_api(key);
+        let resource = if key.namespace.is_empty() {
+            resources::cluster_resource_binding()
+        } else {
+            resources::resource_binding()
+        };
+        let name = binding_name(&key.gvk.kind, &key.name);
+        let Some(existing) = api.get_opt(&name).await? else {
+            let body = typed::to_dynamic(&desired, &resource)?;
+            api.create(&PostParams::default(), &body).await?;
+            tracing::info!(template = %key, binding = %name, "created binding");
+            return Ok(true);
+        };
+        let uid = template
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let other_controller = existing
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true) && o.uid != uid);
+        if let Some(owner) = other_controller {
+            return Err(ControllerError::Invalid(format!(
+                "binding {name} is controlled by {} {} (uid {}), not this template; waiting for it to be garbage collected",
+                owner.kind, owner.name, owner.uid
+            )));
+        }
+        let mut current = typed::to_json(&existing)?;
+        // A claim by another policy (preemption, or a claim released earlier) gives way to the new one.
+        if let Some(Claim::Propagation { id, .. } | Claim::Cluster { id, .. }) =
+            current_claim(&current)
+            && current_claim(&desired).is_some_and(|wanted| !same_claim_id(&wanted, &id))
+            && let Some(patch) = unclaim(&current, &id)
+        {
+            current = apimachinery::merge_patch(&current, &patch);
+        }
+        let existing_json = typed::to_json(&existing)?;
+        let updated = update_binding(&current, &desired);
+        if updated == existing_json {
+            return Ok(false);
+        }
+        let body = typed::to_dynamic(&updated, &resource)?;
+        api.replace(&name, &PostParams::default(), &body).await?;
+        tracing::debug!(template = %key, binding = %name, "updated binding");
+        Ok(true)
+    }
+}
+
+fn same_claim_id(claim: &Claim, id: &str) -> bool {
+    match claim {
+        Claim::Propagation { id: own, .. } | Claim::Cluster { id: own, .. } => own == id,
+    }
+}
+
+fn with_types(mut reference: ObjectReference, object: &DynamicObject) -> ObjectReference {
+    if reference.kind.is_none() {
+        reference.api_version = object.types.as_ref().map(|t| t.api_version.clone());
+        reference.kind = object.types.as_ref().map(|t| t.kind.clone());
+    }
+    reference
+}
+
+/// `namespace/name` of a PropagationPolicy, `name` of a ClusterPropagationPolicy (as Karmada's messages).
+fn policy_name(policy: PolicyRef<'_>) -> String {
+    if policy.is_cluster() {
+        policy.name().to_string()
+    } else {
+        format!("{}/{}", policy.namespace(), policy.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_names_as_karmada_writes_them() {
+        let pp: PropagationPolicy = serde_json::from_value(
+            json!({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"resourceSelectors": []}}),
+        )
+        .expect("pp");
+        let cpp: ClusterPropagationPolicy = serde_json::from_value(
+            json!({"metadata": {"name": "c"}, "spec": {"resourceSelectors": []}}),
+        )
+        .expect("cpp");
+        assert_eq!(policy_name(PolicyRef::Namespaced(&pp)), "ns/p");
+        assert_eq!(policy_name(PolicyRef::Cluster(&cpp)), "c");
+    }
+}

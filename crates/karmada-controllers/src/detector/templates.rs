@@ -1,0 +1,545 @@
+//! Resource templates: which API resources of the control plane the detector watches (discovered at start and
+//! again periodically, so CRDs created later are picked up), one watcher per kind keeping a cache of its
+//! objects and feeding the detector's one queue with `(gvk, namespace, name)` keys.
+//!
+//! Invariants: a kind is watched only when it can be listed and watched and is not excluded by
+//! [`crate::reserved`] or `--skipped-propagating-apis`; objects in reserved or skipped namespaces are neither
+//! cached nor queued; an update that changes only `status` (or resourceVersion/managedFields) queues nothing,
+//! as Karmada ignores such updates; keys listed during a (re)list are queued only once the cache holds the list.
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
+use kube::discovery::{ApiCapabilities, Discovery, Scope, verbs};
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::{WatchStreamExt, watcher};
+use tokio_util::sync::CancellationToken;
+
+use super::queue::WorkQueue;
+use super::skip::DetectorFilter;
+use crate::reserved::{is_never_propagated_api, is_reserved_namespace};
+
+/// A resource template's identity in the detector's queue.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TemplateKey {
+    pub gvk: GroupVersionKind,
+    /// Empty for cluster-scoped templates.
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for TemplateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{} {}", self.gvk.kind, self.name)
+        } else {
+            write!(f, "{} {}/{}", self.gvk.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// One kind the detector watches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WatchedKind {
+    pub resource: ApiResource,
+    pub namespaced: bool,
+}
+
+/// The kinds of `discovered` the detector watches: listable and watchable, not a never-propagated or skipped
+/// API, not a subresource.
+pub fn watchable(
+    discovered: &[(ApiResource, ApiCapabilities)],
+    filter: &DetectorFilter,
+) -> Vec<WatchedKind> {
+    discovered
+        .iter()
+        .filter(|(resource, caps)| {
+            !resource.plural.contains('/')
+                && caps.supports_operation(verbs::LIST)
+                && caps.supports_operation(verbs::WATCH)
+                && !is_never_propagated_api(&resource.api_version, &resource.kind)
+                && !filter
+                    .skipped_apis
+                    .matches(&resource.api_version, &resource.kind)
+        })
+        .map(|(resource, caps)| WatchedKind {
+            resource: resource.clone(),
+            namespaced: caps.scope == Scope::Namespaced,
+        })
+        .collect()
+}
+
+/// Whether an update from `old` to `new` is one the detector acts on: anything but status, resourceVersion,
+/// managedFields and generation bookkeeping.
+pub fn spec_changed(old: &DynamicObject, new: &DynamicObject) -> bool {
+    let meta = |object: &DynamicObject| {
+        let mut meta = object.metadata.clone();
+        meta.resource_version = None;
+        meta.managed_fields = None;
+        meta
+    };
+    let data = |object: &DynamicObject| {
+        let mut data = object.data.clone();
+        if let Some(map) = data.as_object_mut() {
+            map.remove("status");
+        }
+        data
+    };
+    meta(old) != meta(new) || data(old) != data(new)
+}
+
+/// Whether objects in `namespace` are never propagated (so not even cached).
+fn ignored_namespace(namespace: Option<&str>, filter: &DetectorFilter) -> bool {
+    namespace.is_some_and(|ns| is_reserved_namespace(ns) || filter.skipped_namespaces.matches(ns))
+}
+
+/// Whether `object` of `kind` is never propagated because of the namespace it is in — or, for a Namespace
+/// object, the namespace it is (`karmada-es-*`, `kube-system`, ... are not propagated either).
+fn ignored(object: &DynamicObject, kind: &WatchedKind, filter: &DetectorFilter) -> bool {
+    if kind.resource.group.is_empty() && kind.resource.kind == "Namespace" {
+        return ignored_namespace(object.metadata.name.as_deref(), filter);
+    }
+    ignored_namespace(object.metadata.namespace.as_deref(), filter)
+}
+
+struct KindWatch {
+    kind: WatchedKind,
+    store: Store<DynamicObject>,
+    cancel: CancellationToken,
+}
+
+/// The cached templates of every watched kind.
+#[derive(Clone, Default)]
+pub struct Templates {
+    kinds: Arc<RwLock<HashMap<GroupVersionKind, KindWatch>>>,
+}
+
+fn gvk_of(resource: &ApiResource) -> GroupVersionKind {
+    GroupVersionKind::gvk(&resource.group, &resource.version, &resource.kind)
+}
+
+impl Templates {
+    /// The cached template of `key`.
+    pub fn get(&self, key: &TemplateKey) -> Option<Arc<DynamicObject>> {
+        let kinds = self.kinds.read().unwrap_or_else(PoisonError::into_inner);
+        let watch = kinds.get(&key.gvk)?;
+        let mut reference = ObjectRef::new_with(&key.name, watch.kind.resource.clone());
+        if !key.namespace.is_empty() {
+            reference = reference.within(&key.namespace);
+        }
+        watch.store.get(&reference)
+    }
+
+    /// The watched kind of `gvk`.
+    pub fn kind(&self, gvk: &GroupVersionKind) -> Option<WatchedKind> {
+        let kinds = self.kinds.read().unwrap_or_else(PoisonError::into_inner);
+        kinds.get(gvk).map(|w| w.kind.clone())
+    }
+
+    /// Keys of the cached templates of `api_version`/`kind` (every kind when `None`) that `keep` accepts.
+    pub fn keys_where(
+        &self,
+        api_version_kind: Option<(&str, &str)>,
+        keep: impl Fn(&DynamicObject) -> bool,
+    ) -> Vec<TemplateKey> {
+        let kinds = self.kinds.read().unwrap_or_else(PoisonError::into_inner);
+        let mut keys = Vec::new();
+        for (gvk, watch) in kinds.iter() {
+            if let Some((api_version, kind)) = api_version_kind
+                && (watch.kind.resource.api_version != api_version || gvk.kind != kind)
+            {
+                continue;
+            }
+            for object in watch.store.state() {
+                if keep(&object) {
+                    keys.push(TemplateKey {
+                        gvk: gvk.clone(),
+                        namespace: object.metadata.namespace.clone().unwrap_or_default(),
+                        name: object.metadata.name.clone().unwrap_or_default(),
+                    });
+                }
+            }
+        }
+        keys
+    }
+
+    /// Watches exactly `wanted`: starts watchers for new kinds, stops those of kinds that disappeared.
+    pub fn reconcile_kinds(
+        &self,
+        client: &kube::Client,
+        wanted: Vec<WatchedKind>,
+        filter: &DetectorFilter,
+        queue: &WorkQueue<TemplateKey>,
+        cancel: &CancellationToken,
+    ) {
+        let mut kinds = self.kinds.write().unwrap_or_else(PoisonError::into_inner);
+        let wanted: HashMap<GroupVersionKind, WatchedKind> = wanted
+            .into_iter()
+            .map(|kind| (gvk_of(&kind.resource), kind))
+            .collect();
+        kinds.retain(|gvk, watch| {
+            let keep = wanted.get(gvk) == Some(&watch.kind);
+            if !keep {
+                tracing::info!(kind = %gvk.kind, group = %gvk.group, "no longer watching templates");
+                watch.cancel.cancel();
+            }
+            keep
+        });
+        for (gvk, kind) in wanted {
+            if kinds.contains_key(&gvk) {
+                continue;
+            }
+            let writer = Writer::new(kind.resource.clone());
+            let store = writer.as_reader();
+            let child = cancel.child_token();
+            tokio::spawn(watch_kind(
+                client.clone(),
+                kind.clone(),
+                writer,
+                filter.clone(),
+                queue.clone(),
+                child.clone(),
+            ));
+            tracing::debug!(kind = %gvk.kind, group = %gvk.group, "watching templates");
+            kinds.insert(
+                gvk,
+                KindWatch {
+                    kind,
+                    store,
+                    cancel: child,
+                },
+            );
+        }
+    }
+
+    /// Whether every watched kind has finished its first list.
+    pub fn all_synced(&self) -> bool {
+        let kinds = self.kinds.read().unwrap_or_else(PoisonError::into_inner);
+        kinds.values().all(|w| w.store.is_ready_sync())
+    }
+}
+
+/// `Store::wait_until_ready` is async; this asks without waiting.
+trait ReadySync {
+    fn is_ready_sync(&self) -> bool;
+}
+
+impl ReadySync for Store<DynamicObject> {
+    fn is_ready_sync(&self) -> bool {
+        futures::FutureExt::now_or_never(self.wait_until_ready()).is_some_and(|r| r.is_ok())
+    }
+}
+
+/// Discovers the API resources (preferred version of each group) the detector should watch.
+pub async fn discover(
+    client: &kube::Client,
+    filter: &DetectorFilter,
+) -> Result<Vec<WatchedKind>, kube::Error> {
+    let discovery = Discovery::new(client.clone()).run().await?;
+    let mut discovered = Vec::new();
+    for group in discovery.groups() {
+        discovered.extend(group.recommended_resources());
+    }
+    Ok(watchable(&discovered, filter))
+}
+
+fn key_of(object: &DynamicObject, gvk: &GroupVersionKind) -> TemplateKey {
+    TemplateKey {
+        gvk: gvk.clone(),
+        namespace: object.metadata.namespace.clone().unwrap_or_default(),
+        name: object.metadata.name.clone().unwrap_or_default(),
+    }
+}
+
+/// Watches one kind until `cancel` fires, keeping `writer`'s cache and queueing keys.
+async fn watch_kind(
+    client: kube::Client,
+    kind: WatchedKind,
+    mut writer: Writer<DynamicObject>,
+    filter: DetectorFilter,
+    queue: WorkQueue<TemplateKey>,
+    cancel: CancellationToken,
+) {
+    let gvk = gvk_of(&kind.resource);
+    let types = TypeMeta {
+        api_version: kind.resource.api_version.clone(),
+        kind: kind.resource.kind.clone(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(client, &kind.resource);
+    let reader = writer.as_reader();
+    let stream = watcher(api, watcher::Config::default()).default_backoff();
+    futures::pin_mut!(stream);
+    let mut listed: Vec<TemplateKey> = Vec::new();
+    loop {
+        let event = tokio::select! {
+            () = cancel.cancelled() => return,
+            event = stream.next() => event,
+        };
+        let event = match event {
+            None => return,
+            Some(Err(err)) => {
+                tracing::debug!(%err, kind = %gvk.kind, "template watch error; retrying");
+                continue;
+            }
+            Some(Ok(event)) => event,
+        };
+        // List items may come without apiVersion/kind; managedFields are dead weight in the cache.
+        let event = event.modify(|object| {
+            object.types = Some(types.clone());
+            object.metadata.managed_fields = None;
+        });
+        let mut ready: Vec<TemplateKey> = Vec::new();
+        match &event {
+            watcher::Event::Apply(object) => {
+                if ignored(object, &kind, &filter) {
+                    continue;
+                }
+                let key = key_of(object, &gvk);
+                let reference = ObjectRef::from_obj_with(object, kind.resource.clone());
+                let changed = reader
+                    .get(&reference)
+                    .is_none_or(|old| spec_changed(&old, object));
+                if changed {
+                    ready.push(key);
+                }
+            }
+            watcher::Event::InitApply(object) => {
+                if ignored(object, &kind, &filter) {
+                    continue;
+                }
+                listed.push(key_of(object, &gvk));
+            }
+            watcher::Event::InitDone => ready = std::mem::take(&mut listed),
+            watcher::Event::Init => listed.clear(),
+            // The binding goes with its template through the ownerReference; nothing to queue.
+            watcher::Event::Delete(_) => {}
+        }
+        writer.apply_watcher_event(&event);
+        for key in ready {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = queue.add(key) => {}
+            }
+        }
+    }
+}
+
+/// Discovers and (re)starts watchers now and every `period` until `cancel` fires.
+pub async fn run_discovery(
+    client: kube::Client,
+    templates: Templates,
+    filter: DetectorFilter,
+    queue: WorkQueue<TemplateKey>,
+    period: Duration,
+    cancel: CancellationToken,
+) {
+    let mut ticker = tokio::time::interval(period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            _ = ticker.tick() => {}
+        }
+        match discover(&client, &filter).await {
+            Ok(kinds) => templates.reconcile_kinds(&client, kinds, &filter, &queue, &cancel),
+            Err(err) => tracing::warn!(%err, "discovering API resources for the resource detector"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::api::ObjectMeta;
+    use serde_json::json;
+
+    use super::*;
+
+    fn discovered(
+        group: &str,
+        version: &str,
+        kind: &str,
+        plural: &str,
+        verbs: &[&str],
+        scope: Scope,
+    ) -> (ApiResource, ApiCapabilities) {
+        (
+            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural),
+            ApiCapabilities {
+                scope,
+                subresources: Vec::new(),
+                operations: verbs.iter().map(|v| (*v).to_string()).collect(),
+            },
+        )
+    }
+
+    #[test]
+    fn watchable_kinds() {
+        let all = ["get", "list", "watch", "create", "delete"];
+        let resources = vec![
+            discovered(
+                "apps",
+                "v1",
+                "Deployment",
+                "deployments",
+                &all,
+                Scope::Namespaced,
+            ),
+            discovered("", "v1", "ConfigMap", "configmaps", &all, Scope::Namespaced),
+            discovered(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRole",
+                "clusterroles",
+                &all,
+                Scope::Cluster,
+            ),
+            discovered("", "v1", "Event", "events", &all, Scope::Namespaced),
+            discovered(
+                "policy.karmada.io",
+                "v1alpha1",
+                "PropagationPolicy",
+                "propagationpolicies",
+                &all,
+                Scope::Namespaced,
+            ),
+            discovered(
+                "work.karmada.io",
+                "v1alpha2",
+                "ResourceBinding",
+                "resourcebindings",
+                &all,
+                Scope::Namespaced,
+            ),
+            discovered(
+                "coordination.k8s.io",
+                "v1",
+                "Lease",
+                "leases",
+                &all,
+                Scope::Namespaced,
+            ),
+            discovered(
+                "authorization.k8s.io",
+                "v1",
+                "SubjectAccessReview",
+                "subjectaccessreviews",
+                &["create"],
+                Scope::Cluster,
+            ),
+            discovered("batch", "v1", "Job", "jobs", &all, Scope::Namespaced),
+            discovered(
+                "example.com",
+                "v1",
+                "Widget",
+                "widgets",
+                &all,
+                Scope::Namespaced,
+            ),
+        ];
+        let filter = DetectorFilter {
+            skipped_apis: crate::reserved::SkippedApis::parse("batch/v1/Job").expect("flag"),
+            ..DetectorFilter::default()
+        };
+        let kinds: Vec<(String, bool)> = watchable(&resources, &filter)
+            .into_iter()
+            .map(|k| (k.resource.kind, k.namespaced))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("Deployment".to_string(), true),
+                ("ConfigMap".to_string(), true),
+                ("ClusterRole".to_string(), false),
+                ("Widget".to_string(), true),
+            ]
+        );
+    }
+
+    fn object(labels: serde_json::Value, data: serde_json::Value, rv: &str) -> DynamicObject {
+        DynamicObject {
+            types: None,
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                namespace: Some("default".into()),
+                resource_version: Some(rv.into()),
+                labels: serde_json::from_value(labels).expect("labels"),
+                ..ObjectMeta::default()
+            },
+            data,
+        }
+    }
+
+    #[test]
+    fn status_only_updates_are_ignored() {
+        let base = object(json!({"app": "web"}), json!({"spec": {"replicas": 1}}), "1");
+        let cases = [
+            (
+                "status only",
+                object(
+                    json!({"app": "web"}),
+                    json!({"spec": {"replicas": 1}, "status": {"ready": 1}}),
+                    "2",
+                ),
+                false,
+            ),
+            (
+                "resourceVersion only",
+                object(json!({"app": "web"}), json!({"spec": {"replicas": 1}}), "3"),
+                false,
+            ),
+            (
+                "spec",
+                object(json!({"app": "web"}), json!({"spec": {"replicas": 2}}), "4"),
+                true,
+            ),
+            (
+                "labels",
+                object(json!({"app": "db"}), json!({"spec": {"replicas": 1}}), "5"),
+                true,
+            ),
+            (
+                "configmap data",
+                object(
+                    json!({"app": "web"}),
+                    json!({"spec": {"replicas": 1}, "data": {"k": "v"}}),
+                    "6",
+                ),
+                true,
+            ),
+        ];
+        for (name, new, expected) in cases {
+            assert_eq!(spec_changed(&base, &new), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn reserved_and_skipped_namespaces_are_not_cached() {
+        let filter = DetectorFilter::default();
+        assert!(ignored_namespace(Some("karmada-es-member1"), &filter));
+        assert!(ignored_namespace(Some("karmada-system"), &filter));
+        assert!(ignored_namespace(Some("kube-system"), &filter));
+        assert!(!ignored_namespace(Some("default"), &filter));
+        assert!(!ignored_namespace(None, &filter));
+        let namespaces = WatchedKind {
+            resource: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("", "v1", "Namespace"),
+                "namespaces",
+            ),
+            namespaced: false,
+        };
+        let named = |name: &str| DynamicObject {
+            types: None,
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..ObjectMeta::default()
+            },
+            data: json!({}),
+        };
+        assert!(ignored(&named("karmada-es-member1"), &namespaces, &filter));
+        assert!(ignored(&named("kube-system"), &namespaces, &filter));
+        assert!(!ignored(&named("production"), &namespaces, &filter));
+    }
+}

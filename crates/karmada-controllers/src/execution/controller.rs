@@ -1,0 +1,495 @@
+//! The execution controller's loop: Works of the served clusters → member objects.
+//!
+//! Per Work (level-triggered, one key at a time):
+//! - deleting: delete the member objects Karmada owns (or, with preserveResourcesOnDeletion, strip Karmada's
+//!   labels and keep them), then drop the `karmada.io/execution-controller` finalizer. A Cluster that is gone
+//!   or being deleted does not hold the Work back.
+//! - otherwise: the finalizer; the Dispatching condition (suspended Works stop here); then every manifest is
+//!   applied ([`super::apply`]) and the Applied condition written with the member's messages.
+//!
+//! Triggers: Work events, requests from other controllers ([`super::WorkRequeue`], e.g. drift seen by the
+//! work status controller), and a Cluster turning Ready or changing spec (its Works are retried at once).
+//! Failures retry with per-Work exponential backoff; a 409 retries at once.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::channel::mpsc;
+use futures::{SinkExt, StreamExt};
+use jiff::Timestamp;
+use karmada_api::Cluster;
+use karmada_api::Work;
+use karmada_api::work::{
+    FINALIZER_EXECUTION_CONTROLLER, WORK_CONDITION_APPLIED, WORK_CONDITION_DISPATCHING,
+};
+use karmada_interpreter::Interpreter;
+use kube::api::{DynamicObject, PostParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::controller::{Action, Config, applier, trigger_self};
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::watcher::{self, Event};
+use tokio_util::sync::CancellationToken;
+
+use super::ServedClusters;
+use super::apply::{ApplyError, MemberApplier, Settled};
+use super::conditions;
+use super::discovery::MemberResources;
+use super::metrics::{ApplyResult, ExecutionMetrics};
+use super::queue::{
+    Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_and_metadata,
+};
+use crate::names::{cluster_of_execution_namespace, execution_namespace};
+use crate::runtime::{
+    ControllerError, EventRecorder, EventType, MemberClients, reference_of, resources, typed,
+};
+
+/// Settings of the execution controller.
+#[derive(Clone)]
+pub struct ExecutionConfig {
+    pub served: ServedClusters,
+    pub members: MemberClients,
+    pub interpreter: Interpreter,
+    /// Works reconciled at once.
+    pub concurrency: u16,
+    /// How often a healthy Work is re-applied anyway (a safety net; drift is normally seen at once).
+    pub resync: Duration,
+}
+
+impl ExecutionConfig {
+    pub fn new(served: ServedClusters, members: MemberClients) -> Self {
+        Self {
+            served,
+            members,
+            interpreter: Interpreter::native(),
+            concurrency: 16,
+            resync: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Event reasons on Works (Karmada's).
+pub const EVENT_SYNC_SUCCEED: &str = "SyncSucceed";
+pub const EVENT_SYNC_FAILED: &str = "SyncFailed";
+pub const EVENT_WORK_DISPATCHING: &str = "WorkDispatching";
+
+struct Context {
+    client: kube::Client,
+    config: ExecutionConfig,
+    clusters: Store<DynamicObject>,
+    resources: MemberResources,
+    settled: Settled,
+    recorder: EventRecorder,
+    metrics: ExecutionMetrics,
+    backoff: Backoffs<(String, String)>,
+}
+
+type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
+
+/// Runs until `cancel` fires.
+pub async fn run(
+    client: kube::Client,
+    config: ExecutionConfig,
+    metrics: ExecutionMetrics,
+    requeue: WorkRequeueReceiver,
+    cancel: CancellationToken,
+) {
+    let work_resource = resources::work();
+    let cluster_resource = resources::cluster();
+    let cluster_writer = Writer::new(cluster_resource.clone());
+    let clusters = cluster_writer.as_reader();
+    let work_writer = Writer::new(work_resource.clone());
+    let works = work_writer.as_reader();
+    let (internal_tx, internal_rx) = mpsc::channel(super::queue::REQUEUE_CAPACITY);
+
+    let feeder = tokio::spawn(feed_clusters(
+        resources::all(&client, &cluster_resource),
+        config.served.clusters_config(),
+        cluster_writer,
+        works.clone(),
+        internal_tx,
+        cancel.clone(),
+    ));
+    if !super::queue::ready(&clusters, &cancel).await {
+        feeder.abort();
+        return;
+    }
+
+    let concurrency = config.concurrency;
+    let context = Arc::new(Context {
+        recorder: EventRecorder::new(client.clone(), "execution-controller"),
+        client: client.clone(),
+        config: config.clone(),
+        clusters,
+        resources: MemberResources::default(),
+        settled: Settled::default(),
+        metrics,
+        backoff: Backoffs::new(Duration::from_secs(60)),
+    });
+
+    let own = trigger_self(
+        watcher::watcher(config.served.works_api(&client), watcher::Config::default())
+            .default_backoff()
+            .reflect(work_writer)
+            .applied_objects()
+            .predicate_filter(spec_and_metadata, Default::default()),
+        work_resource.clone(),
+    );
+    let requested = {
+        let work_resource = work_resource.clone();
+        requeue
+            .rx
+            .map(move |(ns, name)| Ok(object_ref(&work_resource, Some(&ns), &name).into()))
+    };
+    let internal = internal_rx.map(|r: ObjectRef<DynamicObject>| Ok(r.into()));
+    let queue = futures::stream::select(own, futures::stream::select(requested, internal))
+        .take_until(cancel.clone().cancelled_owned());
+
+    let applied = applier(
+        |work: Arc<DynamicObject>, ctx: Arc<Context>| -> Reconciling {
+            Box::pin(async move { reconcile(work, ctx).await })
+        },
+        |work: Arc<DynamicObject>, err: &ControllerError, ctx: Arc<Context>| {
+            if err.is_conflict() {
+                return Action::requeue(err.retry_after());
+            }
+            tracing::warn!(work = ?work.metadata.name, %err, "execution: reconcile failed");
+            Action::requeue(ctx.backoff.failed(&key(&work)))
+        },
+        context,
+        works,
+        queue,
+        Config::default().concurrency(concurrency),
+    );
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = applied.for_each(|result| async move {
+            if let Err(err) = result {
+                tracing::debug!(%err, "execution controller queue");
+            }
+        }) => {}
+    }
+    feeder.abort();
+}
+
+fn key(work: &DynamicObject) -> (String, String) {
+    (
+        work.metadata.namespace.clone().unwrap_or_default(),
+        work.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+fn is_ready(cluster: &Cluster) -> bool {
+    cluster
+        .ready_condition()
+        .is_some_and(|c| c.status == "True")
+}
+
+/// Keeps the Cluster cache and, when a cluster turns Ready or its spec changes, asks for its Works again.
+async fn feed_clusters(
+    api: kube::Api<DynamicObject>,
+    config: watcher::Config,
+    writer: Writer<DynamicObject>,
+    works: Store<DynamicObject>,
+    mut requeue: mpsc::Sender<ObjectRef<DynamicObject>>,
+    cancel: CancellationToken,
+) {
+    let mut events = Box::pin(reflect_events(api, config, writer));
+    // Cluster name → (Ready, spec) last seen.
+    let mut seen: HashMap<String, (bool, String)> = HashMap::new();
+    let work_resource = resources::work();
+    while let Some(event) = next_event(&mut events, &cancel).await {
+        let (Event::Apply(object) | Event::InitApply(object)) = event else {
+            continue;
+        };
+        let Ok(cluster) = typed::to_typed::<Cluster>(&object) else {
+            continue;
+        };
+        let name = cluster.metadata.name.clone().unwrap_or_default();
+        let now_ready = is_ready(&cluster);
+        let spec = serde_json::to_string(&cluster.spec).unwrap_or_default();
+        let previous = seen.insert(name.clone(), (now_ready, spec.clone()));
+        // Turned Ready, or re-pointed (new endpoint or credentials): retry its Works now rather than after
+        // their backoff.
+        let retry = previous
+            .is_some_and(|(was_ready, old_spec)| now_ready && (!was_ready || old_spec != spec));
+        if retry {
+            let namespace = execution_namespace(&name);
+            let refs: Vec<_> = works
+                .state()
+                .iter()
+                .filter(|w| w.metadata.namespace.as_deref() == Some(namespace.as_str()))
+                .filter_map(|w| w.metadata.name.clone())
+                .map(|n| object_ref(&work_resource, Some(&namespace), &n))
+                .collect();
+            for r in refs {
+                if requeue.send(r).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn has_finalizer(work: &Work) -> bool {
+    work.metadata
+        .finalizers
+        .as_ref()
+        .is_some_and(|f| f.iter().any(|x| x == FINALIZER_EXECUTION_CONTROLLER))
+}
+
+async fn replace_work(client: &kube::Client, work: &Work) -> Result<(), ControllerError> {
+    let namespace = work.metadata.namespace.clone().unwrap_or_default();
+    let name = work.metadata.name.clone().unwrap_or_default();
+    let body = typed::to_dynamic(work, &resources::work())?;
+    resources::namespaced(client, &resources::work(), &namespace)
+        .replace(&name, &PostParams::default(), &body)
+        .await?;
+    Ok(())
+}
+
+async fn replace_status(client: &kube::Client, work: &Work) -> Result<(), ControllerError> {
+    let namespace = work.metadata.namespace.clone().unwrap_or_default();
+    let name = work.metadata.name.clone().unwrap_or_default();
+    let body = typed::to_dynamic(work, &resources::work())?;
+    resources::namespaced(client, &resources::work(), &namespace)
+        .replace_status(&name, &PostParams::default(), &body)
+        .await?;
+    Ok(())
+}
+
+async fn reconcile(
+    object: Arc<DynamicObject>,
+    ctx: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let namespace = object.metadata.namespace.clone().unwrap_or_default();
+    let Some(cluster_name) = cluster_of_execution_namespace(&namespace) else {
+        return Ok(Action::await_change());
+    };
+    if !ctx.config.served.may_serve(cluster_name) {
+        return Ok(Action::await_change());
+    }
+    let cluster = ctx
+        .clusters
+        .get(&object_ref(&resources::cluster(), None, cluster_name))
+        .map(|c| typed::to_typed::<Cluster>(&c))
+        .transpose()?;
+    if let Some(cluster) = &cluster
+        && !ctx.config.served.serves(cluster)
+    {
+        return Ok(Action::await_change());
+    }
+    let work: Work = typed::to_typed(&object)?;
+    let reference = reference_of(&object);
+    let key = key(&object);
+
+    if work.metadata.deletion_timestamp.is_some() {
+        return delete(&ctx, work, cluster.as_ref(), cluster_name).await;
+    }
+    let Some(cluster) = cluster else {
+        // No such cluster (yet): its Cluster event will bring us back.
+        return Ok(Action::await_change());
+    };
+    if !has_finalizer(&work) {
+        let mut updated = work.clone();
+        updated
+            .metadata
+            .finalizers
+            .get_or_insert_with(Vec::new)
+            .push(FINALIZER_EXECUTION_CONTROLLER.to_string());
+        replace_work(&ctx.client, &updated).await?;
+        return Ok(Action::await_change());
+    }
+
+    let now = Timestamp::now();
+    let generation = work.metadata.generation.unwrap_or(0);
+    let mut status = work.status.clone().unwrap_or_default();
+    let suspended = work.spec.suspend_dispatching == Some(true);
+    let dispatching_changed = conditions::upsert(
+        &mut status.conditions,
+        conditions::dispatching(suspended, generation, now),
+    );
+    if dispatching_changed {
+        let message = if suspended {
+            "Work dispatching is in a suspended state."
+        } else {
+            "Work is being dispatched to member clusters."
+        };
+        ctx.recorder
+            .record(
+                &reference,
+                EventType::Normal,
+                EVENT_WORK_DISPATCHING,
+                message,
+            )
+            .await;
+    }
+    if suspended {
+        write_status(&ctx, &work, status).await?;
+        return Ok(Action::await_change());
+    }
+
+    let (applied, retry) = if !is_ready(&cluster) {
+        let message = format!("cluster {cluster_name} is not ready");
+        (
+            conditions::failed(&message, generation, now),
+            Some(ctx.backoff.failed(&key)),
+        )
+    } else {
+        match ctx.config.members.client(&cluster).await {
+            Err(err) => (
+                conditions::failed(&err.to_string(), generation, now),
+                Some(ctx.backoff.failed(&key)),
+            ),
+            Ok(member) => {
+                let applier = MemberApplier {
+                    cluster: cluster_name,
+                    member: &member,
+                    resources: &ctx.resources,
+                    interpreter: &ctx.config.interpreter,
+                    settled: &ctx.settled,
+                };
+                let mut outcomes = Vec::new();
+                for manifest in &work.spec.workload.manifests {
+                    let started = Instant::now();
+                    let result = applier.apply(manifest).await;
+                    let label = if result.is_ok() {
+                        ApplyResult::Success
+                    } else {
+                        ApplyResult::Error
+                    };
+                    ctx.metrics.observe(cluster_name, label, started.elapsed());
+                    match result {
+                        Ok(_) => outcomes.push(Ok(())),
+                        Err(ApplyError::Conflict) => {
+                            return Ok(Action::requeue(Duration::from_millis(20)));
+                        }
+                        Err(ApplyError::Failed(message)) => outcomes.push(Err(message)),
+                    }
+                }
+                let failed = outcomes.iter().any(Result::is_err);
+                (
+                    conditions::applied(&outcomes, generation, now),
+                    failed.then(|| ctx.backoff.failed(&key)),
+                )
+            }
+        }
+    };
+    let ok = applied.status == "True";
+    let message = applied.message.clone();
+    let applied_changed = conditions::upsert(&mut status.conditions, applied);
+    write_status(&ctx, &work, status).await?;
+    if applied_changed {
+        let (event_type, reason, text) = if ok {
+            (
+                EventType::Normal,
+                EVENT_SYNC_SUCCEED,
+                format!("Successfully applied resource to cluster {cluster_name}"),
+            )
+        } else {
+            (EventType::Warning, EVENT_SYNC_FAILED, message)
+        };
+        ctx.recorder
+            .record(&reference, event_type, reason, &text)
+            .await;
+    }
+    match retry {
+        Some(after) => Ok(Action::requeue(after)),
+        None => {
+            ctx.backoff.succeeded(&key);
+            Ok(Action::requeue(ctx.config.resync))
+        }
+    }
+}
+
+async fn write_status(
+    ctx: &Context,
+    work: &Work,
+    status: karmada_api::work::WorkStatus,
+) -> Result<(), ControllerError> {
+    if work.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    let mut updated = work.clone();
+    // Keep our conditions first in a stable order for readers (Applied, then Dispatching, then others).
+    let mut status = status;
+    status.conditions.sort_by_key(|c| match c.type_.as_str() {
+        WORK_CONDITION_APPLIED => 0,
+        WORK_CONDITION_DISPATCHING => 1,
+        _ => 2,
+    });
+    if work.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    updated.status = Some(status);
+    replace_status(&ctx.client, &updated).await
+}
+
+async fn delete(
+    ctx: &Context,
+    work: Work,
+    cluster: Option<&Cluster>,
+    cluster_name: &str,
+) -> Result<Action, ControllerError> {
+    if !has_finalizer(&work) {
+        return Ok(Action::await_change());
+    }
+    if let Some(cluster) = cluster {
+        let cluster_going = cluster.metadata.deletion_timestamp.is_some();
+        let cleaned = clean_member(ctx, &work, cluster, cluster_name).await;
+        match cleaned {
+            Ok(()) => {}
+            Err(ApplyError::Conflict) => return Ok(Action::requeue(Duration::from_millis(20))),
+            // A cluster being removed does not hold its Works back.
+            Err(ApplyError::Failed(_)) if cluster_going => {}
+            Err(ApplyError::Failed(message)) => {
+                return Err(ControllerError::Member {
+                    cluster: cluster_name.to_string(),
+                    message,
+                });
+            }
+        }
+    }
+    let mut updated = work;
+    updated.metadata.finalizers = updated.metadata.finalizers.map(|f| {
+        f.into_iter()
+            .filter(|x| x != FINALIZER_EXECUTION_CONTROLLER)
+            .collect()
+    });
+    match replace_work(&ctx.client, &updated).await {
+        Err(err) if err.is_not_found() => Ok(Action::await_change()),
+        other => other.map(|()| Action::await_change()),
+    }
+}
+
+async fn clean_member(
+    ctx: &Context,
+    work: &Work,
+    cluster: &Cluster,
+    cluster_name: &str,
+) -> Result<(), ApplyError> {
+    let member = ctx
+        .config
+        .members
+        .client(cluster)
+        .await
+        .map_err(|e| ApplyError::Failed(e.to_string()))?;
+    let applier = MemberApplier {
+        cluster: cluster_name,
+        member: &member,
+        resources: &ctx.resources,
+        interpreter: &ctx.config.interpreter,
+        settled: &ctx.settled,
+    };
+    let preserve = work.spec.preserve_resources_on_deletion == Some(true);
+    for manifest in &work.spec.workload.manifests {
+        if preserve {
+            applier.release(manifest).await?;
+        } else {
+            applier.remove(manifest).await?;
+        }
+    }
+    Ok(())
+}

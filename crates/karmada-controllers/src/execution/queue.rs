@@ -1,0 +1,260 @@
+//! Plumbing shared by the propagation controllers (binding, execution, work status): caches fed by watches,
+//! bounded requeue channels between controllers, and per-object retry backoff.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::channel::mpsc;
+use futures::{SinkExt, Stream, StreamExt};
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, reflector};
+use tokio_util::sync::CancellationToken;
+
+/// Capacity of every requeue channel: a full channel makes the sender wait (backpressure), never grow.
+pub const REQUEUE_CAPACITY: usize = 1024;
+
+/// The Work keys a controller is asked to look at again, from another controller (e.g. the work status
+/// controller asks execution to re-apply a Work whose member object drifted).
+#[derive(Clone)]
+pub struct WorkRequeue {
+    tx: mpsc::Sender<(String, String)>,
+}
+
+/// The receiving end of a [`WorkRequeue`], handed to the controller that acts on the requests.
+pub struct WorkRequeueReceiver {
+    pub(crate) rx: mpsc::Receiver<(String, String)>,
+}
+
+/// A bounded requeue channel.
+pub fn work_requeue() -> (WorkRequeue, WorkRequeueReceiver) {
+    let (tx, rx) = mpsc::channel(REQUEUE_CAPACITY);
+    (WorkRequeue { tx }, WorkRequeueReceiver { rx })
+}
+
+impl WorkRequeue {
+    /// Asks for the Work `namespace/name` to be reconciled again; waits while the channel is full. A closed
+    /// receiver (its controller stopped) is ignored.
+    pub async fn requeue(&self, namespace: &str, name: &str) {
+        let mut tx = self.tx.clone();
+        let _ = tx.send((namespace.to_string(), name.to_string())).await;
+    }
+}
+
+/// The reference of a namespaced (or, with `None`, cluster-scoped) object of `resource`.
+pub fn object_ref(
+    resource: &ApiResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> ObjectRef<DynamicObject> {
+    let reference = ObjectRef::new_with(name, resource.clone());
+    match namespace {
+        Some(ns) if !ns.is_empty() => reference.within(ns),
+        _ => reference,
+    }
+}
+
+/// A watch of `api` that keeps `writer`'s store current and yields every raw event; errors are logged and the
+/// watch retried with backoff, so the stream only ends when dropped.
+pub fn reflect_events(
+    api: kube::Api<DynamicObject>,
+    config: watcher::Config,
+    writer: reflector::store::Writer<DynamicObject>,
+) -> impl Stream<Item = Event<DynamicObject>> + Send {
+    log_errors(watcher(api, config).default_backoff().reflect(writer))
+}
+
+/// [`reflect_events`] for a read-only cache: `managedFields` and kubectl's last-applied annotation are
+/// dropped before storing, which keeps a member-wide cache small.
+pub fn reflect_slim_events(
+    api: kube::Api<DynamicObject>,
+    config: watcher::Config,
+    writer: reflector::store::Writer<DynamicObject>,
+) -> impl Stream<Item = Event<DynamicObject>> + Send {
+    log_errors(
+        watcher(api, config)
+            .default_backoff()
+            .modify(|object: &mut DynamicObject| {
+                object.metadata.managed_fields = None;
+                if let Some(annotations) = object.metadata.annotations.as_mut() {
+                    annotations.remove(crate::keys::ANNOTATION_LAST_APPLIED);
+                }
+            })
+            .reflect(writer),
+    )
+}
+
+fn log_errors(
+    events: impl Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send,
+) -> impl Stream<Item = Event<DynamicObject>> + Send {
+    events.filter_map(|event| async move {
+        match event {
+            Ok(event) => Some(event),
+            Err(err) => {
+                tracing::debug!(%err, "watch failed; retrying");
+                None
+            }
+        }
+    })
+}
+
+fn watcher(
+    api: kube::Api<DynamicObject>,
+    config: watcher::Config,
+) -> impl Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send {
+    watcher::watcher(api, config)
+}
+
+/// What makes a Work worth reconciling again: its spec and metadata, not its status (the controllers'
+/// own status writes would otherwise bring every Work straight back). A predicate for
+/// `WatchStreamExt::predicate_filter`.
+pub fn spec_and_metadata(object: &DynamicObject) -> Option<u64> {
+    let mut hasher = std::hash::DefaultHasher::new();
+    let metadata = &object.metadata;
+    (
+        object.data.get("spec").map(ToString::to_string),
+        &metadata.generation,
+        &metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string()),
+        &metadata.finalizers,
+        &metadata.labels,
+        &metadata.annotations,
+    )
+        .hash(&mut hasher);
+    Some(std::hash::Hasher::finish(&hasher))
+}
+
+/// Objects an event touched (applied or deleted); none for the list markers.
+pub fn touched(event: &Event<DynamicObject>) -> Option<&DynamicObject> {
+    match event {
+        Event::Apply(o) | Event::InitApply(o) | Event::Delete(o) => Some(o),
+        Event::Init | Event::InitDone => None,
+    }
+}
+
+/// The next event of `events`, or `None` when `cancel` fired or the stream ended.
+pub async fn next_event<S>(
+    events: &mut S,
+    cancel: &CancellationToken,
+) -> Option<Event<DynamicObject>>
+where
+    S: Stream<Item = Event<DynamicObject>> + Unpin,
+{
+    tokio::select! {
+        () = cancel.cancelled() => None,
+        e = events.next() => e,
+    }
+}
+
+/// Waits until `store` has its first full list, or `cancel` fires (then `false`).
+pub async fn ready(store: &Store<DynamicObject>, cancel: &CancellationToken) -> bool {
+    tokio::select! {
+        () = cancel.cancelled() => false,
+        r = store.wait_until_ready() => r.is_ok(),
+    }
+}
+
+/// Per-key exponential backoff for failed reconciles: 500 ms doubling up to `max`, reset on success.
+#[derive(Clone)]
+pub struct Backoffs<K> {
+    failures: Arc<Mutex<HashMap<K, u32>>>,
+    max: Duration,
+}
+
+/// Bound on remembered keys; when reached the memory is cleared (the next failure starts over).
+const BACKOFF_KEYS: usize = 65_536;
+
+impl<K: Eq + Hash + Clone> Backoffs<K> {
+    pub fn new(max: Duration) -> Self {
+        Self {
+            failures: Arc::default(),
+            max,
+        }
+    }
+
+    /// Records a failure and returns how long to wait before the next attempt.
+    pub fn failed(&self, key: &K) -> Duration {
+        let Ok(mut failures) = self.failures.lock() else {
+            return self.max;
+        };
+        if failures.len() >= BACKOFF_KEYS {
+            failures.clear();
+        }
+        let count = failures.entry(key.clone()).or_insert(0);
+        *count = count.saturating_add(1);
+        let exponent = (*count - 1).min(16);
+        Duration::from_millis(500)
+            .saturating_mul(1u32 << exponent)
+            .min(self.max)
+    }
+
+    pub fn succeeded(&self, key: &K) {
+        if let Ok(mut failures) = self.failures.lock() {
+            failures.remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_bound_and_resets() {
+        let b = Backoffs::new(Duration::from_secs(4));
+        let key = "a".to_string();
+        let waits: Vec<Duration> = (0..5).map(|_| b.failed(&key)).collect();
+        assert_eq!(
+            waits,
+            [500, 1000, 2000, 4000, 4000].map(Duration::from_millis)
+        );
+        b.succeeded(&key);
+        assert_eq!(b.failed(&key), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn status_changes_do_not_change_the_work_fingerprint() {
+        let work = |status: serde_json::Value, replicas: i64| -> DynamicObject {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+                "metadata": {"name": "w", "namespace": "karmada-es-a", "resourceVersion": "1"},
+                "spec": {"workload": {"manifests": [{"spec": {"replicas": replicas}}]}},
+                "status": status,
+            }))
+            .expect("work")
+        };
+        let base = spec_and_metadata(&work(serde_json::json!({}), 1));
+        assert_eq!(
+            base,
+            spec_and_metadata(&work(
+                serde_json::json!({"conditions": [{"type": "Applied"}]}),
+                1
+            ))
+        );
+        assert_ne!(base, spec_and_metadata(&work(serde_json::json!({}), 2)));
+        let mut deleting = work(serde_json::json!({}), 1);
+        deleting.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH),
+        );
+        assert_ne!(base, spec_and_metadata(&deleting));
+    }
+
+    #[test]
+    fn object_refs_of_cluster_scoped_objects_have_no_namespace() {
+        let r = crate::runtime::resources::cluster_resource_binding();
+        assert_eq!(object_ref(&r, None, "x").namespace, None);
+        assert_eq!(object_ref(&r, Some(""), "x").namespace, None);
+        let w = crate::runtime::resources::work();
+        assert_eq!(
+            object_ref(&w, Some("karmada-es-a"), "x")
+                .namespace
+                .as_deref(),
+            Some("karmada-es-a")
+        );
+    }
+}

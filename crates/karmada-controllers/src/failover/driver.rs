@@ -1,0 +1,378 @@
+//! What the failover controllers share at run time: a `kube::runtime::Controller` over ResourceBindings or
+//! ClusterResourceBindings, woken also by changes of the Clusters they target or evict from; a Cluster cache;
+//! decoding (legacy purge modes accepted); the write of `spec.clusters` / `spec.gracefulEvictionTasks` /
+//! annotations as a replace carrying the read resourceVersion (a 409 requeues); event references; and the
+//! eviction pacing (rate limit + cluster budget) shared by every evicting controller.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::{ObjectReference, Taint};
+use karmada_api::cluster::CONDITION_READY;
+use karmada_api::{Cluster, ResourceBinding, ResourceBindingSpec};
+use kube::api::{ApiResource, DynamicObject, PostParams};
+use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::FailoverConfig;
+use super::budget::{EvictionBudget, RateLimiter};
+use super::metrics::FailoverMetrics;
+use super::purge::normalize_legacy_purge_modes;
+use super::tasks::MemberState;
+use crate::runtime::{ControllerError, EventRecorder, resources, typed};
+
+/// Component name on the failover controllers' events.
+pub const COMPONENT: &str = "failover-controller";
+
+/// Eviction pacing shared by every evicting controller.
+pub(crate) struct Pacing {
+    limiter: RateLimiter,
+    budget: EvictionBudget,
+    /// Bindings waiting for pacing, per controller (for `eviction_queue_depth`).
+    waiting: BTreeMap<&'static str, BTreeSet<String>>,
+}
+
+/// Why an eviction has to wait.
+pub(crate) enum Held {
+    RateLimited(Duration),
+    OverBudget(Duration),
+}
+
+impl Pacing {
+    pub(crate) fn new(config: &FailoverConfig) -> Self {
+        Self {
+            limiter: RateLimiter::new(config.eviction_rate, config.eviction_burst),
+            budget: EvictionBudget::new(
+                config.eviction_budget_clusters,
+                SignedDuration::try_from(config.eviction_budget_interval)
+                    .unwrap_or(SignedDuration::from_mins(5)),
+            ),
+            waiting: BTreeMap::new(),
+        }
+    }
+}
+
+/// State shared by the failover controllers.
+pub(crate) struct Shared {
+    pub client: kube::Client,
+    pub config: FailoverConfig,
+    pub metrics: FailoverMetrics,
+    pub recorder: EventRecorder,
+    pub clusters: Store<DynamicObject>,
+    pacing: Mutex<Pacing>,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        client: kube::Client,
+        config: FailoverConfig,
+        metrics: FailoverMetrics,
+        clusters: Store<DynamicObject>,
+    ) -> Self {
+        Self {
+            recorder: EventRecorder::new(client.clone(), COMPONENT),
+            pacing: Mutex::new(Pacing::new(&config)),
+            client,
+            config,
+            metrics,
+            clusters,
+        }
+    }
+
+    fn cluster(&self, name: &str) -> Option<Cluster> {
+        let object = self
+            .clusters
+            .get(&ObjectRef::new_with(name, resources::cluster()))?;
+        typed::to_typed::<Cluster>(&object).ok()
+    }
+
+    /// Reachable (Ready=True), unreachable (anything else), or gone (absent or being deleted).
+    pub(crate) fn member_state(&self, name: &str) -> MemberState {
+        match self.cluster(name) {
+            None => MemberState::Gone,
+            Some(c) if c.metadata.deletion_timestamp.is_some() => MemberState::Gone,
+            Some(c) => {
+                let ready = c.status.as_ref().is_some_and(|s| {
+                    s.conditions
+                        .iter()
+                        .any(|c| c.type_ == CONDITION_READY && c.status == "True")
+                });
+                if ready {
+                    MemberState::Reachable
+                } else {
+                    MemberState::Unreachable
+                }
+            }
+        }
+    }
+
+    /// The taints of the named clusters that exist.
+    pub(crate) fn taints<'a>(
+        &self,
+        names: impl Iterator<Item = &'a str>,
+    ) -> BTreeMap<String, Vec<Taint>> {
+        names
+            .filter_map(|n| Some((n.to_string(), self.cluster(n)?.spec.taints)))
+            .collect()
+    }
+
+    /// Asks to evict `binding` (by key) from `cluster` now; `Err` says how long to wait.
+    pub(crate) fn admit(
+        &self,
+        controller: &'static str,
+        binding: &str,
+        cluster: &str,
+        now: Timestamp,
+    ) -> Result<(), Held> {
+        let mut pacing = self.pacing.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = match pacing.budget.try_admit(cluster, now) {
+            Err(retry_at) => Some(Held::OverBudget(until(now, retry_at))),
+            Ok(()) => pacing
+                .limiter
+                .try_take(now)
+                .err()
+                .map(|wait| Held::RateLimited(wait.unsigned_abs())),
+        };
+        let waiting = pacing.waiting.entry(controller).or_default();
+        if held.is_some() {
+            waiting.insert(binding.to_string());
+        } else {
+            waiting.remove(binding);
+        }
+        let depth = waiting.len();
+        drop(pacing);
+        self.metrics.set_queue_depth(controller, depth);
+        held.map_or(Ok(()), Err)
+    }
+
+    /// The binding no longer waits for pacing.
+    pub(crate) fn not_waiting(&self, controller: &'static str, binding: &str) {
+        let mut pacing = self.pacing.lock().unwrap_or_else(PoisonError::into_inner);
+        let waiting = pacing.waiting.entry(controller).or_default();
+        if waiting.remove(binding) {
+            let depth = waiting.len();
+            drop(pacing);
+            self.metrics.set_queue_depth(controller, depth);
+        }
+    }
+}
+
+fn until(now: Timestamp, at: Timestamp) -> Duration {
+    at.duration_since(now)
+        .max(SignedDuration::from_millis(100))
+        .unsigned_abs()
+}
+
+/// How long from `now` until `at` (at least 100 ms, so a deadline just passed still requeues).
+pub(crate) fn requeue_at(now: Timestamp, at: Timestamp) -> Duration {
+    until(now, at)
+}
+
+/// One binding kind a controller runs over, with the shared state.
+pub(crate) struct BindingCtx {
+    pub shared: Arc<Shared>,
+    pub resource: ApiResource,
+    pub cluster_scoped: bool,
+}
+
+/// A binding read from the cache: its JSON (legacy purge modes normalized) and typed form.
+pub(crate) struct Read {
+    pub json: Value,
+    pub binding: ResourceBinding,
+    pub key: String,
+}
+
+impl BindingCtx {
+    pub(crate) fn decode(&self, object: &DynamicObject) -> Result<Read, ControllerError> {
+        let mut json = typed::to_json(object)?;
+        if json.get("apiVersion").is_none() {
+            json["apiVersion"] = Value::String(self.resource.api_version.clone());
+            json["kind"] = Value::String(self.resource.kind.clone());
+        }
+        normalize_legacy_purge_modes(&mut json);
+        let binding: ResourceBinding = serde_json::from_value(json.clone())?;
+        let key = match &binding.metadata.namespace {
+            Some(ns) if !self.cluster_scoped => {
+                format!(
+                    "{ns}/{}",
+                    binding.metadata.name.as_deref().unwrap_or_default()
+                )
+            }
+            _ => binding.metadata.name.clone().unwrap_or_default(),
+        };
+        Ok(Read { json, binding, key })
+    }
+
+    /// Writes `spec.clusters`, `spec.gracefulEvictionTasks` (from `spec`, when given) and the annotation
+    /// `annotation` (set or removed, when given) over the read object, as a replace with its resourceVersion.
+    pub(crate) async fn write(
+        &self,
+        read: &Read,
+        spec: Option<&ResourceBindingSpec>,
+        annotation: Option<(&str, Option<String>)>,
+    ) -> Result<(), ControllerError> {
+        let mut next = read.json.clone();
+        if let Some(spec) = spec {
+            let fields = serde_json::to_value(spec)?;
+            for field in ["clusters", "gracefulEvictionTasks"] {
+                match fields.get(field) {
+                    Some(value) => next["spec"][field] = value.clone(),
+                    None => {
+                        if let Some(spec) = next.get_mut("spec").and_then(Value::as_object_mut) {
+                            spec.remove(field);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some((key, value)) = annotation {
+            match value {
+                Some(value) => next["metadata"]["annotations"][key] = Value::String(value),
+                None => {
+                    if let Some(annotations) = next
+                        .pointer_mut("/metadata/annotations")
+                        .and_then(Value::as_object_mut)
+                    {
+                        annotations.remove(key);
+                    }
+                }
+            }
+        }
+        if let Some(metadata) = next.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("managedFields");
+        }
+        let body: DynamicObject = serde_json::from_value(next)?;
+        let name = read.binding.metadata.name.clone().unwrap_or_default();
+        let api = match (&read.binding.metadata.namespace, self.cluster_scoped) {
+            (Some(ns), false) => resources::namespaced(&self.shared.client, &self.resource, ns),
+            _ => resources::all(&self.shared.client, &self.resource),
+        };
+        api.replace(&name, &PostParams::default(), &body).await?;
+        Ok(())
+    }
+
+    /// The binding and its template, for events.
+    pub(crate) fn references(&self, read: &Read) -> [ObjectReference; 2] {
+        let meta = &read.binding.metadata;
+        let resource = &read.binding.spec.resource;
+        let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        [
+            ObjectReference {
+                api_version: Some(self.resource.api_version.clone()),
+                kind: Some(self.resource.kind.clone()),
+                name: meta.name.clone(),
+                namespace: meta.namespace.clone(),
+                uid: meta.uid.clone(),
+                ..ObjectReference::default()
+            },
+            ObjectReference {
+                api_version: some(&resource.api_version),
+                kind: some(&resource.kind),
+                name: some(&resource.name),
+                namespace: some(&resource.namespace),
+                uid: some(&resource.uid),
+                ..ObjectReference::default()
+            },
+        ]
+    }
+}
+
+/// The clusters a binding object names (targets and eviction tasks), read from raw JSON.
+fn named_clusters(object: &DynamicObject) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for pointer in ["/spec/clusters", "/spec/gracefulEvictionTasks"] {
+        let field = if pointer.ends_with("clusters") {
+            "name"
+        } else {
+            "fromCluster"
+        };
+        for item in object
+            .data
+            .pointer(pointer)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = item.get(field).and_then(Value::as_str) {
+                out.insert(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Runs one failover controller over one binding kind until `cancel` fires. `reconcile` decides and writes;
+/// its latency and result are counted under `name`.
+pub(crate) async fn run_binding_controller<F, Fut>(
+    shared: Arc<Shared>,
+    name: &'static str,
+    cluster_scoped: bool,
+    mut reconcile: F,
+    cancel: CancellationToken,
+) where
+    F: FnMut(Arc<DynamicObject>, Arc<BindingCtx>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Action, ControllerError>> + Send + 'static,
+{
+    let resource = if cluster_scoped {
+        resources::cluster_resource_binding()
+    } else {
+        resources::resource_binding()
+    };
+    let bindings = resources::all(&shared.client, &resource);
+    let controller = Controller::new_with(bindings, watcher::Config::default(), resource.clone())
+        .with_config(ControllerConfig::default().concurrency(shared.config.concurrency));
+    let store = controller.store();
+    let for_clusters = resource.clone();
+    let controller = controller
+        .watches_with(
+            resources::all(&shared.client, &resources::cluster()),
+            resources::cluster(),
+            watcher::Config::default(),
+            move |cluster: DynamicObject| {
+                let name = cluster.metadata.name.clone().unwrap_or_default();
+                store
+                    .state()
+                    .into_iter()
+                    .filter(|b| named_clusters(b).contains(&name))
+                    .map(|b| ObjectRef::from_obj_with(&*b, for_clusters.clone()))
+                    .collect::<Vec<_>>()
+            },
+        )
+        .graceful_shutdown_on(cancel.cancelled_owned());
+    let metrics = shared.metrics.clone();
+    let context = Arc::new(BindingCtx {
+        shared,
+        resource,
+        cluster_scoped,
+    });
+    controller
+        .run(
+            move |object, ctx| {
+                let started = Instant::now();
+                let metrics = metrics.clone();
+                let work = reconcile(object, ctx);
+                async move {
+                    let result = work.await;
+                    let ok =
+                        result.is_ok() || result.as_ref().is_err_and(ControllerError::is_conflict);
+                    metrics.processed(name, ok, started.elapsed().as_secs_f64());
+                    result
+                }
+            },
+            |_, err: &ControllerError, _| Action::requeue(err.retry_after()),
+            context,
+        )
+        .for_each(|result| async move {
+            if let Err(err) = result {
+                tracing::debug!(%err, controller = name, "failover reconcile");
+            }
+        })
+        .await;
+}

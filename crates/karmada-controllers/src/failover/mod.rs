@@ -1,0 +1,195 @@
+//! Failover, eviction and their safety (reference/karmada.md §5.1–§5.4; issue 7): cluster failover (the taint
+//! manager over NoExecute taints, and ClusterTaintPolicy that sets them from cluster conditions), application
+//! failover, and the graceful-eviction controller that ends eviction tasks.
+//!
+//! Pure cores (no I/O; time passed in): [`toleration`] (which clusters to evict and when), [`tasks`] (adding an
+//! eviction task and each task's fate), [`app_health`] (unhealthy long enough?), [`preservation`]
+//! (statePreservation), [`budget`] (rate limit and cluster budget), [`taint_rules`] (conditions → taints),
+//! [`safety`] (the invariants, as functions the tests check every transition with), [`purge`] (legacy
+//! purge-mode spellings). Runtime: [`taint_manager`], [`graceful_eviction`], [`application`],
+//! [`cluster_taint_policy`], started together by [`run`].
+//!
+//! Safety beyond Karmada, by construction: an old copy is removed only once replacements are scheduled for the
+//! current spec, cover the policy and are Healthy (or, after the grace period, when the old copy is itself
+//! Unhealthy) — never the last healthy copy, unless purge mode Directly was asked for; nothing is removed while
+//! its member is unreachable (the task, and so the Work, stays until it can be reached); evictions are rate
+//! limited and budgeted (at most N clusters per interval); a cluster that recovers before its replicas were
+//! placed elsewhere gets them back and its task goes; tasks for clusters that are gone or targets again are
+//! removed.
+
+pub mod app_health;
+pub mod application;
+pub mod budget;
+pub mod cluster_taint_policy;
+mod driver;
+pub mod graceful_eviction;
+pub mod metrics;
+pub mod preservation;
+pub mod purge;
+pub mod replicas;
+pub mod safety;
+pub mod taint_manager;
+pub mod taint_rules;
+pub mod tasks;
+pub mod toleration;
+
+#[cfg(test)]
+mod sim_tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use karmada_api::policy::PurgeMode;
+use kube::runtime::reflector::{self, store::Writer};
+use kube::runtime::{WatchStreamExt, watcher};
+use tokio_util::sync::CancellationToken;
+
+pub use driver::COMPONENT;
+pub use metrics::FailoverMetrics;
+
+use crate::runtime::resources;
+
+/// Event reasons, as Karmada names them.
+pub const EVENT_EVICT_SUCCEED: &str = "EvictWorkloadFromClusterSucceed";
+pub const EVENT_EVICT_FAILED: &str = "EvictWorkloadFromClusterFailed";
+/// Ours: a task removed by the graceful-eviction controller, and an eviction undone because the cluster
+/// recovered first.
+pub const EVENT_TASK_REMOVED: &str = "GracefulEvictionTaskRemoved";
+pub const EVENT_EVICTION_CANCELLED: &str = "EvictionCancelled";
+
+/// Settings of the failover controllers.
+#[derive(Clone, Debug)]
+pub struct FailoverConfig {
+    /// `--enable-taint-manager` and `--enable-no-execute-taint-eviction` together: evict on NoExecute taints.
+    /// Off by default, as in Karmada.
+    pub taint_eviction: bool,
+    /// Run application failover (acts only on bindings whose policy asks for it).
+    pub application_failover: bool,
+    /// Run the graceful-eviction controller (without it tasks are never removed).
+    pub graceful_eviction: bool,
+    /// Run the ClusterTaintPolicy controller.
+    pub cluster_taint_policy: bool,
+    /// Create the default ClusterTaintPolicy (Ready False/Unknown → `not-ready:NoExecute`) when absent.
+    pub default_taint_policy: bool,
+    /// Purge mode for cluster failover when the policy does not say (`Gracefully`).
+    pub default_purge_mode: PurgeMode,
+    /// `--graceful-eviction-timeout` (10 minutes).
+    pub graceful_eviction_timeout: Duration,
+    /// Evictions per second and burst across all bindings (Karmada's `--resource-eviction-rate` is 0.5/s; ours
+    /// defaults higher because the cluster budget is the guard against mass eviction: 500 workloads must move
+    /// within seconds of their cluster failing).
+    pub eviction_rate: f64,
+    pub eviction_burst: u32,
+    /// At most this many distinct clusters evicted from per `eviction_budget_interval`.
+    pub eviction_budget_clusters: usize,
+    pub eviction_budget_interval: Duration,
+    /// How often a binding with open tasks is looked at without any change (a safety net).
+    pub resync: Duration,
+    /// Concurrent reconciles per controller.
+    pub concurrency: u16,
+}
+
+impl Default for FailoverConfig {
+    fn default() -> Self {
+        Self {
+            taint_eviction: false,
+            application_failover: true,
+            graceful_eviction: true,
+            cluster_taint_policy: true,
+            default_taint_policy: false,
+            default_purge_mode: PurgeMode::Gracefully,
+            graceful_eviction_timeout: Duration::from_secs(600),
+            eviction_rate: 100.0,
+            eviction_burst: 500,
+            eviction_budget_clusters: 2,
+            eviction_budget_interval: Duration::from_secs(300),
+            resync: Duration::from_secs(30),
+            concurrency: 3,
+        }
+    }
+}
+
+impl FailoverConfig {
+    /// Everything on: the one switch that turns the failover chain on — a member unreachable beyond the cluster
+    /// status controller's failure threshold is tainted `not-ready:NoExecute` by the default ClusterTaintPolicy,
+    /// the taint manager evicts bindings that do not tolerate it, the scheduler places their replicas elsewhere
+    /// and the graceful-eviction controller removes the old copies once that is safe. (Karmada hides this behind
+    /// the Failover feature gate, `--enable-no-execute-taint-eviction` and a policy the user writes.)
+    pub fn enabled() -> Self {
+        Self {
+            taint_eviction: true,
+            default_taint_policy: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// Runs the enabled failover controllers until `cancel` fires. Register `metrics` with
+/// [`FailoverMetrics::register`] in the registry the process serves.
+pub async fn run(
+    client: kube::Client,
+    config: FailoverConfig,
+    metrics: FailoverMetrics,
+    cancel: CancellationToken,
+) {
+    let writer: Writer<kube::api::DynamicObject> = Writer::new(resources::cluster());
+    let clusters = writer.as_reader();
+    let shared = Arc::new(driver::Shared::new(
+        client.clone(),
+        config.clone(),
+        metrics,
+        clusters.clone(),
+    ));
+    let mut tasks = tokio::task::JoinSet::new();
+    let cluster_api = resources::all(&client, &resources::cluster());
+    let reflect_cancel = cancel.clone();
+    tasks.spawn(async move {
+        let stream = reflector::reflector(writer, watcher(cluster_api, watcher::Config::default()))
+            .default_backoff()
+            .touched_objects();
+        futures::pin_mut!(stream);
+        loop {
+            tokio::select! {
+                () = reflect_cancel.cancelled() => return,
+                next = stream.next() => if next.is_none() { return },
+            }
+        }
+    });
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        _ = clusters.wait_until_ready() => {
+            for cluster_scoped in [false, true] {
+                if config.taint_eviction {
+                    tasks.spawn(driver::run_binding_controller(
+                        shared.clone(), taint_manager::NAME, cluster_scoped,
+                        taint_manager::reconcile, cancel.clone(),
+                    ));
+                }
+                if config.application_failover {
+                    tasks.spawn(driver::run_binding_controller(
+                        shared.clone(), application::NAME, cluster_scoped,
+                        application::reconcile, cancel.clone(),
+                    ));
+                }
+                if config.graceful_eviction {
+                    tasks.spawn(driver::run_binding_controller(
+                        shared.clone(), graceful_eviction::NAME, cluster_scoped,
+                        graceful_eviction::reconcile, cancel.clone(),
+                    ));
+                }
+            }
+            if config.cluster_taint_policy {
+                if config.default_taint_policy
+                    && let Err(err) = cluster_taint_policy::ensure_default_policy(&client).await
+                {
+                    tracing::warn!(%err, "creating the default ClusterTaintPolicy");
+                }
+                tasks.spawn(cluster_taint_policy::run(client.clone(), cancel.clone()));
+            }
+            tracing::info!(?config, "failover controllers started");
+        }
+    }
+    cancel.cancelled().await;
+    while tasks.join_next().await.is_some() {}
+}

@@ -1,0 +1,395 @@
+//! What the scheduler runner writes, decided purely: which cluster changes call for rescheduling, the metric
+//! label of a trigger, and the binding writes a scheduling result needs — none when nothing a reader relies on
+//! would change.
+//!
+//! Why skip "no-op" writes: Duplicated and non-workload bindings are scheduled on every event (reference §4.1
+//! step 4); writing a fresh explanation and `lastScheduledTime` each time would turn every cluster heartbeat
+//! into a write storm. So a result is written when `spec.clusters`, the applied placement, the Scheduled
+//! condition (status, reason, message), the observed generation or affinity name change, or when a reschedule
+//! was requested (`lastScheduledTime` must move past `rescheduleTriggeredAt`). The explanation annotation is
+//! written with every such write and so always describes the decision in force.
+
+use karmada_scheduler::explain::ANNOTATION_EXPLANATION;
+use karmada_scheduler::patch::SchedulingResult;
+use karmada_scheduler::trigger::ScheduleTrigger;
+use serde_json::{Value, json};
+
+/// `schedule_type` label of `karmada_scheduler_schedule_attempts_total` and the e2e histogram. Karmada names
+/// two: placement-driven (and every other trigger) is `ReconcileSchedule`, replica changes `ScaleSchedule`.
+pub fn schedule_type(trigger: ScheduleTrigger) -> &'static str {
+    match trigger {
+        ScheduleTrigger::ScaleSchedule => "ScaleSchedule",
+        ScheduleTrigger::ReconcileSchedule
+        | ScheduleTrigger::FreshSchedule
+        | ScheduleTrigger::AlwaysSchedule
+        | ScheduleTrigger::ClusterTerminating => "ReconcileSchedule",
+    }
+}
+
+fn ready_status(cluster: &Value) -> Option<&str> {
+    cluster
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))?
+        .get("status")?
+        .as_str()
+}
+
+/// Whether a Cluster update can change where bindings go: labels, spec (taints, region, ...), deletion,
+/// readiness or API enablements. Resource summaries alone (every status heartbeat) do not requeue.
+pub fn cluster_changed(old: &Value, new: &Value) -> bool {
+    let at = |object: &Value, pointer: &str| object.pointer(pointer).cloned();
+    [
+        "/metadata/labels",
+        "/metadata/deletionTimestamp",
+        "/spec",
+        "/status/apiEnablements",
+    ]
+    .iter()
+    .any(|pointer| at(old, pointer) != at(new, pointer))
+        || ready_status(old) != ready_status(new)
+}
+
+/// The writes for one decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BindingWrites {
+    /// The binding with annotations and `spec.clusters` changed: replace the object (status is its own write).
+    pub object: Option<Value>,
+    /// The binding with its new status: replace the status subresource.
+    pub status: Option<Value>,
+}
+
+fn scheduled_condition(binding: &Value) -> Option<&Value> {
+    binding
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Scheduled"))
+}
+
+/// `binding` without what changes on every decision (explanation, times).
+fn essentials(binding: &Value) -> Value {
+    let mut annotations = binding
+        .pointer("/metadata/annotations")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let Some(map) = annotations.as_object_mut() {
+        map.remove(ANNOTATION_EXPLANATION);
+    }
+    let condition = scheduled_condition(binding).map(|c| {
+        json!({"status": c.get("status"), "reason": c.get("reason"), "message": c.get("message")})
+    });
+    json!({
+        "annotations": annotations,
+        "clusters": binding.pointer("/spec/clusters").cloned().unwrap_or_else(|| json!([])),
+        "condition": condition,
+        "observedGeneration": binding.pointer("/status/schedulerObservedGeneration"),
+        "affinity": binding.pointer("/status/schedulerObservingAffinityName"),
+    })
+}
+
+/// The writes `result` needs on `current`; `force` writes even when only times would change.
+pub fn binding_writes(current: &Value, result: &SchedulingResult, force: bool) -> BindingWrites {
+    let mut next = current.clone();
+    result.apply_to(&mut next);
+    // lastTransitionTime moves only when the condition's status does.
+    if let (Some(old), Some(conditions)) = (
+        scheduled_condition(current),
+        next.pointer_mut("/status/conditions")
+            .and_then(Value::as_array_mut),
+    ) && let Some(new) = conditions
+        .iter_mut()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Scheduled"))
+        && old.get("status") == new.get("status")
+    {
+        match old.get("lastTransitionTime") {
+            Some(time) => new["lastTransitionTime"] = time.clone(),
+            None => {
+                if let Some(map) = new.as_object_mut() {
+                    map.remove("lastTransitionTime");
+                }
+            }
+        }
+    }
+    let (before, after) = (essentials(current), essentials(&next));
+    let spec_changed =
+        before["annotations"] != after["annotations"] || before["clusters"] != after["clusters"];
+    let status_changed = force || spec_changed || before != after;
+    BindingWrites {
+        object: spec_changed.then(|| next.clone()),
+        status: status_changed.then_some(next),
+    }
+}
+
+/// `status` of `desired` on `written` (the object as the spec write returned it), with the observed generation
+/// following the generation that write produced.
+pub fn status_on(written: &Value, desired: &Value) -> Value {
+    let mut object = written.clone();
+    object["status"] = desired.get("status").cloned().unwrap_or_else(|| json!({}));
+    let scheduled = scheduled_condition(desired)
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+        == Some("True");
+    if scheduled && let Some(generation) = written.pointer("/metadata/generation") {
+        object["status"]["schedulerObservedGeneration"] = generation.clone();
+    }
+    object
+}
+
+/// The binding with only `status.schedulerObservedGeneration` moved to its generation (reference §4.1 step 6);
+/// `None` when it is already there.
+pub fn observed_generation_write(current: &Value) -> Option<Value> {
+    let generation = current.pointer("/metadata/generation")?.as_i64()?;
+    let observed = current
+        .pointer("/status/schedulerObservedGeneration")
+        .and_then(Value::as_i64);
+    if observed == Some(generation) {
+        return None;
+    }
+    let mut next = current.clone();
+    if !next["status"].is_object() {
+        next["status"] = json!({});
+    }
+    next["status"]["schedulerObservedGeneration"] = json!(generation);
+    Some(next)
+}
+
+/// A Scheduled=False/SchedulerError result for input the scheduler cannot read (e.g. a malformed placement).
+pub fn scheduler_error(message: &str, now: &str) -> SchedulingResult {
+    SchedulingResult {
+        clusters: None,
+        annotations: Vec::new(),
+        condition: json!({
+            "type": "Scheduled",
+            "status": "False",
+            "reason": karmada_scheduler::scheduler::REASON_SCHEDULER_ERROR,
+            "message": message,
+            "lastTransitionTime": now,
+        }),
+        observed_generation: None,
+        last_scheduled_time: None,
+        affinity_name: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(
+        clusters: Option<Value>,
+        status: &str,
+        reason: &str,
+        message: &str,
+    ) -> SchedulingResult {
+        SchedulingResult {
+            clusters: clusters.and_then(|c| c.as_array().cloned()),
+            annotations: vec![
+                (
+                    ANNOTATION_EXPLANATION.to_string(),
+                    format!("{{\"at\":\"{message}\"}}"),
+                ),
+                (
+                    "policy.karmada.io/applied-placement".to_string(),
+                    "{}".to_string(),
+                ),
+            ],
+            condition: json!({"type": "Scheduled", "status": status, "reason": reason, "message": message,
+                              "lastTransitionTime": "2026-11-29T10:00:00Z"}),
+            observed_generation: (status == "True").then_some(2),
+            last_scheduled_time: (status == "True").then(|| "2026-11-29T10:00:00Z".to_string()),
+            affinity_name: None,
+        }
+    }
+
+    fn scheduled_binding() -> Value {
+        json!({
+            "metadata": {"name": "web-deployment", "generation": 2,
+                         "annotations": {"policy.karmada.io/applied-placement": "{}",
+                                         ANNOTATION_EXPLANATION: "{\"at\":\"old\"}"}},
+            "spec": {"replicas": 6, "clusters": [{"name": "a", "replicas": 4}, {"name": "b", "replicas": 2}]},
+            "status": {"schedulerObservedGeneration": 2, "lastScheduledTime": "2026-11-29T09:00:00Z",
+                       "conditions": [{"type": "Scheduled", "status": "True", "reason": "Success", "message": "ok",
+                                       "lastTransitionTime": "2026-11-29T09:00:00Z"}]}
+        })
+    }
+
+    #[test]
+    fn writes_table() {
+        let same = json!([{"name": "a", "replicas": 4}, {"name": "b", "replicas": 2}]);
+        let moved = json!([{"name": "a", "replicas": 3}, {"name": "b", "replicas": 3}]);
+        // (case, result, force, expect object write, expect status write)
+        let cases = [
+            (
+                "same decision: nothing",
+                result(Some(same.clone()), "True", "Success", "ok"),
+                false,
+                false,
+                false,
+            ),
+            (
+                "same decision, reschedule requested",
+                result(Some(same.clone()), "True", "Success", "ok"),
+                true,
+                false,
+                true,
+            ),
+            (
+                "new placement of replicas",
+                result(Some(moved), "True", "Success", "ok"),
+                false,
+                true,
+                true,
+            ),
+            (
+                "failure keeps clusters, changes condition",
+                result(None, "False", "Unschedulable", "no room"),
+                false,
+                false,
+                true,
+            ),
+            (
+                "NoClusterFit clears clusters",
+                result(Some(json!([])), "False", "NoClusterFit", "0/2"),
+                false,
+                true,
+                true,
+            ),
+        ];
+        for (name, result, force, object, status) in cases {
+            let writes = binding_writes(&scheduled_binding(), &result, force);
+            assert_eq!(writes.object.is_some(), object, "{name}");
+            assert_eq!(writes.status.is_some(), status, "{name}");
+        }
+    }
+
+    #[test]
+    fn transition_time_moves_only_with_the_condition_status() {
+        let binding = scheduled_binding();
+        let same_status = binding_writes(
+            &binding,
+            &result(None, "True", "Success", "new message"),
+            false,
+        );
+        let status = same_status.status.expect("message changed");
+        assert_eq!(
+            status["status"]["conditions"][0]["lastTransitionTime"],
+            "2026-11-29T09:00:00Z"
+        );
+        let flipped = binding_writes(
+            &binding,
+            &result(None, "False", "Unschedulable", "no room"),
+            false,
+        );
+        let status = flipped.status.expect("status changed");
+        assert_eq!(
+            status["status"]["conditions"][0]["lastTransitionTime"],
+            "2026-11-29T10:00:00Z"
+        );
+        assert_eq!(status["status"]["conditions"][0]["reason"], "Unschedulable");
+    }
+
+    #[test]
+    fn status_follows_the_generation_of_the_spec_write() {
+        let desired = binding_writes(
+            &scheduled_binding(),
+            &result(
+                Some(json!([{"name": "a", "replicas": 6}])),
+                "True",
+                "Success",
+                "ok",
+            ),
+            false,
+        );
+        let object = desired.object.expect("spec changes");
+        let mut written = object.clone();
+        written["metadata"]["generation"] = json!(3);
+        written["metadata"]["resourceVersion"] = json!("42");
+        let status = status_on(&written, &desired.status.expect("status"));
+        assert_eq!(status["status"]["schedulerObservedGeneration"], 3);
+        assert_eq!(status["metadata"]["resourceVersion"], "42");
+        assert_eq!(
+            status["status"]["lastScheduledTime"],
+            "2026-11-29T10:00:00Z"
+        );
+    }
+
+    #[test]
+    fn observed_generation_catches_up() {
+        let mut binding = scheduled_binding();
+        assert_eq!(observed_generation_write(&binding), None);
+        binding["metadata"]["generation"] = json!(5);
+        let next = observed_generation_write(&binding).expect("behind");
+        assert_eq!(next["status"]["schedulerObservedGeneration"], 5);
+    }
+
+    #[test]
+    fn cluster_changes_that_requeue() {
+        let base = json!({
+            "metadata": {"name": "a", "labels": {"region": "eu"}},
+            "spec": {"taints": []},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": "t1"}],
+                       "resourceSummary": {"allocatable": {"cpu": "4"}}}
+        });
+        let with = |pointer: &str, value: Value| {
+            let mut cluster = base.clone();
+            if let Some(slot) = cluster.pointer_mut(pointer) {
+                *slot = value;
+            }
+            cluster
+        };
+        let cases = [
+            (
+                "heartbeat",
+                with("/status/conditions/0/lastHeartbeatTime", json!("t2")),
+                false,
+            ),
+            (
+                "resource summary",
+                with(
+                    "/status/resourceSummary",
+                    json!({"allocatable": {"cpu": "8"}}),
+                ),
+                false,
+            ),
+            (
+                "labels",
+                with("/metadata/labels", json!({"region": "us"})),
+                true,
+            ),
+            (
+                "taints",
+                with(
+                    "/spec/taints",
+                    json!([{"key": "k", "effect": "NoSchedule"}]),
+                ),
+                true,
+            ),
+            (
+                "not ready",
+                with("/status/conditions/0/status", json!("False")),
+                true,
+            ),
+        ];
+        for (name, new, expected) in cases {
+            assert_eq!(cluster_changed(&base, &new), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn schedule_types_are_karmadas() {
+        assert_eq!(
+            schedule_type(ScheduleTrigger::ScaleSchedule),
+            "ScaleSchedule"
+        );
+        for trigger in [
+            ScheduleTrigger::ReconcileSchedule,
+            ScheduleTrigger::FreshSchedule,
+            ScheduleTrigger::AlwaysSchedule,
+            ScheduleTrigger::ClusterTerminating,
+        ] {
+            assert_eq!(schedule_type(trigger), "ReconcileSchedule");
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! The binding status controller (Karmada's `bindingStatus`, reference/karmada.md §3.6): Works' status →
+//! binding `status.aggregatedStatus` and the FullyApplied condition → the resource template's own `.status`,
+//! plus the `karmada_binding_replicas` gauge.
+//!
+//! - [`aggregate`]: what to write (pure, table-tested).
+//! - [`controller`]: the watch-driven runtime; entry point [`run`].
+//! - [`metrics`]: the gauge.
+//! - [`template`]: reaching templates of any kind through discovery and the dynamic API.
+
+pub mod aggregate;
+pub mod controller;
+pub mod metrics;
+pub mod template;
+
+pub use controller::{BindingStatusConfig, run};
+pub use metrics::BindingMetrics;
+pub use template::TemplateResolver;

@@ -1,0 +1,533 @@
+//! The work status controller: member objects → `Work.status.manifestStatuses` (reference/karmada.md §3.6).
+//!
+//! For each served cluster it watches, in the member, the kinds the Works reference — one watcher per
+//! (cluster, apiVersion, kind), started the first time a Work needs it, listing only objects labelled
+//! `karmada.io/managed=true`. A member event brings back the owning Work (named by the object's
+//! `work.karmada.io/namespace` and `work.karmada.io/name` annotations), whose manifest statuses are then
+//! rebuilt: identifier, the status the interpreter reflects, and its health. Writes carry the Work's
+//! resourceVersion.
+//!
+//! Drift: when a member object no longer contains what its manifest says ([`crate::execution::drift`]) or is
+//! deleted, the Work is handed to the execution controller ([`WorkRequeue`]), which applies it again.
+//!
+//! The served clusters are a parameter ([`ServedClusters`]), as for execution: every Push cluster in the
+//! controller-manager, one cluster in an agent.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures::channel::mpsc;
+use futures::{SinkExt, StreamExt};
+use karmada_api::work::{ManifestStatus, ResourceIdentifier};
+use karmada_api::{Cluster, Work};
+use karmada_interpreter::Interpreter;
+use kube::api::{DynamicObject, PostParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::controller::{Action, Config, applier, trigger_self};
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::watcher::{self, Event};
+use serde_json::Value;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::execution::ServedClusters;
+use crate::execution::discovery::{DiscoveryError, MemberResource, MemberResources, type_of};
+use crate::execution::drift::covers;
+use crate::execution::queue::{
+    Backoffs, REQUEUE_CAPACITY, WorkRequeue, next_event, object_ref, reflect_events,
+    reflect_slim_events, spec_and_metadata,
+};
+use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
+use crate::names::{cluster_of_execution_namespace, execution_namespace};
+use crate::runtime::{
+    ControllerError, EventRecorder, EventType, MemberClients, reference_of, resources, typed,
+};
+
+/// Settings of the work status controller.
+#[derive(Clone)]
+pub struct WorkStatusConfig {
+    pub served: ServedClusters,
+    pub members: MemberClients,
+    pub interpreter: Interpreter,
+    /// Works reconciled at once.
+    pub concurrency: u16,
+}
+
+impl WorkStatusConfig {
+    pub fn new(served: ServedClusters, members: MemberClients) -> Self {
+        Self {
+            served,
+            members,
+            interpreter: Interpreter::native(),
+            concurrency: 16,
+        }
+    }
+}
+
+/// One member watch: its cache, and whether its first list has arrived.
+#[derive(Clone)]
+struct MemberWatch {
+    resource: MemberResource,
+    store: Store<DynamicObject>,
+    ready: Arc<AtomicBool>,
+    cancel: CancellationToken,
+}
+
+type WatchKey = (String, String, String);
+
+struct Context {
+    client: kube::Client,
+    config: WorkStatusConfig,
+    clusters: Store<DynamicObject>,
+    works: Store<DynamicObject>,
+    resources: MemberResources,
+    watches: Mutex<HashMap<WatchKey, MemberWatch>>,
+    /// Work keys to reconcile (from member events).
+    wake: mpsc::Sender<ObjectRef<DynamicObject>>,
+    requeue: WorkRequeue,
+    recorder: EventRecorder,
+    backoff: Backoffs<(String, String)>,
+    cancel: CancellationToken,
+}
+
+/// Event reason on Works whose member status could not be reflected (Karmada's).
+pub const EVENT_REFLECT_STATUS_FAILED: &str = "ReflectStatusFailed";
+
+type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
+
+/// Runs until `cancel` fires; drifted or deleted member objects are sent to `requeue` (the execution
+/// controller's).
+pub async fn run(
+    client: kube::Client,
+    config: WorkStatusConfig,
+    requeue: WorkRequeue,
+    cancel: CancellationToken,
+) {
+    let work_resource = resources::work();
+    let cluster_writer = Writer::new(resources::cluster());
+    let clusters = cluster_writer.as_reader();
+    let work_writer = Writer::new(work_resource.clone());
+    let works = work_writer.as_reader();
+    let (wake, woken) = mpsc::channel(REQUEUE_CAPACITY);
+    let context = Arc::new(Context {
+        client: client.clone(),
+        config: config.clone(),
+        clusters: clusters.clone(),
+        works: works.clone(),
+        resources: MemberResources::default(),
+        watches: Mutex::new(HashMap::new()),
+        wake,
+        requeue,
+        recorder: EventRecorder::new(client.clone(), "work-status-controller"),
+        backoff: Backoffs::new(Duration::from_secs(60)),
+        cancel: cancel.clone(),
+    });
+    let feeder = tokio::spawn(feed_clusters(
+        reflect_events(
+            resources::all(&client, &resources::cluster()),
+            config.served.clusters_config(),
+            cluster_writer,
+        ),
+        context.clone(),
+    ));
+    if !crate::execution::queue::ready(&clusters, &cancel).await {
+        feeder.abort();
+        return;
+    }
+    let own = trigger_self(
+        watcher::watcher(config.served.works_api(&client), watcher::Config::default())
+            .default_backoff()
+            .reflect(work_writer)
+            .applied_objects()
+            .predicate_filter(spec_and_metadata, Default::default()),
+        work_resource,
+    );
+    let queue = futures::stream::select(own, woken.map(|r| Ok(r.into())))
+        .take_until(cancel.clone().cancelled_owned());
+    let applied = applier(
+        |work: Arc<DynamicObject>, ctx: Arc<Context>| -> Reconciling {
+            Box::pin(async move { reconcile(work, ctx).await })
+        },
+        |work: Arc<DynamicObject>, err: &ControllerError, ctx: Arc<Context>| {
+            if err.is_conflict() {
+                return Action::requeue(err.retry_after());
+            }
+            tracing::debug!(work = ?work.metadata.name, %err, "work status: reconcile failed");
+            Action::requeue(ctx.backoff.failed(&key(&work)))
+        },
+        context.clone(),
+        works,
+        queue,
+        Config::default().concurrency(config.concurrency),
+    );
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = applied.for_each(|result| async move {
+            if let Err(err) = result {
+                tracing::debug!(%err, "work status controller queue");
+            }
+        }) => {}
+    }
+    feeder.abort();
+    for watch in context.watches.lock().await.values() {
+        watch.cancel.cancel();
+    }
+}
+
+fn key(work: &DynamicObject) -> (String, String) {
+    (
+        work.metadata.namespace.clone().unwrap_or_default(),
+        work.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+/// Keeps the Cluster cache; a cluster removed or re-pointed (spec changed) loses its member watches, which
+/// the next reconcile of its Works starts again with the new client.
+async fn feed_clusters(
+    events: impl futures::Stream<Item = Event<DynamicObject>> + Send,
+    ctx: Arc<Context>,
+) {
+    let mut events = Box::pin(events);
+    let mut specs: HashMap<String, Value> = HashMap::new();
+    while let Some(event) = next_event(&mut events, &ctx.cancel).await {
+        let (object, deleted) = match &event {
+            Event::Apply(o) | Event::InitApply(o) => (o, false),
+            Event::Delete(o) => (o, true),
+            Event::Init | Event::InitDone => continue,
+        };
+        let name = object.metadata.name.clone().unwrap_or_default();
+        let spec = object.data.get("spec").cloned().unwrap_or(Value::Null);
+        let stale = if deleted {
+            specs.remove(&name);
+            true
+        } else {
+            specs
+                .insert(name.clone(), spec.clone())
+                .is_some_and(|old| old != spec)
+        };
+        if !stale {
+            continue;
+        }
+        ctx.watches.lock().await.retain(|(cluster, _, _), watch| {
+            let keep = cluster != &name;
+            if !keep {
+                watch.cancel.cancel();
+            }
+            keep
+        });
+        ctx.resources.forget(&name).await;
+        if !deleted {
+            let namespace = execution_namespace(&name);
+            let refs: Vec<_> = ctx
+                .works
+                .state()
+                .iter()
+                .filter(|w| w.metadata.namespace.as_deref() == Some(namespace.as_str()))
+                .filter_map(|w| w.metadata.name.clone())
+                .map(|n| object_ref(&resources::work(), Some(&namespace), &n))
+                .collect();
+            let mut wake = ctx.wake.clone();
+            for r in refs {
+                if wake.send(r).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn annotation<'a>(object: &'a DynamicObject, key: &str) -> Option<&'a str> {
+    object
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
+}
+
+fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The manifest of `work` that describes `object` (same apiVersion, kind, namespace and name).
+fn manifest_of<'a>(work: &'a Work, object: &Value) -> Option<&'a Value> {
+    work.spec.workload.manifests.iter().find(|m| {
+        ["/apiVersion", "/kind", "/metadata/name"]
+            .iter()
+            .all(|p| text(m, p) == text(object, p))
+            && (text(m, "/metadata/namespace") == text(object, "/metadata/namespace")
+                || text(m, "/metadata/namespace").is_empty())
+    })
+}
+
+/// Whether the member object has drifted from its manifest (pure): what the execution controller would write
+/// is not contained in what the member holds.
+pub fn drifted(interpreter: &Interpreter, manifest: &Value, observed: &Value) -> bool {
+    match interpreter.retain(manifest, observed) {
+        Ok(desired) => !covers(observed, &desired),
+        Err(_) => false,
+    }
+}
+
+/// Reacts to one member event: the owning Work's status is rebuilt, and a drifted or deleted object sends the
+/// Work back to execution.
+async fn on_member_event(ctx: &Context, event: Event<DynamicObject>, ready: &AtomicBool) {
+    let (object, deleted) = match &event {
+        Event::Apply(o) | Event::InitApply(o) => (o, false),
+        Event::Delete(o) => (o, true),
+        Event::InitDone => {
+            ready.store(true, Ordering::Release);
+            return;
+        }
+        Event::Init => return,
+    };
+    let (Some(namespace), Some(name)) = (
+        annotation(object, ANNOTATION_WORK_NAMESPACE),
+        annotation(object, ANNOTATION_WORK_NAME),
+    ) else {
+        return;
+    };
+    let reference = object_ref(&resources::work(), Some(namespace), name);
+    let Some(work) = ctx.works.get(&reference) else {
+        return;
+    };
+    let mut wake = ctx.wake.clone();
+    let _ = wake.send(reference).await;
+    let Ok(work) = typed::to_typed::<Work>(&work) else {
+        return;
+    };
+    if work.metadata.deletion_timestamp.is_some() || work.spec.suspend_dispatching == Some(true) {
+        return;
+    }
+    let Ok(observed) = typed::to_json(object) else {
+        return;
+    };
+    let Some(manifest) = manifest_of(&work, &observed) else {
+        return;
+    };
+    if deleted || drifted(&ctx.config.interpreter, manifest, &observed) {
+        tracing::debug!(work = %name, deleted, "member object drifted; re-applying");
+        ctx.requeue.requeue(namespace, name).await;
+    }
+}
+
+async fn member_watch(
+    ctx: &Arc<Context>,
+    cluster: &str,
+    member: &kube::Client,
+    manifest: &Value,
+) -> Result<MemberWatch, DiscoveryError> {
+    let (api_version, kind) = type_of(manifest).ok_or(DiscoveryError::Malformed)?;
+    let key = (
+        cluster.to_string(),
+        api_version.to_string(),
+        kind.to_string(),
+    );
+    if let Some(watch) = ctx.watches.lock().await.get(&key) {
+        return Ok(watch.clone());
+    }
+    let resource = ctx.resources.resolve(cluster, member, manifest).await?;
+    let mut watches = ctx.watches.lock().await;
+    if let Some(watch) = watches.get(&key) {
+        return Ok(watch.clone());
+    }
+    let writer = Writer::new(resource.resource.clone());
+    let watch = MemberWatch {
+        resource: resource.clone(),
+        store: writer.as_reader(),
+        ready: Arc::new(AtomicBool::new(false)),
+        cancel: ctx.cancel.child_token(),
+    };
+    let events = reflect_slim_events(
+        kube::Api::all_with(member.clone(), &resource.resource),
+        watcher::Config::default().labels(&format!("{LABEL_MANAGED}={MANAGED_VALUE}")),
+        writer,
+    );
+    let task_ctx = ctx.clone();
+    let task_watch = watch.clone();
+    tokio::spawn(async move {
+        let mut events = Box::pin(events);
+        while let Some(event) = next_event(&mut events, &task_watch.cancel).await {
+            on_member_event(&task_ctx, event, &task_watch.ready).await;
+        }
+    });
+    watches.insert(key, watch.clone());
+    Ok(watch)
+}
+
+fn identifier(ordinal: usize, manifest: &Value, resource: &MemberResource) -> ResourceIdentifier {
+    ResourceIdentifier {
+        ordinal: i32::try_from(ordinal).unwrap_or(i32::MAX),
+        group: resource.resource.group.clone(),
+        version: resource.resource.version.clone(),
+        kind: resource.resource.kind.clone(),
+        resource: resource.resource.plural.clone(),
+        namespace: if resource.namespaced {
+            let ns = text(manifest, "/metadata/namespace");
+            if ns.is_empty() { "default" } else { ns }.to_string()
+        } else {
+            String::new()
+        },
+        name: text(manifest, "/metadata/name").to_string(),
+    }
+}
+
+async fn reconcile(
+    object: Arc<DynamicObject>,
+    ctx: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let namespace = object.metadata.namespace.clone().unwrap_or_default();
+    let Some(cluster_name) = cluster_of_execution_namespace(&namespace) else {
+        return Ok(Action::await_change());
+    };
+    if !ctx.config.served.may_serve(cluster_name) || object.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let Some(cluster) = ctx
+        .clusters
+        .get(&object_ref(&resources::cluster(), None, cluster_name))
+        .map(|c| typed::to_typed::<Cluster>(&c))
+        .transpose()?
+    else {
+        return Ok(Action::await_change());
+    };
+    if !ctx.config.served.serves(&cluster) {
+        return Ok(Action::await_change());
+    }
+    let work: Work = typed::to_typed(&object)?;
+    let member = ctx.config.members.client(&cluster).await?;
+    let mut statuses = Vec::new();
+    for (ordinal, manifest) in work.spec.workload.manifests.iter().enumerate() {
+        let watch = match member_watch(&ctx, cluster_name, &member, manifest).await {
+            Ok(watch) => watch,
+            // Execution reports the missing kind on the Applied condition; there is no status to collect.
+            Err(DiscoveryError::MissingKind { .. } | DiscoveryError::Malformed) => continue,
+            Err(err) => {
+                return Err(ControllerError::Member {
+                    cluster: cluster_name.to_string(),
+                    message: err.to_string(),
+                });
+            }
+        };
+        if !watch.ready.load(Ordering::Acquire) {
+            return Ok(Action::requeue(Duration::from_millis(100)));
+        }
+        let id = identifier(ordinal, manifest, &watch.resource);
+        let namespace = (!id.namespace.is_empty()).then_some(id.namespace.as_str());
+        let Some(found) =
+            watch
+                .store
+                .get(&object_ref(&watch.resource.resource, namespace, &id.name))
+        else {
+            continue;
+        };
+        // Only the object this Work owns (another Work, or none, may own a same-named object).
+        if annotation(&found, ANNOTATION_WORK_NAME) != work.metadata.name.as_deref()
+            || annotation(&found, ANNOTATION_WORK_NAMESPACE) != Some(namespace_of(&work))
+        {
+            continue;
+        }
+        let observed = typed::to_json(&found)?;
+        let status = match ctx.config.interpreter.reflect_status(&observed) {
+            Ok(status) => status,
+            Err(err) => {
+                let message = format!("reflecting the status of {}/{}: {err}", id.kind, id.name);
+                ctx.recorder
+                    .record(
+                        &reference_of(&object),
+                        EventType::Warning,
+                        EVENT_REFLECT_STATUS_FAILED,
+                        &message,
+                    )
+                    .await;
+                None
+            }
+        };
+        statuses.push(ManifestStatus {
+            identifier: id,
+            status,
+            health: Some(ctx.config.interpreter.interpret_health(&observed)),
+        });
+    }
+    let current = work
+        .status
+        .as_ref()
+        .map(|s| s.manifest_statuses.clone())
+        .unwrap_or_default();
+    if current != statuses {
+        let mut updated = work.clone();
+        updated
+            .status
+            .get_or_insert_with(Default::default)
+            .manifest_statuses = statuses;
+        let body = typed::to_dynamic(&updated, &resources::work())?;
+        resources::namespaced(&ctx.client, &resources::work(), &namespace)
+            .replace_status(
+                work.metadata.name.as_deref().unwrap_or_default(),
+                &PostParams::default(),
+                &body,
+            )
+            .await?;
+    }
+    ctx.backoff.succeeded(&key(&object));
+    Ok(Action::await_change())
+}
+
+fn namespace_of(work: &Work) -> &str {
+    work.metadata.namespace.as_deref().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn manifest(replicas: i64) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "web", "namespace": "default",
+                            "labels": {"karmada.io/managed": "true"}},
+               "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
+    }
+
+    #[test]
+    fn drift_is_a_change_the_manifest_does_not_allow() {
+        let interpreter = Interpreter::native();
+        let mut observed = manifest(2);
+        observed["metadata"]["resourceVersion"] = json!("5");
+        observed["status"] = json!({"readyReplicas": 2});
+        observed["spec"]["strategy"] = json!({"type": "RollingUpdate"});
+        assert!(
+            !drifted(&interpreter, &manifest(2), &observed),
+            "defaults and status are not drift"
+        );
+        observed["spec"]["replicas"] = json!(5);
+        assert!(
+            drifted(&interpreter, &manifest(2), &observed),
+            "edited replicas are drift"
+        );
+    }
+
+    #[test]
+    fn the_manifest_of_an_object_is_found_by_type_and_name() {
+        let mut work = Work::default();
+        work.spec.workload.manifests = vec![
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"}}),
+            manifest(2),
+        ];
+        let object = manifest(3);
+        assert_eq!(
+            manifest_of(&work, &object),
+            Some(&work.spec.workload.manifests[1])
+        );
+        let other = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "default"}});
+        assert_eq!(manifest_of(&work, &other), None);
+    }
+}

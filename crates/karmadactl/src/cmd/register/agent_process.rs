@@ -1,0 +1,105 @@
+//! The local `karmada agent` process of a registered member: where its files live and how it is started and
+//! stopped (like `init` does for the API server: own process group, pid file, log file).
+//!
+//! Layout: `<karmada-data>/agents/<cluster>/` holds `karmada-agent.config` (the agent's kubeconfig, 0600),
+//! `karmada-agent.pid` and `karmada-agent.log`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::Context;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+pub const KUBECONFIG_FILE: &str = "karmada-agent.config";
+pub const PID_FILE: &str = "karmada-agent.pid";
+pub const LOG_FILE: &str = "karmada-agent.log";
+const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The directory of the agent of `cluster`.
+pub fn agent_dir(data_dir: &Path, cluster: &str) -> PathBuf {
+    data_dir.join("agents").join(cluster)
+}
+
+/// The pid recorded for the agent, if that process is still alive (and not a zombie).
+pub fn live_pid(dir: &Path) -> Option<i32> {
+    let text = std::fs::read_to_string(dir.join(PID_FILE)).ok()?;
+    let pid: i32 = text.trim().parse().ok()?;
+    let alive = kill(Pid::from_raw(pid), None).is_ok();
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| stat.split_whitespace().nth(2) == Some("Z"))
+        .unwrap_or(false);
+    (alive && !zombie).then_some(pid)
+}
+
+/// What the agent is started with.
+pub struct AgentLaunch<'a> {
+    pub binary: &'a Path,
+    pub dir: &'a Path,
+    pub cluster: &'a str,
+    pub cluster_kubeconfig: &'a Path,
+    pub cluster_context: Option<&'a str>,
+    pub extra_args: Vec<String>,
+}
+
+/// Starts the agent detached (its own process group, stdin closed, output to the log) and records its pid.
+pub fn start(launch: &AgentLaunch<'_>) -> anyhow::Result<(u32, std::process::Child)> {
+    let log_path = launch.dir.join(LOG_FILE);
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("opening {}", log_path.display()))?;
+    let mut command = std::process::Command::new(launch.binary);
+    command
+        .arg("agent")
+        .arg("--karmada-kubeconfig")
+        .arg(launch.dir.join(KUBECONFIG_FILE))
+        .arg("--cluster-name")
+        .arg(launch.cluster)
+        .arg("--cluster-kubeconfig")
+        .arg(launch.cluster_kubeconfig);
+    if let Some(context) = launch.cluster_context {
+        command.arg("--cluster-context").arg(context);
+    }
+    command
+        .args(&launch.extra_args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    // Its own process group: the agent outlives this command and its terminal.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let child = command
+        .spawn()
+        .with_context(|| format!("running {}", launch.binary.display()))?;
+    let pid = child.id();
+    std::fs::write(launch.dir.join(PID_FILE), format!("{pid}\n"))
+        .with_context(|| format!("writing {}", launch.dir.join(PID_FILE).display()))?;
+    Ok((pid, child))
+}
+
+/// Stops the agent recorded in `dir` (SIGTERM, then SIGKILL after a timeout). True if one was running.
+pub async fn stop(dir: &Path) -> anyhow::Result<bool> {
+    let Some(pid) = live_pid(dir) else {
+        return Ok(false);
+    };
+    let target = Pid::from_raw(pid);
+    kill(target, Signal::SIGTERM).context("signalling the agent")?;
+    let deadline = tokio::time::Instant::now() + STOP_TIMEOUT;
+    while live_pid(dir).is_some() {
+        if tokio::time::Instant::now() >= deadline {
+            let _ = kill(target, Signal::SIGKILL);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(true)
+}
+
+/// The last lines of the agent's log, for error messages.
+pub fn log_tail(dir: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
