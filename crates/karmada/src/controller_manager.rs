@@ -19,7 +19,9 @@ use karmada_controllers::cluster::metrics::ClusterMetrics;
 use karmada_controllers::cluster::status_controller::{
     StatusControllerConfig, run_status_controller,
 };
+use karmada_controllers::descheduler::{DeschedulerConfig, DeschedulerMetrics};
 use karmada_controllers::execution::{ExecutionConfig, ExecutionMetrics, ServedClusters};
+use karmada_controllers::failover::{FailoverConfig, FailoverMetrics};
 use karmada_controllers::runtime::MemberClients;
 use karmada_controllers::runtime::leader_election::run_leader_elected;
 use karmada_controllers::status::binding_status::BindingMetrics;
@@ -62,6 +64,21 @@ pub struct ControllerManagerArgs {
     /// Where `/metrics` is served; port 0 picks a free port (printed in the log).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub metrics_bind_address: SocketAddr,
+    /// Cluster failover, the one switch: NoExecute taints from cluster conditions (a default
+    /// ClusterTaintPolicy) and eviction of workloads from tainted clusters. Karmada spreads this over
+    /// `--feature-gates=Failover=true`, `--enable-taint-manager` and `--enable-no-execute-taint-eviction`.
+    #[arg(long)]
+    pub enable_failover: bool,
+    /// Run the descheduler: replicas that stay unschedulable in a member are moved elsewhere
+    /// (dynamic-weight and Aggregated workloads).
+    #[arg(long)]
+    pub enable_descheduler: bool,
+    /// How often the descheduler looks at every binding.
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    pub descheduling_interval: Duration,
+    /// How long replicas must stay unschedulable before the descheduler moves them.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub unschedulable_threshold: Duration,
     #[command(flatten)]
     pub leader_election: LeaderElectionArgs,
     /// Exit when standard input closes (for supervisors and tests).
@@ -78,6 +95,10 @@ struct Controllers {
     cluster_metrics: ClusterMetrics,
     execution_metrics: ExecutionMetrics,
     binding_metrics: BindingMetrics,
+    failover: FailoverConfig,
+    failover_metrics: FailoverMetrics,
+    descheduler: Option<DeschedulerConfig>,
+    descheduler_metrics: DeschedulerMetrics,
 }
 
 impl Controllers {
@@ -140,6 +161,20 @@ impl Controllers {
             Default::default(),
             cancel.child_token(),
         ));
+        tasks.spawn(karmada_controllers::failover::run(
+            client.clone(),
+            self.failover.clone(),
+            self.failover_metrics.clone(),
+            cancel.child_token(),
+        ));
+        if let Some(config) = &self.descheduler {
+            tasks.spawn(karmada_controllers::descheduler::run(
+                client.clone(),
+                config.clone(),
+                self.descheduler_metrics.clone(),
+                cancel.child_token(),
+            ));
+        }
         tracing::info!("controllers started");
         while tasks.join_next().await.is_some() {}
     }
@@ -180,6 +215,17 @@ pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
         cluster_metrics: ClusterMetrics::register(&mut registry),
         execution_metrics: ExecutionMetrics::register(&mut registry),
         binding_metrics: BindingMetrics::register(&mut registry),
+        failover: if args.enable_failover {
+            FailoverConfig::enabled()
+        } else {
+            FailoverConfig::default()
+        },
+        failover_metrics: FailoverMetrics::register(&mut registry),
+        descheduler: args.enable_descheduler.then(|| DeschedulerConfig {
+            interval: args.descheduling_interval,
+            unschedulable_threshold: args.unschedulable_threshold,
+        }),
+        descheduler_metrics: DeschedulerMetrics::register(&mut registry),
     });
     let election = args.leader_election.config("karmada-controller-manager")?;
 
