@@ -25,6 +25,8 @@ pub const NEVER_PROPAGATED_GROUPS: &[&str] = &[
     "apps.karmada.io",
     "events.k8s.io",
     "coordination.k8s.io",
+    // A CSR is one requester's request to this control plane's signer; it means nothing in a member.
+    "certificates.k8s.io",
 ];
 
 /// Whether `namespace` is one of Karmada's own (`karmada-system`, `karmada-cluster`, `karmada-es-*`).
@@ -181,6 +183,7 @@ mod tests {
             ("v1", "Event", true),
             ("events.k8s.io/v1", "Event", true),
             ("coordination.k8s.io/v1", "Lease", true),
+            ("certificates.k8s.io/v1", "CertificateSigningRequest", true),
             ("apps/v1", "Deployment", false),
             ("v1", "ConfigMap", false),
         ];

@@ -414,6 +414,22 @@ fn token_register_agent_lease_and_unregister() {
         }
     });
 
+    // Deleting the Work: the agent removes the ConfigMap and releases the Work.
+    karmada
+        .kubectl(&[
+            "delete",
+            "work",
+            "pulled",
+            "-n",
+            "karmada-es-pull1",
+            "--wait=false",
+        ])
+        .success();
+    wait_for("the Work released by the agent", || {
+        let out = karmada.kubectl(&["get", "work", "pulled", "-n", "karmada-es-pull1"]);
+        if out.ok() { Err(out.stdout) } else { Ok(()) }
+    });
+
     // Duplicate name (another data dir, so the local check does not fire first).
     let other = work
         .path()
