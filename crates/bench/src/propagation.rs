@@ -31,6 +31,9 @@ pub struct Args {
     /// Member counts to measure.
     #[arg(long, value_delimiter = ',', default_value = "3,10")]
     pub members: Vec<u32>,
+    /// How members are connected: push (karmadactl join) and/or pull (karmadactl register + an agent each).
+    #[arg(long, value_delimiter = ',', default_value = "push,pull")]
+    pub modes: Vec<Mode>,
     /// Deployments per phase.
     #[arg(long, default_value_t = 1000)]
     pub workloads: u32,
@@ -45,6 +48,21 @@ pub struct Args {
 }
 
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    Push,
+    Pull,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Push => "Push",
+            Mode::Pull => "Pull",
+        }
+    }
+}
 const LABEL: (&str, &str) = ("bench", "propagation");
 
 struct Proc {
@@ -107,7 +125,8 @@ async fn wait_file(path: &Path, what: &str) -> anyhow::Result<()> {
 
 /// The federation under test.
 struct Federation {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
+    karmadactl: PathBuf,
     control_plane: Vec<Proc>,
     _members: Proc,
     karmada: Client,
@@ -115,7 +134,7 @@ struct Federation {
 }
 
 impl Federation {
-    async fn start(binary: &Path, members: u32) -> anyhow::Result<Federation> {
+    async fn start(binary: &Path, members: u32, mode: Mode) -> anyhow::Result<Federation> {
         let dir = tempfile::tempdir()?;
         let data = dir.path().join("karmada");
         let logs = dir.path().to_path_buf();
@@ -191,21 +210,71 @@ impl Federation {
             "scheduler",
         )?;
         let karmadactl = binary.with_file_name("karmadactl");
+        let register = match mode {
+            Mode::Push => None,
+            Mode::Pull => {
+                let out = Command::new(&karmadactl)
+                    .args([
+                        "token",
+                        "create",
+                        "--print-register-command",
+                        "--kubeconfig",
+                        &kubeconfig_arg,
+                    ])
+                    .output()
+                    .with_context(|| format!("running {}", karmadactl.display()))?;
+                let text = String::from_utf8_lossy(&out.stdout).to_string();
+                let line = text
+                    .lines()
+                    .find(|l| l.trim_start().starts_with("karmadactl register "))
+                    .with_context(|| format!("token create printed no register command: {text}"))?;
+                Some(
+                    line.split_whitespace()
+                        .skip(1)
+                        .map(str::to_string)
+                        .collect::<Vec<_>>(),
+                )
+            }
+        };
         for name in &names {
             let member_config = members_dir.join(format!("{name}.config"));
-            let out = Command::new(&karmadactl)
-                .args([
-                    "join",
-                    name,
-                    "--kubeconfig",
-                    &kubeconfig_arg,
-                    "--cluster-kubeconfig",
-                ])
-                .arg(&member_config)
+            let mut command = Command::new(&karmadactl);
+            match &register {
+                None => {
+                    command
+                        .args([
+                            "join",
+                            name,
+                            "--kubeconfig",
+                            &kubeconfig_arg,
+                            "--cluster-kubeconfig",
+                        ])
+                        .arg(&member_config);
+                }
+                Some(args) => {
+                    command
+                        .args(args)
+                        .args([
+                            "--cluster-name",
+                            name,
+                            "--karmada-data",
+                            &data_arg,
+                            "--cluster-kubeconfig",
+                        ])
+                        .arg(&member_config)
+                        .arg("--karmada-binary")
+                        .arg(binary);
+                }
+            }
+            let out = command
                 .output()
                 .with_context(|| format!("running {}", karmadactl.display()))?;
             if !out.status.success() {
-                bail!("join {name}: {}", String::from_utf8_lossy(&out.stderr));
+                bail!(
+                    "connecting {name} ({}): {}",
+                    mode.name(),
+                    String::from_utf8_lossy(&out.stderr)
+                );
             }
         }
         let mut member_clients = Vec::new();
@@ -216,7 +285,8 @@ impl Federation {
             ));
         }
         let federation = Federation {
-            _dir: dir,
+            dir,
+            karmadactl,
             control_plane: vec![apiserver, controller_manager, scheduler],
             _members: member_proc,
             karmada,
@@ -257,6 +327,15 @@ impl Federation {
 
     fn rss_mib(&self) -> f64 {
         self.control_plane.iter().map(Proc::rss_mib).sum()
+    }
+
+    /// Stops the agents `register` started as detached processes (the other processes die with `Proc`).
+    fn stop_agents(&self) {
+        let data = self.dir.path().join("karmada");
+        let _ = Command::new(&self.karmadactl)
+            .args(["deinit", "--force", "--karmada-data"])
+            .arg(&data)
+            .output();
     }
 
     fn rss_detail(&self) -> String {
@@ -383,13 +462,24 @@ async fn wait_all_seen(seen: &Seen, names: &[String], members: usize) -> anyhow:
     }
 }
 
-async fn measure(binary: &Path, members: u32, args: &Args) -> anyhow::Result<Vec<Row>> {
-    let federation = Federation::start(binary, members).await?;
-    setup_namespace_and_policy(&federation).await?;
+async fn measure(binary: &Path, members: u32, mode: Mode, args: &Args) -> anyhow::Result<Vec<Row>> {
+    let federation = Federation::start(binary, members, mode).await?;
+    let result = measure_on(&federation, members, mode, args).await;
+    federation.stop_agents();
+    result
+}
+
+async fn measure_on(
+    federation: &Federation,
+    members: u32,
+    mode: Mode,
+    args: &Args,
+) -> anyhow::Result<Vec<Row>> {
+    setup_namespace_and_policy(federation).await?;
     let rss_before = federation.rss_mib();
     let seen: Seen = Arc::default();
     let stop = tokio_util::sync::CancellationToken::new();
-    watch_members(&federation, seen.clone(), &stop);
+    watch_members(federation, seen.clone(), &stop);
     let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
 
     // Phase 1: paced creates, latency per (workload, member).
@@ -468,13 +558,15 @@ async fn measure(binary: &Path, members: u32, args: &Args) -> anyhow::Result<Vec
     Ok(vec![
         Row {
             name: format!(
-                "distribution latency, {members} members, Push, {} Deployments at {}/s",
-                args.workloads, args.rate
+                "distribution latency, {members} members, {}, {} Deployments at {}/s",
+                mode.name(),
+                args.workloads,
+                args.rate
             ),
             ops_per_sec: None,
             p50_ms: Some(ms(latency.quantile(0.5))),
             p99_ms: Some(ms(latency.quantile(0.99))),
-            target: "P99 ≤ 200 ms (Karmada: Push P99 1,298 ms)".into(),
+            target: "P99 ≤ 200 ms (Karmada: Push P99 1,298 ms, Pull 989 ms)".into(),
             note: format!(
                 "P90 {} ms over {} (workload, member) pairs",
                 ms(latency.quantile(0.9)),
@@ -483,7 +575,8 @@ async fn measure(binary: &Path, members: u32, args: &Args) -> anyhow::Result<Vec
         },
         Row {
             name: format!(
-                "end-to-end throughput, {members} members, Push, burst of {} from 32 clients",
+                "end-to-end throughput, {members} members, {}, burst of {} from 32 clients",
+                mode.name(),
                 args.workloads
             ),
             ops_per_sec: Some(throughput),
@@ -498,7 +591,8 @@ async fn measure(binary: &Path, members: u32, args: &Args) -> anyhow::Result<Vec
         },
         Row {
             name: format!(
-                "control-plane RSS, {members} members, {} workloads",
+                "control-plane RSS, {members} members, {}, {} workloads",
+                mode.name(),
                 workloads_total as u64
             ),
             ops_per_sec: None,
@@ -521,15 +615,18 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .join("karmada"),
     };
     let mut rows = Vec::new();
-    for &members in &args.members {
-        rows.extend(measure(&binary, members, &args).await?);
+    for &mode in &args.modes {
+        for &members in &args.members {
+            rows.extend(measure(&binary, members, mode, &args).await?);
+        }
     }
     let table = report::render(&rows);
     println!("{table}");
     let body = format!(
         "Measured on {} on {} with `cargo build --release --bins && ./target/release/karmada-bench propagation`.\n\
          Real processes: API server on the embedded store, controller-manager, scheduler, member-sims in scale mode \
-         joined in Push mode; one PropagationPolicy duplicating every labelled Deployment to every member. Latency \
+         joined in Push mode (`karmadactl join`) or registered in Pull mode (`karmadactl register`, one `karmada agent` \
+         per member, not counted in the control plane's RSS); one PropagationPolicy duplicating every labelled Deployment to every member. Latency \
          is from the create's acknowledgement to the member's watch event.\n\n{table}",
         report::machine(),
         jiff::Zoned::now().date(),
