@@ -1,5 +1,10 @@
 //! API server benchmark: create, update, get, list and watch fan-out over HTTPS at two scales,
 //! the raw store's commit rate in the same run, and the server's memory holding the objects.
+//!
+//! It runs once per backend (`--backends embedded,etcd`): on the embedded redb store, and on a
+//! single local etcd member (Debian's `etcd`, started by the benchmark on free ports) with the
+//! raw etcd write rate measured through the same store trait. With both, the report puts them
+//! side by side, row for row.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +40,32 @@ pub struct Args {
     /// The server binary (default: `karmada` beside this one).
     #[arg(long)]
     pub karmada_binary: Option<PathBuf>,
+    /// Store backends to measure, in order; with both, the report shows them side by side.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "embedded,etcd"
+    )]
+    pub backends: Vec<Backend>,
+}
+
+/// The API server's store in one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// The embedded redb store.
+    Embedded,
+    /// One local etcd member (`--etcd-servers`).
+    Etcd,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Embedded => "embedded",
+            Backend::Etcd => "etcd",
+        }
+    }
 }
 
 const VALUE_SIZE: usize = 1024;
@@ -55,18 +86,107 @@ impl Drop for ServerProcess {
 
 impl ServerProcess {
     fn rss_mib(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        let kb: f64 = status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            .unwrap_or(0.0);
-        kb / 1024.0
+        rss_mib(self.child.id())
     }
 }
 
-async fn start_server(binary: &Path) -> anyhow::Result<ServerProcess> {
+/// A throwaway single-member etcd on free loopback ports; killed on drop.
+struct EtcdProcess {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for EtcdProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl EtcdProcess {
+    async fn start() -> anyhow::Result<EtcdProcess> {
+        let dir = tempfile::tempdir()?;
+        let ports: Vec<u16> = {
+            let listeners = [
+                std::net::TcpListener::bind("127.0.0.1:0")?,
+                std::net::TcpListener::bind("127.0.0.1:0")?,
+            ];
+            listeners
+                .iter()
+                .map(|l| l.local_addr().map(|a| a.port()))
+                .collect::<Result<_, _>>()?
+        };
+        let url = format!("http://127.0.0.1:{}", ports[0]);
+        let peer = format!("http://127.0.0.1:{}", ports[1]);
+        let log = std::fs::File::create(dir.path().join("etcd.log"))?;
+        let child = Command::new("etcd")
+            .args(["--name", "bench", "--data-dir"])
+            .arg(dir.path().join("data"))
+            .args([
+                "--listen-client-urls",
+                &url,
+                "--advertise-client-urls",
+                &url,
+            ])
+            .args([
+                "--listen-peer-urls",
+                &peer,
+                "--initial-advertise-peer-urls",
+                &peer,
+            ])
+            .arg(format!("--initial-cluster=bench={peer}"))
+            .args(["--log-level", "warn"])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .context("starting etcd (install Debian's etcd-server, e.g. scripts/setup.sh)")?;
+        let etcd = EtcdProcess {
+            child,
+            url,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ready = match store_etcd::EtcdStore::connect(etcd.options("")).await {
+                Ok(s) => store::Store::current_revision(&s).await.is_ok(),
+                Err(_) => false,
+            };
+            if ready {
+                return Ok(etcd);
+            }
+            if Instant::now() > deadline {
+                bail!("etcd did not start");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn options(&self, prefix: &str) -> store_etcd::EtcdOptions {
+        store_etcd::EtcdOptions {
+            endpoints: vec![self.url.clone()],
+            prefix: prefix.to_string(),
+            ..store_etcd::EtcdOptions::default()
+        }
+    }
+
+    fn rss_mib(&self) -> f64 {
+        rss_mib(self.child.id())
+    }
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kb: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0.0);
+    kb / 1024.0
+}
+
+async fn start_server(binary: &Path, extra: &[String]) -> anyhow::Result<ServerProcess> {
     let dir = tempfile::tempdir()?;
     let data = dir.path().join("data");
     let log = std::fs::File::create(dir.path().join("server.log"))?;
@@ -79,6 +199,7 @@ async fn start_server(binary: &Path) -> anyhow::Result<ServerProcess> {
             "--data-dir",
         ])
         .arg(&data)
+        .args(extra)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(log.try_clone()?)
@@ -167,6 +288,28 @@ fn row(name: String, rate: Option<f64>, s: Option<&Samples>, target: &str, note:
         target: target.into(),
         note,
     }
+}
+
+/// The raw etcd write rate through the store trait (one transaction per create), in its own
+/// prefix of the etcd the API server then uses.
+async fn raw_etcd(
+    rows: &mut Vec<Row>,
+    etcd: &EtcdProcess,
+    clients: usize,
+    total: usize,
+) -> anyhow::Result<f64> {
+    let store: Arc<dyn store::Store> =
+        Arc::new(store_etcd::EtcdStore::connect(etcd.options("/raw-bench/")).await?);
+    let result = store::bench::raw_create_rate(store, clients, total, VALUE_SIZE).await;
+    rows.push(Row {
+        name: format!("raw store create ({total} keys, {clients} writers)"),
+        ops_per_sec: Some(result.ops_per_sec),
+        p50_ms: Some(ms(result.p50)),
+        p99_ms: Some(ms(result.p99)),
+        target: "–".into(),
+        note: "etcd 1 member, a txn per create (etcd batches commits)".into(),
+    });
+    Ok(result.ops_per_sec)
 }
 
 async fn raw_store(rows: &mut Vec<Row>, clients: usize, total: usize) -> anyhow::Result<f64> {
@@ -359,10 +502,80 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .context("exe dir")?
             .join("karmada"),
     };
-    let mut rows = Vec::new();
-    let raw_rate = raw_store(&mut rows, args.clients, 20_000).await?;
+    if args.backends.is_empty() {
+        bail!("--backends: name at least one of embedded, etcd");
+    }
+    let mut results = Vec::new();
+    for backend in &args.backends {
+        println!("measuring the {} backend", backend.name());
+        let rows = run_backend(&args, &binary, *backend).await?;
+        println!("{}", report::render(&rows));
+        results.push((*backend, rows));
+    }
+    let table = match results.as_slice() {
+        [(first, a), (second, b)] => side_by_side((*first, a), (*second, b)),
+        _ => results
+            .iter()
+            .map(|(backend, rows)| format!("{}:\n\n{}", backend.name(), report::render(rows)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    println!("{table}");
+    let backends = args
+        .backends
+        .iter()
+        .map(|b| b.name())
+        .collect::<Vec<_>>()
+        .join(",");
+    let body = format!(
+        "Command: `cargo build --release --bins && ./target/release/karmada-bench apiserver --backends {backends}`\n\n\
+         Machine: {}. Date: {}. Server: `karmada apiserver` (release), HTTPS with the admin client certificate, {} \
+         concurrent clients (kube-rs, one connection each), on the embedded redb store and on etcd (one local member \
+         of Debian's etcd {}, `--etcd-servers`); the raw rows are each store's own create rate through the store trait, \
+         measured in the same run. The machine is shared with other work, so absolute figures vary between runs. \
+         Karmada's own SLO for these calls is p99 ≤ 1 s (reference/karmada.md §8).\n\n{table}",
+        report::machine(),
+        jiff::Zoned::now().strftime("%Y-%m-%d %H:%M %Z"),
+        args.clients,
+        etcd_version(),
+    );
+    report::write_section(&args.report, "API server and store", &body)?;
+    println!("wrote {}", args.report.display());
+    Ok(())
+}
 
-    let server = start_server(&binary).await?;
+fn etcd_version() -> String {
+    Command::new("etcd")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .find_map(|l| l.strip_prefix("etcd Version: ").map(str::to_string))
+        })
+        .unwrap_or_else(|| "(version unknown)".into())
+}
+
+/// Every measurement of one backend.
+async fn run_backend(args: &Args, binary: &Path, backend: Backend) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let etcd = match backend {
+        Backend::Embedded => None,
+        Backend::Etcd => Some(EtcdProcess::start().await?),
+    };
+    let (raw_rate, extra) = match &etcd {
+        None => (
+            raw_store(&mut rows, args.clients, 20_000).await?,
+            Vec::new(),
+        ),
+        Some(etcd) => (
+            raw_etcd(&mut rows, etcd, args.clients, 20_000).await?,
+            vec![format!("--etcd-servers={}", etcd.url)],
+        ),
+    };
+
+    let server = start_server(binary, &extra).await?;
     let mut clients = Vec::new();
     for _ in 0..args.clients {
         clients.push(client(&server.kubeconfig).await?);
@@ -410,6 +623,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let rss_full = server.rss_mib();
     list_phase(&mut rows, &clients[0], args.large / NAMESPACES).await?;
     let rss_after_lists = server.rss_mib();
+    let etcd_note = etcd
+        .as_ref()
+        .map(|e| format!("; etcd itself: {:.0} MiB", e.rss_mib()))
+        .unwrap_or_default();
     rows.push(Row {
         name: format!("server RSS holding {} ConfigMaps of 1 KiB", args.large),
         ops_per_sec: None,
@@ -417,23 +634,81 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         p99_ms: None,
         target: "≤ 300 MB".into(),
         note: format!(
-            "{rss_full:.0} MiB after creating, updating and reading them; {rss_after_lists:.0} MiB after ten LISTs of {} (empty server: {rss_empty:.0} MiB)",
+            "{rss_full:.0} MiB after creating, updating and reading them; {rss_after_lists:.0} MiB after ten LISTs of {} (empty server: {rss_empty:.0} MiB){etcd_note}",
             args.large / NAMESPACES
         ),
     });
+    drop(server);
+    Ok(rows)
+}
 
-    let table = report::render(&rows);
-    println!("{table}");
-    let body = format!(
-        "Command: `cargo build --release --bins && ./target/release/karmada-bench apiserver`\n\n\
-         Machine: {}. Date: {}. Server: `karmada apiserver` (release) on the embedded redb store, HTTPS with the admin \
-         client certificate, {} concurrent clients (kube-rs, one connection each). Karmada's own SLO for these calls is \
-         p99 ≤ 1 s (reference/karmada.md §8).\n\n{table}",
-        report::machine(),
-        jiff::Zoned::now().strftime("%Y-%m-%d %H:%M %Z"),
-        args.clients,
+/// One table, one row per measurement, the two backends' figures next to each other. Both runs
+/// produce the same measurements in the same order.
+fn side_by_side(a: (Backend, &[Row]), b: (Backend, &[Row])) -> String {
+    let (an, bn) = (a.0.name(), b.0.name());
+    let mut out = format!(
+        "| measurement | {an} ops/s | {an} p50 ms | {an} p99 ms | {bn} ops/s | {bn} p50 ms | {bn} p99 ms | target | note |\n\
+         |---|---:|---:|---:|---:|---:|---:|---|---|\n"
     );
-    report::write_section(&args.report, "API server and store", &body)?;
-    println!("wrote {}", args.report.display());
-    Ok(())
+    let rate = |r: &Row| {
+        r.ops_per_sec
+            .map(|v| format!("{v:.0}"))
+            .unwrap_or_else(|| "–".into())
+    };
+    let cell = |v: &Option<String>| v.clone().unwrap_or_else(|| "–".into());
+    for (x, y) in a.1.iter().zip(b.1.iter()) {
+        let note = match (x.note.is_empty(), y.note.is_empty()) {
+            (true, true) => String::new(),
+            _ if x.note == y.note => x.note.clone(),
+            (false, true) => format!("{an}: {}", x.note),
+            (true, false) => format!("{bn}: {}", y.note),
+            (false, false) => format!("{an}: {}; {bn}: {}", x.note, y.note),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            x.name,
+            rate(x),
+            cell(&x.p50_ms),
+            cell(&x.p99_ms),
+            rate(y),
+            cell(&y.p50_ms),
+            cell(&y.p99_ms),
+            x.target,
+            note
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, rate: Option<f64>, note: &str) -> Row {
+        Row {
+            name: name.into(),
+            ops_per_sec: rate,
+            p50_ms: rate.map(|_| "1.0".into()),
+            p99_ms: None,
+            target: "t".into(),
+            note: note.into(),
+        }
+    }
+
+    #[test]
+    fn backends_share_one_row_per_measurement() {
+        let a = [row("create", Some(2000.0), "a note"), row("rss", None, "")];
+        let b = [row("create", Some(900.4), ""), row("rss", None, "b note")];
+        let table = side_by_side((Backend::Embedded, &a), (Backend::Etcd, &b));
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].contains("embedded ops/s") && lines[0].contains("etcd ops/s"));
+        assert_eq!(
+            lines[2],
+            "| create | 2000 | 1.0 | – | 900 | 1.0 | – | t | embedded: a note |"
+        );
+        assert_eq!(
+            lines[3],
+            "| rss | – | – | – | – | – | – | t | etcd: b note |"
+        );
+    }
 }

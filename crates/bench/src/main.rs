@@ -5,6 +5,8 @@
 //! the same run, prints a table and writes the report.
 
 mod apiserver;
+mod clusters;
+mod failover;
 mod member_sim;
 mod propagation;
 mod report;
@@ -30,6 +32,10 @@ enum Command {
     MemberSim(member_sim::Args),
     /// Propagation end to end: distribution latency, throughput, control-plane memory per 1,000 workloads.
     Propagation(propagation::Args),
+    /// Clusters: join latency, join to Ready, status collection CPU and RSS with 100 Push members.
+    Clusters(clusters::Args),
+    /// Failover: a member made unreachable, time until its replicas are Ready elsewhere (500 workloads).
+    Failover(failover::Args),
 }
 
 #[tokio::main]
@@ -39,5 +45,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Scheduler(args) => scheduler::run(args).await,
         Command::MemberSim(args) => member_sim::run(args).await,
         Command::Propagation(args) => propagation::run(args).await,
+        Command::Clusters(args) => clusters::run(args).await,
+        Command::Failover(args) => failover::run(args).await,
     }
 }

@@ -82,7 +82,11 @@ impl Proc {
         let log = std::fs::File::create(log_dir.join(format!("{name}.log")))?;
         let child = Command::new(binary)
             .args(args)
-            .env("RUST_LOG", "warn")
+            // Quiet by default; KARMADA_BENCH_LOG=info shows the components' logs in an error report.
+            .env(
+                "RUST_LOG",
+                std::env::var("KARMADA_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .stdin(Stdio::piped())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -134,10 +138,14 @@ struct Federation {
 }
 
 impl Federation {
-    async fn start(binary: &Path, members: u32, mode: Mode) -> anyhow::Result<Federation> {
+    async fn start(
+        binary: &Path,
+        members: u32,
+        mode: Mode,
+        logs: &Path,
+    ) -> anyhow::Result<Federation> {
         let dir = tempfile::tempdir()?;
         let data = dir.path().join("karmada");
-        let logs = dir.path().to_path_buf();
         let data_arg = data.to_string_lossy().to_string();
         let apiserver = Proc::spawn(
             binary,
@@ -149,7 +157,7 @@ impl Federation {
                 "--data-dir",
                 &data_arg,
             ],
-            &logs,
+            logs,
             "apiserver",
         )?;
         let kubeconfig = data.join("karmada-apiserver.config");
@@ -172,13 +180,24 @@ impl Federation {
                 "--data-dir",
                 &members_arg,
             ],
-            &logs,
+            logs,
             "member-sim",
         )?;
         let names: Vec<String> = (1..=members).map(|i| format!("member{i}")).collect();
         for name in &names {
             wait_file(&members_dir.join(format!("{name}.config")), "member-sim").await?;
         }
+        // Signs the Pull agents' client certificates.
+        let ca_cert = data
+            .join("pki")
+            .join("ca.crt")
+            .to_string_lossy()
+            .to_string();
+        let ca_key = data
+            .join("pki")
+            .join("ca.key")
+            .to_string_lossy()
+            .to_string();
         let controller_manager = Proc::spawn(
             binary,
             &[
@@ -191,9 +210,13 @@ impl Federation {
                 "2s",
                 "--cluster-success-threshold",
                 "1s",
+                "--cluster-signing-cert-file",
+                &ca_cert,
+                "--cluster-signing-key-file",
+                &ca_key,
                 "--exit-with-stdin",
             ],
-            &logs,
+            logs,
             "controller-manager",
         )?;
         let scheduler = Proc::spawn(
@@ -206,7 +229,7 @@ impl Federation {
                 "127.0.0.1:0",
                 "--exit-with-stdin",
             ],
-            &logs,
+            logs,
             "scheduler",
         )?;
         let karmadactl = binary.with_file_name("karmadactl");
@@ -463,7 +486,25 @@ async fn wait_all_seen(seen: &Seen, names: &[String], members: usize) -> anyhow:
 }
 
 async fn measure(binary: &Path, members: u32, mode: Mode, args: &Args) -> anyhow::Result<Vec<Row>> {
-    let federation = Federation::start(binary, members, mode).await?;
+    let logs = tempfile::tempdir()?;
+    let federation = match Federation::start(binary, members, mode, logs.path()).await {
+        Ok(f) => f,
+        Err(err) => {
+            let tails: Vec<String> = std::fs::read_dir(logs.path())?
+                .filter_map(Result::ok)
+                .map(|entry| {
+                    let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                    let tail: Vec<&str> = text.lines().rev().take(40).collect();
+                    format!(
+                        "--- {} ---\n{}",
+                        entry.file_name().to_string_lossy(),
+                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    )
+                })
+                .collect();
+            return Err(err.context(tails.join("\n")));
+        }
+    };
     let result = measure_on(&federation, members, mode, args).await;
     federation.stop_agents();
     result

@@ -24,6 +24,7 @@ pub mod handlers;
 pub mod hooks;
 pub mod namespaces;
 pub mod objects;
+pub mod proxy;
 pub mod registry;
 pub mod respond;
 pub mod router;

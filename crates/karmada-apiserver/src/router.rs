@@ -71,6 +71,9 @@ impl Ctx {
 }
 
 async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Response {
+    if crate::proxy::parse_target(request.uri().path()).is_some() {
+        return crate::proxy::serve(server, request).await;
+    }
     let started = Instant::now();
     server.metrics.request_started();
     let (parts, body) = request.into_parts();

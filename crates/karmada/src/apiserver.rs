@@ -139,7 +139,7 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
             .unwrap_or_else(|| args.data_dir.join("pki"));
         let mut hosts = args.tls_sans.clone();
         hosts.push(host.clone());
-        let pki = apiserver_auth::pki::Pki::load_or_create(&&pki_dir, &hosts)
+        let pki = apiserver_auth::pki::Pki::load_or_create(&pki_dir, &hosts)
             .context("preparing certificates")?;
         let tokens = match &args.token_auth_file {
             Some(path) => Some(

@@ -12,6 +12,10 @@ use crate::members::Resend;
 
 type Result<T> = std::result::Result<T, etcd_client::Error>;
 
+/// Largest response the store accepts from etcd. gRPC's default (4 MiB) is smaller than an
+/// unpaged LIST of ten thousand 1 KiB objects; etcd itself sends responses of any size.
+pub(crate) const MAX_RESPONSE_BYTES: usize = 1 << 30;
+
 impl EtcdStore {
     pub(crate) async fn raw_get(
         &self,
@@ -19,9 +23,15 @@ impl EtcdStore {
         options: Option<GetOptions>,
     ) -> Result<GetResponse> {
         self.members
-            .call(Resend::Always, move |mut client: Client| {
+            .call(Resend::Always, move |client: Client| {
                 let (key, options) = (key.clone(), options.clone());
-                async move { client.get(key, options).await }
+                async move {
+                    client
+                        .kv_client()
+                        .max_decoding_message_size(MAX_RESPONSE_BYTES)
+                        .get(key, options)
+                        .await
+                }
             })
             .await
     }
@@ -54,9 +64,15 @@ impl EtcdStore {
         options: Option<WatchOptions>,
     ) -> Result<WatchStream> {
         self.members
-            .call(Resend::Always, move |mut client: Client| {
+            .call(Resend::Always, move |client: Client| {
                 let (key, options) = (key.clone(), options.clone());
-                async move { client.watch(key, options).await }
+                async move {
+                    client
+                        .watch_client()
+                        .max_decoding_message_size(MAX_RESPONSE_BYTES)
+                        .watch(key, options)
+                        .await
+                }
             })
             .await
     }

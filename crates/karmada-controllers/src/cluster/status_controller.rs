@@ -22,6 +22,7 @@ use super::enablements::api_enablements;
 use super::health::{ProbeOutcome, ReadyDebouncer, Thresholds, observed_ready_condition};
 use super::metrics::{ClusterMetrics, ClusterNumbers};
 use super::summary::{node_summary, resource_summary};
+use crate::runtime::MemberClients;
 
 /// The annotation the measured API latency is written to (milliseconds, e.g. `"12ms"`).
 pub const ANNOTATION_API_LATENCY: &str = "cluster.karmada.io/api-latency";
@@ -49,20 +50,28 @@ impl Default for StatusControllerConfig {
     }
 }
 
-/// Runs until `cancel` fires.
+/// How often the controller looks for new or removed Clusters; a new cluster is probed at once, not on the next
+/// status period.
+const DISCOVERY_PERIOD: Duration = Duration::from_secs(1);
+
+/// Runs until `cancel` fires: one task per Push cluster, each probing on its own period (so a slow or
+/// unreachable member never delays the others), started as soon as the cluster appears.
 pub async fn run_status_controller(
     client: kube::Client,
     config: StatusControllerConfig,
     metrics: ClusterMetrics,
     cancel: CancellationToken,
 ) {
-    let mut debouncers: HashMap<String, ReadyDebouncer> = HashMap::new();
-    let mut ticker = tokio::time::interval(config.update_frequency);
+    let members = MemberClients::new(client.clone(), config.probe_timeout);
+    let mut running: HashMap<String, CancellationToken> = HashMap::new();
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut ticker = tokio::time::interval(DISCOVERY_PERIOD.min(config.update_frequency));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            () = cancel.cancelled() => return,
+            () = cancel.cancelled() => break,
             _ = ticker.tick() => {}
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
         }
         let clusters = match api::list_clusters(&client).await {
             Ok(c) => c,
@@ -71,45 +80,97 @@ pub async fn run_status_controller(
                 continue;
             }
         };
-        let live: Vec<String> = clusters
+        let wanted: Vec<String> = clusters
             .iter()
+            .filter(|c| {
+                c.spec.sync_mode == ClusterSyncMode::Push && c.metadata.deletion_timestamp.is_none()
+            })
             .filter_map(|c| c.metadata.name.clone())
             .collect();
-        for gone in debouncers
-            .keys()
-            .filter(|k| !live.contains(k))
-            .cloned()
-            .collect::<Vec<_>>()
-        {
-            debouncers.remove(&gone);
-            metrics.forget(&gone);
+        running.retain(|name, token| {
+            let keep = wanted.contains(name);
+            if !keep {
+                token.cancel();
+                metrics.forget(name);
+            }
+            keep
+        });
+        for name in wanted {
+            if running.contains_key(&name) {
+                continue;
+            }
+            let token = cancel.child_token();
+            running.insert(name.clone(), token.clone());
+            tasks.spawn(cluster_loop(
+                client.clone(),
+                members.clone(),
+                name,
+                config,
+                metrics.clone(),
+                token,
+            ));
         }
-        let rounds = clusters
-            .into_iter()
-            .filter(|c| c.spec.sync_mode == ClusterSyncMode::Push && c.metadata.deletion_timestamp.is_none())
-            .map(|cluster| {
-                let name = cluster.metadata.name.clone().unwrap_or_default();
-                let debouncer = debouncers.remove(&name).unwrap_or_default();
-                let client = client.clone();
-                let metrics = metrics.clone();
-                async move {
-                    let mut debouncer = debouncer;
-                    if let Err(err) = sync_one(&client, cluster, &config, &mut debouncer, &metrics).await {
-                        if err.is_conflict() {
-                            tracing::debug!(cluster = %name, "status write conflicted; retrying next round");
-                        } else {
-                            tracing::warn!(cluster = %name, %err, "syncing cluster status");
-                        }
-                    }
-                    (name, debouncer)
-                }
-            });
-        let results = tokio::select! {
-            () = cancel.cancelled() => return,
-            r = futures::future::join_all(rounds) => r,
-        };
-        debouncers.extend(results);
     }
+    while tasks.join_next().await.is_some() {}
+}
+
+/// Probes one cluster every period until `cancel` fires or the cluster goes.
+async fn cluster_loop(
+    client: kube::Client,
+    members: MemberClients,
+    name: String,
+    config: StatusControllerConfig,
+    metrics: ClusterMetrics,
+    cancel: CancellationToken,
+) {
+    let mut debouncer = ReadyDebouncer::default();
+    let mut ticker = tokio::time::interval(config.update_frequency);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            _ = ticker.tick() => {}
+        }
+        let cluster = match api::clusters(&client).get_opt(&name).await {
+            Ok(Some(object)) => match api::to_cluster(&object) {
+                Ok(cluster) => cluster,
+                Err(err) => {
+                    tracing::warn!(cluster = %name, %err, "reading cluster");
+                    continue;
+                }
+            },
+            Ok(None) => return,
+            Err(err) => {
+                tracing::warn!(cluster = %name, %err, "reading cluster");
+                continue;
+            }
+        };
+        let member = members.client(&cluster).await;
+        let round = tokio::select! {
+            () = cancel.cancelled() => return,
+            r = sync_cluster_status(&client, cluster, member, &config, &mut debouncer, &metrics) => r,
+        };
+        if let Err(err) = round {
+            if err.is_conflict() {
+                tracing::debug!(cluster = %name, "status write conflicted; retrying next round");
+            } else {
+                tracing::warn!(cluster = %name, %err, "syncing cluster status");
+            }
+        }
+    }
+}
+
+/// Whether a newly measured latency is worth an annotation write: the first one, or a change of more than half
+/// and at least 5 ms. Writing every millisecond of jitter would wake every watcher of Clusters each period.
+fn latency_changed(published: Option<&str>, measured_ms: u128) -> bool {
+    let Some(old) = published
+        .and_then(|v| v.strip_suffix("ms"))
+        .and_then(|v| v.parse::<u128>().ok())
+    else {
+        return true;
+    };
+    let delta = old.abs_diff(measured_ms);
+    delta >= 5 && delta * 2 > old
 }
 
 /// What one round learnt from a member.
@@ -245,17 +306,6 @@ fn upsert(
     }
 }
 
-async fn sync_one(
-    client: &kube::Client,
-    cluster: Cluster,
-    config: &StatusControllerConfig,
-    debouncer: &mut ReadyDebouncer,
-    metrics: &ClusterMetrics,
-) -> Result<(), ClusterApiError> {
-    let member = api::member_client(client, &cluster, config.probe_timeout).await;
-    sync_cluster_status(client, cluster, member, config, debouncer, metrics).await
-}
-
 /// One round for one cluster with a member client the caller built (the controller-manager from the
 /// Cluster's Secret; a Pull cluster's agent from its own kubeconfig): probe, collect, publish the status and
 /// the latency annotation.
@@ -323,13 +373,13 @@ pub async fn sync_cluster_status<E: std::fmt::Display>(
     }
     if outcome != ProbeOutcome::Unreachable {
         let value = format!("{}ms", latency.as_millis());
-        let unchanged = cluster
+        let published = cluster
             .metadata
             .annotations
             .as_ref()
             .and_then(|a| a.get(ANNOTATION_API_LATENCY))
-            == Some(&value);
-        if !unchanged {
+            .map(String::as_str);
+        if latency_changed(published, latency.as_millis()) {
             let patch =
                 serde_json::json!({"metadata": {"annotations": {ANNOTATION_API_LATENCY: value}}});
             api::clusters(client)
@@ -337,5 +387,28 @@ pub async fn sync_cluster_status<E: std::fmt::Display>(
                 .await?;
         }
     }
+    metrics.observe_sync_status(&name, started.elapsed());
     Ok(())
+}
+
+#[cfg(test)]
+mod latency_tests {
+    use super::latency_changed;
+
+    #[test]
+    fn latency_writes_only_on_real_changes() {
+        let cases = [
+            (None, 12, true, "first measurement"),
+            (Some("garbage"), 12, true, "unreadable annotation"),
+            (Some("12ms"), 13, false, "jitter"),
+            (Some("12ms"), 17, false, "under half"),
+            (Some("12ms"), 19, true, "over half and 5 ms"),
+            (Some("2ms"), 5, false, "under 5 ms"),
+            (Some("100ms"), 200, true, "doubled"),
+            (Some("100ms"), 40, true, "fell by more than half"),
+        ];
+        for (published, measured, expected, why) in cases {
+            assert_eq!(latency_changed(published, measured), expected, "{why}");
+        }
+    }
 }

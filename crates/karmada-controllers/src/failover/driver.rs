@@ -4,7 +4,7 @@
 //! annotations as a replace carrying the read resourceVersion (a 409 requeues); event references; and the
 //! eviction pacing (rate limit + cluster budget) shared by every evicting controller.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -330,6 +330,9 @@ pub(crate) async fn run_binding_controller<F, Fut>(
         .with_config(ControllerConfig::default().concurrency(shared.config.concurrency));
     let store = controller.store();
     let for_clusters = resource.clone();
+    // Cluster status is rewritten often (summaries, the latency annotation); only what failover reads — the spec
+    // (taints), Ready and deletion — wakes the bindings placed there.
+    let last_seen: Mutex<HashMap<String, String>> = Default::default();
     let controller = controller
         .watches_with(
             resources::all(&shared.client, &resources::cluster()),
@@ -337,6 +340,13 @@ pub(crate) async fn run_binding_controller<F, Fut>(
             watcher::Config::default(),
             move |cluster: DynamicObject| {
                 let name = cluster.metadata.name.clone().unwrap_or_default();
+                let fingerprint = failover_relevant(&cluster);
+                if let Ok(mut seen) = last_seen.lock() {
+                    if seen.get(&name) == Some(&fingerprint) {
+                        return Vec::new();
+                    }
+                    seen.insert(name.clone(), fingerprint);
+                }
                 store
                     .state()
                     .into_iter()
@@ -375,4 +385,16 @@ pub(crate) async fn run_binding_controller<F, Fut>(
             }
         })
         .await;
+}
+
+/// What of a Cluster the failover controllers act on: its spec (taints), its Ready condition and its deletion.
+fn failover_relevant(cluster: &DynamicObject) -> String {
+    let ready = cluster.data["status"]["conditions"]
+        .as_array()
+        .and_then(|conditions| conditions.iter().find(|c| c["type"] == "Ready"))
+        .map(|c| (c["status"].clone(), c["reason"].clone()));
+    format!(
+        "{}|{:?}|{:?}",
+        cluster.data["spec"], ready, cluster.metadata.deletion_timestamp
+    )
 }

@@ -15,10 +15,11 @@
 //!    taint; for an application failure, its copy is Healthy again) while the replicas were not yet placed
 //!    elsewhere → **restore**: the cluster goes back into `spec.clusters` with its replicas and the task goes
 //!    (Karmada #5782/#5803: tasks that stay after recovery);
-//! 6. the replacements are scheduled for the current spec, cover the policy and are all Healthy → remove, unless
+//! 6. `Never` (or `suppressDeletion: true`) → keep until a user sets `suppressDeletion: false` (rule 4); neither
+//!    time nor healthy replacements end it (reference/karmada.md §5.3);
+//! 7. the replacements are scheduled for the current spec, cover the policy and are all Healthy → remove, unless
 //!    the member is unreachable (then keep: nothing is deleted from a member that cannot be reached; the task,
 //!    and so the Work, stays until it can be);
-//! 7. `Never` (or `suppressDeletion: true`) → keep: only healthy replacements end it, never time;
 //! 8. `Gracefully` → keep until the grace period (`gracePeriodSeconds`, else the controller's timeout) ends;
 //!    then remove only if the member is reachable and either the old copy is reported Unhealthy (it serves
 //!    nothing) or healthy replacements covering the policy exist — never the last healthy copy (Karmada #7455).
@@ -271,15 +272,16 @@ fn decide_task(
     if recovered && !healthy_elsewhere && restorable(spec, task) {
         return (TaskAction::Restore, None);
     }
+    // Never (suppressDeletion: true) waits for the user, not for the replacement (reference §5.3).
+    if mode == PurgeMode::Never {
+        return (TaskAction::Keep(KeepReason::Suppressed), None);
+    }
     if healthy_elsewhere {
         return if reachable {
             (TaskAction::Remove(RemoveReason::ReplacementHealthy), None)
         } else {
             (TaskAction::Keep(KeepReason::MemberUnreachable), None)
         };
-    }
-    if mode == PurgeMode::Never {
-        return (TaskAction::Keep(KeepReason::Suppressed), None);
     }
     let grace = task.grace_period_seconds.map_or(input.default_grace, |s| {
         SignedDuration::from_secs(i64::from(s))

@@ -287,14 +287,15 @@ fn lifecycle_table() {
             expected: TaskAction::Keep(K::Suppressed),
         },
         Case {
-            name: "never ends with healthy replacements",
+            // Regression: Never used to end once replacements were healthy; it waits for the user (§5.3).
+            name: "never is not ended by healthy replacements",
             spec: moved.clone(),
             status: healthy_b.clone(),
             task: task("a", Never, 2, Some(0)),
             member: Reachable,
             still_failing: true,
             now: 1,
-            expected: TaskAction::Remove(R::ReplacementHealthy),
+            expected: TaskAction::Keep(K::Suppressed),
         },
         Case {
             name: "recovered before replacement placed: restore",

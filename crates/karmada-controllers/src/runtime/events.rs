@@ -2,7 +2,9 @@
 //! `kubectl get events` show them. Repeats of the same (object, type, reason, message) bump `count` and
 //! `lastTimestamp` on the existing Event instead of creating a new one, like client-go's correlator.
 //!
-//! Recording never fails a reconcile: errors are logged and dropped.
+//! Recording never fails or slows a reconcile: `record` hands the event to a background writer over a bounded
+//! channel and returns; when the channel is full the event is dropped (events are best effort, as in client-go).
+//! The writer task ends when the last clone of the recorder is dropped.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,26 +36,76 @@ const REMEMBERED: usize = 4096;
 
 type Key = (String, EventType, String, String);
 
+/// Events waiting to be written, per recorder.
+const PENDING: usize = 1024;
+
+struct Pending {
+    object: ObjectReference,
+    event_type: EventType,
+    reason: String,
+    message: String,
+}
+
 /// Records Events for one component (e.g. `resource-detector`, `default-scheduler`).
 #[derive(Clone)]
 pub struct EventRecorder {
+    sender: tokio::sync::mpsc::Sender<Pending>,
+}
+
+/// Writes the events one recorder queued.
+struct Writer {
     client: kube::Client,
     component: String,
     seen: Arc<Mutex<HashMap<Key, (String, i32)>>>,
 }
 
 impl EventRecorder {
+    /// Must be called inside a tokio runtime: it starts the recorder's writer task.
     pub fn new(client: kube::Client, component: impl Into<String>) -> Self {
-        Self {
+        let (sender, mut receiver) = tokio::sync::mpsc::channel::<Pending>(PENDING);
+        let writer = Writer {
             client,
             component: component.into(),
             seen: Arc::default(),
-        }
+        };
+        tokio::spawn(async move {
+            while let Some(event) = receiver.recv().await {
+                writer
+                    .record(
+                        &event.object,
+                        event.event_type,
+                        &event.reason,
+                        &event.message,
+                    )
+                    .await;
+            }
+        });
+        Self { sender }
     }
 
-    /// Records an event on `object` (its namespace decides where the Event lives; cluster-scoped objects get
+    /// Queues an event on `object` (its namespace decides where the Event lives; cluster-scoped objects get
     /// theirs in `default`, as Kubernetes does).
     pub async fn record(
+        &self,
+        object: &ObjectReference,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+    ) {
+        let pending = Pending {
+            object: object.clone(),
+            event_type,
+            reason: reason.to_string(),
+            message: message.to_string(),
+        };
+        if self.sender.try_send(pending).is_err() {
+            tracing::debug!(reason, "event dropped: the recorder is behind");
+        }
+    }
+}
+
+impl Writer {
+    async fn record(
         &self,
         object: &ObjectReference,
         event_type: EventType,

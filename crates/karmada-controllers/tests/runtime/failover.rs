@@ -393,9 +393,20 @@ async fn never_outlives_the_grace_period_until_replacements_are_healthy() {
         "Never is not ended by time"
     );
 
+    // A healthy replacement does not end Never either (reference §5.3): only the user lifting it does.
     schedule(&bed, "web", json!([{"name": "m2", "replicas": 4}])).await;
     report(&bed, "web", &[("m1", "Unhealthy"), ("m2", "Healthy")]).await;
-    support::eventually("Never task removed with a healthy replacement", || async {
+    reconciled(&bed, "graceful-eviction", 3).await;
+    assert_eq!(
+        tasks(&binding(&bed, "web").await).len(),
+        1,
+        "Never is not ended by a healthy replacement"
+    );
+    update(&bindings_api(&bed), "web", false, |b| {
+        b["spec"]["gracefulEvictionTasks"][0]["suppressDeletion"] = json!(false);
+    })
+    .await;
+    support::eventually("Never task removed once the user lifts it", || async {
         tasks(&binding(&bed, "web").await).is_empty().then_some(())
     })
     .await;

@@ -1,8 +1,10 @@
 //! End-to-end suites against a real `karmada apiserver` process: the installed kubectl, the
 //! Python `kubernetes` client, and `karmadactl`. One test binary (link time matters on 2 cores).
 
+mod cluster_proxy;
 mod clusters;
 mod crash;
+mod failover;
 mod ha;
 mod harness;
 mod karmadactl;

@@ -289,3 +289,125 @@ impl Plane {
             .join("\n")
     }
 }
+
+impl Plane {
+    /// Like [`Plane::start`], with `controller_manager_extra_args` (e.g. `--enable-failover`) added to the
+    /// controller-manager's arguments; [`Plane::restart_components_with`] restarts it with the same ones.
+    pub fn start_with(members: &[&str], controller_manager_extra_args: &[&str]) -> Plane {
+        let karmada = Server::start();
+        let members_dir = karmada.dir.path().join("members");
+        std::fs::create_dir_all(&members_dir).expect("members dir");
+        let mut plane = Plane {
+            karmada,
+            members_dir,
+            members: Vec::new(),
+            components: Vec::new(),
+        };
+        plane.start_components_with(controller_manager_extra_args);
+        for name in members {
+            plane.add_member(name);
+        }
+        for name in members {
+            plane.join(name);
+        }
+        for name in members {
+            plane.wait_ready(name);
+        }
+        plane
+    }
+
+    /// Kills and restarts the controller-manager (with `controller_manager_extra_args`) and the scheduler.
+    pub fn restart_components_with(&mut self, controller_manager_extra_args: &[&str]) {
+        self.components.clear();
+        self.start_components_with(controller_manager_extra_args);
+    }
+
+    fn start_components_with(&mut self, extra: &[&str]) {
+        let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
+        let dir = self.karmada.dir.path().to_path_buf();
+        let mut args = vec![
+            "controller-manager",
+            "--kubeconfig",
+            &kubeconfig,
+            "--cluster-status-update-frequency",
+            "1s",
+            "--cluster-failure-threshold",
+            "2s",
+            "--cluster-success-threshold",
+            "1s",
+            "--cluster-monitor-period",
+            "500ms",
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--leader-elect-lease-duration",
+            "3s",
+            "--leader-elect-renew-deadline",
+            "2s",
+            "--leader-elect-retry-period",
+            "300ms",
+            "--exit-with-stdin",
+        ];
+        args.extend_from_slice(extra);
+        let cm = spawn(&bin("karmada"), &args, &dir.join("controller-manager.log"));
+        self.components.push(("controller-manager", cm));
+        let scheduler = spawn(
+            &bin("karmada"),
+            &[
+                "scheduler",
+                "--kubeconfig",
+                &kubeconfig,
+                "--metrics-bind-address",
+                "127.0.0.1:0",
+                "--leader-elect-lease-duration",
+                "3s",
+                "--leader-elect-renew-deadline",
+                "2s",
+                "--leader-elect-retry-period",
+                "300ms",
+                "--exit-with-stdin",
+            ],
+            &dir.join("scheduler.log"),
+        );
+        self.components.push(("scheduler", scheduler));
+    }
+
+    /// `karmada member-sim fault` on member `member`, e.g. `&["unreachable"]`, `&["crash", "web"]`, `&["clear"]`.
+    pub fn fault(&self, member: &str, args: &[&str]) {
+        let out = Run::from(
+            Command::new(bin("karmada"))
+                .args(["member-sim", "fault", "--data-dir"])
+                .arg(&self.members_dir)
+                .args(["--name", member])
+                .args(args)
+                .output()
+                .expect("run karmada member-sim fault"),
+        );
+        out.success();
+    }
+}
+
+impl Plane {
+    /// Like [`Plane::start`], with extra `karmada apiserver` flags (e.g. `--token-auth-file`).
+    pub fn start_with_server_args(members: &[&str], server_args: &[&str]) -> Plane {
+        let karmada = Server::start_with(server_args);
+        let members_dir = karmada.dir.path().join("members");
+        std::fs::create_dir_all(&members_dir).expect("members dir");
+        let mut plane = Plane {
+            karmada,
+            members_dir,
+            members: Vec::new(),
+            components: Vec::new(),
+        };
+        plane.start_components();
+        for name in members {
+            plane.add_member(name);
+        }
+        for name in members {
+            plane.join(name);
+        }
+        for name in members {
+            plane.wait_ready(name);
+        }
+        plane
+    }
+}

@@ -52,6 +52,10 @@ pub struct InitArgs {
     /// An existing etcd cluster's client URLs instead of local members.
     #[arg(long, value_delimiter = ',')]
     pub etcd_servers: Vec<String>,
+    /// Cluster failover, the one switch: passes `--enable-failover` to the controller-manager (an unreachable
+    /// member's workloads move to healthy members).
+    #[arg(long)]
+    pub enable_failover: bool,
 }
 
 /// What the control plane runs from.
@@ -63,6 +67,8 @@ pub struct ControlPlane {
     pub bind_address: String,
     pub binary: PathBuf,
     pub exit_with_stdin: bool,
+    /// `--enable-failover` for the controller-manager.
+    pub enable_failover: bool,
 }
 
 impl ControlPlane {
@@ -81,6 +87,7 @@ impl ControlPlane {
             bind_address: bind_address.to_string(),
             binary: components::find_server_binary(binary_flag)?,
             exit_with_stdin,
+            enable_failover: false,
         })
     }
 
@@ -90,13 +97,14 @@ impl ControlPlane {
 }
 
 pub async fn run(args: InitArgs) -> anyhow::Result<()> {
-    let plane = ControlPlane::new(
+    let mut plane = ControlPlane::new(
         &args.data_dir,
         args.port,
         &args.bind_address,
         args.karmada_binary.as_deref(),
         args.exit_with_stdin,
     )?;
+    plane.enable_failover = args.enable_failover;
     let ha = super::init_ha::HaOptions {
         etcd_replicas: args.etcd_replicas,
         apiserver_replicas: args.karmada_apiserver_replicas,
@@ -214,6 +222,9 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
             "--metrics-bind-address".as_ref(),
             "127.0.0.1:0".as_ref(),
         ]);
+        if plane.enable_failover && subcommand == "controller-manager" {
+            command_args.extend(os_args(["--enable-failover".as_ref()]));
+        }
         // The controller-manager signs Pull-mode agents' certificates with the API server's CA.
         if help.contains("--cluster-signing-cert-file") {
             let pki = data_dir.join("pki");

@@ -392,3 +392,30 @@ async fn bumped_revisions_survive_a_snapshot_restore_and_reconnect() {
     let rev = other.create("/x", bytes("y")).await.expect("create");
     assert!(rev < 1000, "{rev}");
 }
+
+/// An unpaged range (the API server's LIST without a limit) larger than gRPC's default 4 MiB
+/// message limit comes back whole, and so does a watch replaying it.
+#[tokio::test]
+async fn a_range_larger_than_grpc_default_message_limit_is_read_whole() {
+    let etcd = server().await;
+    let store = connect(etcd.options("/big/")).await;
+    let value = "x".repeat(1024 * 1024);
+    for i in 0..6 {
+        store
+            .create(&format!("/k/{i}"), bytes(&value))
+            .await
+            .expect("create 1 MiB");
+    }
+    let all = store.range(RangeRequest::default()).await.expect("range");
+    assert_eq!(all.kvs.len(), 6);
+    assert!(all.kvs.iter().all(|kv| kv.value.len() == value.len()));
+    let mut watch = store.watch("/", 0).await.expect("watch");
+    for _ in 0..6 {
+        let event = tokio::time::timeout(WAIT, watch.next())
+            .await
+            .expect("event in time")
+            .expect("open")
+            .expect("event");
+        assert_eq!(event.kv.value.len(), value.len());
+    }
+}

@@ -1,0 +1,471 @@
+//! Failover benchmark: how long after a member fails all its replicas are Ready in the others.
+//!
+//! Real processes: `karmada apiserver`, `karmada controller-manager --enable-failover` (short failure threshold),
+//! `karmada scheduler` and one `karmada member-sim --count N --scale-mode` process, joined with `karmadactl join`.
+//! One PropagationPolicy divides every labelled Deployment evenly over the members and tolerates a not-ready
+//! member for `--toleration-seconds`. Once every Deployment is Ready everywhere, member1 is made unreachable
+//! (`karmada member-sim fault ... unreachable`); per Deployment we time the fault to the moment the other members
+//! together run all its replicas Ready (polled every 100 ms), and the total is when the last one got there.
+//! Target: the failure threshold + tolerationSeconds + 5 s.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::Client;
+use kube::api::{Api, DynamicObject, ListParams, PostParams};
+
+use crate::report::{self, Row};
+use crate::stats::{Samples, ms};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Member-sims (member1 fails).
+    #[arg(long, default_value_t = 3)]
+    pub members: u32,
+    /// Deployments, each with `members` replicas (one per member).
+    #[arg(long, default_value_t = 500)]
+    pub workloads: u32,
+    /// `--cluster-failure-threshold` of the controller-manager, in seconds.
+    #[arg(long, default_value_t = 5)]
+    pub failure_threshold: u64,
+    /// tolerationSeconds of the not-ready NoExecute toleration in the policy.
+    #[arg(long, default_value_t = 5)]
+    pub toleration_seconds: u64,
+    #[arg(long, default_value = "docs/benchmarks.md")]
+    pub report: PathBuf,
+    /// The server binary (default: `karmada` beside this one); `karmadactl` is looked up beside it.
+    #[arg(long)]
+    pub karmada_binary: Option<PathBuf>,
+}
+
+const TIMEOUT: Duration = Duration::from_secs(300);
+const NAMESPACE: &str = "bench";
+const LABEL: (&str, &str) = ("bench", "failover");
+
+/// A child process, killed when dropped.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(binary: &Path, args: &[&str], log: PathBuf) -> anyhow::Result<Process> {
+    let file = std::fs::File::create(&log)?;
+    let child = Command::new(binary)
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .spawn()
+        .with_context(|| format!("starting {} ({})", binary.display(), log.display()))?;
+    Ok(Process(child))
+}
+
+async fn kube_client(kubeconfig: &Path) -> anyhow::Result<Client> {
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(kubeconfig)?,
+        &Default::default(),
+    )
+    .await?;
+    Ok(Client::try_from(config)?)
+}
+
+/// Polls `check` every 100 ms until it yields a value, or fails with `what` after [`TIMEOUT`].
+async fn until<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Option<T>>>,
+{
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(value) = check().await? {
+            return Ok(value);
+        }
+        if Instant::now() > deadline {
+            bail!("timed out waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn cluster_api(client: &Client) -> Api<DynamicObject> {
+    let resource = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster"),
+        "clusters",
+    );
+    Api::all_with(client.clone(), &resource)
+}
+
+/// Ready replicas of each labelled Deployment in one member.
+async fn ready_by_name(client: &Client) -> anyhow::Result<HashMap<String, i32>> {
+    let api: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
+    let list = api
+        .list(&ListParams::default().labels(&format!("{}={}", LABEL.0, LABEL.1)))
+        .await?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|d| {
+            let ready = d.status.and_then(|s| s.ready_replicas).unwrap_or(0);
+            Some((d.metadata.name?, ready))
+        })
+        .collect())
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    _processes: Vec<Process>,
+    karmada: Client,
+    members: Vec<(String, Client)>,
+    members_dir: PathBuf,
+    binary: PathBuf,
+}
+
+async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
+    let dir = tempfile::tempdir()?;
+    let logs = dir.path().to_path_buf();
+    let data = dir.path().join("karmada");
+    let data_arg = data.to_string_lossy().to_string();
+    let mut processes = vec![start(
+        binary,
+        &[
+            "apiserver",
+            "--secure-port",
+            "0",
+            "--exit-with-stdin",
+            "--data-dir",
+            &data_arg,
+        ],
+        logs.join("apiserver.log"),
+    )?];
+    let kubeconfig = data.join("karmada-apiserver.config");
+    until("the API server's kubeconfig", || async {
+        Ok(kubeconfig.exists().then_some(()))
+    })
+    .await?;
+    let kubeconfig_arg = kubeconfig.to_string_lossy().to_string();
+    let members_dir = dir.path().join("members");
+    let members_arg = members_dir.to_string_lossy().to_string();
+    let count = args.members.to_string();
+    processes.push(start(
+        binary,
+        &[
+            "member-sim",
+            "--count",
+            &count,
+            "--name-prefix",
+            "member",
+            "--scale-mode",
+            "--nodes",
+            "10",
+            "--exit-with-stdin",
+            "--data-dir",
+            &members_arg,
+        ],
+        logs.join("member-sim.log"),
+    )?);
+    let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();
+    for name in &names {
+        let config = members_dir.join(format!("{name}.config"));
+        until(&format!("{name}'s kubeconfig"), || async {
+            Ok(config.exists().then_some(()))
+        })
+        .await?;
+    }
+    let threshold = format!("{}s", args.failure_threshold);
+    processes.push(start(
+        binary,
+        &[
+            "controller-manager",
+            "--kubeconfig",
+            &kubeconfig_arg,
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--enable-failover",
+            "--cluster-status-update-frequency",
+            "1s",
+            "--cluster-failure-threshold",
+            &threshold,
+            "--cluster-success-threshold",
+            "1s",
+            "--exit-with-stdin",
+        ],
+        logs.join("controller-manager.log"),
+    )?);
+    processes.push(start(
+        binary,
+        &[
+            "scheduler",
+            "--kubeconfig",
+            &kubeconfig_arg,
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--exit-with-stdin",
+        ],
+        logs.join("scheduler.log"),
+    )?);
+    let karmadactl = binary.with_file_name("karmadactl");
+    let mut members = Vec::new();
+    for name in &names {
+        let config = members_dir.join(format!("{name}.config"));
+        let out = Command::new(&karmadactl)
+            .args([
+                "join",
+                name,
+                "--kubeconfig",
+                &kubeconfig_arg,
+                "--cluster-kubeconfig",
+            ])
+            .arg(&config)
+            .output()
+            .with_context(|| format!("running {}", karmadactl.display()))?;
+        if !out.status.success() {
+            bail!("join {name}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        members.push((name.clone(), kube_client(&config).await?));
+    }
+    let karmada = kube_client(&kubeconfig).await?;
+    let clusters = cluster_api(&karmada);
+    let expected = names.len();
+    until("every cluster Ready", || {
+        let clusters = clusters.clone();
+        async move {
+            let list = clusters.list(&Default::default()).await?;
+            let ready = list.items.iter().filter(|c| is_ready(c)).count();
+            Ok((ready == expected).then_some(()))
+        }
+    })
+    .await?;
+    Ok(Setup {
+        _dir: dir,
+        _processes: processes,
+        karmada,
+        members,
+        members_dir,
+        binary: binary.to_path_buf(),
+    })
+}
+
+fn is_ready(cluster: &DynamicObject) -> bool {
+    cluster.data["status"]["conditions"]
+        .as_array()
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+}
+
+async fn create_workloads(setup: &Setup, args: &Args) -> anyhow::Result<Vec<String>> {
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(setup.karmada.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(serde_json::json!({"metadata": {"name": NAMESPACE}}))?,
+        )
+        .await?;
+    let resource = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("policy.karmada.io", "v1alpha1", "PropagationPolicy"),
+        "propagationpolicies",
+    );
+    let policies: Api<DynamicObject> =
+        Api::namespaced_with(setup.karmada.clone(), NAMESPACE, &resource);
+    let policy = serde_json::json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "failover", "namespace": NAMESPACE},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                   "labelSelector": {"matchLabels": {LABEL.0: LABEL.1}}}],
+            "placement": {
+                "clusterTolerations": [{"key": "cluster.karmada.io/not-ready", "operator": "Exists",
+                                        "effect": "NoExecute", "tolerationSeconds": args.toleration_seconds}],
+                "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}
+            },
+            "failover": {"cluster": {"purgeMode": "Gracefully"}}
+        }
+    });
+    policies
+        .create(&PostParams::default(), &serde_json::from_value(policy)?)
+        .await?;
+    // The namespace reaches every member first, or early applies fail and wait out their backoff.
+    for (member, client) in &setup.members {
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+        until(&format!("namespace {NAMESPACE} in {member}"), || {
+            let namespaces = namespaces.clone();
+            async move { Ok(namespaces.get_opt(NAMESPACE).await?.map(|_| ())) }
+        })
+        .await?;
+    }
+    let api: Api<Deployment> = Api::namespaced(setup.karmada.clone(), NAMESPACE);
+    let names: Vec<String> = (0..args.workloads).map(|i| format!("web-{i:04}")).collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    for chunk in names.chunks(names.len().div_ceil(16).max(1)) {
+        let api = api.clone();
+        let chunk = chunk.to_vec();
+        let replicas = args.members;
+        tasks.spawn(async move {
+            for name in chunk {
+                let object: Deployment = serde_json::from_value(serde_json::json!({
+                    "apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": name, "namespace": NAMESPACE, "labels": {LABEL.0: LABEL.1}},
+                    "spec": {
+                        "replicas": replicas,
+                        "selector": {"matchLabels": {"app": name}},
+                        "template": {"metadata": {"labels": {"app": name}},
+                                     "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
+                                         "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}
+                    }
+                }))?;
+                api.create(&PostParams::default(), &object).await?;
+            }
+            anyhow::Ok(())
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result??;
+    }
+    Ok(names)
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let binary = match &args.karmada_binary {
+        Some(b) => b.clone(),
+        None => std::env::current_exe()?
+            .parent()
+            .context("exe dir")?
+            .join("karmada"),
+    };
+    if args.members < 2 {
+        bail!("--members must be at least 2 (one fails, the others take over)");
+    }
+    let setup = start_federation(&binary, &args).await?;
+    let names = create_workloads(&setup, &args).await?;
+    let total = args.workloads as usize;
+    let per_member = 1;
+    for (member, client) in &setup.members {
+        until(&format!("every Deployment Ready in {member}"), || async {
+            let ready = ready_by_name(client).await?;
+            let done = ready.values().filter(|r| **r >= per_member).count();
+            Ok((done == total).then_some(()))
+        })
+        .await?;
+    }
+
+    // member1 fails.
+    let out = Command::new(&setup.binary)
+        .args(["member-sim", "fault", "--data-dir"])
+        .arg(&setup.members_dir)
+        .args(["--name", "member1", "unreachable"])
+        .output()?;
+    if !out.status.success() {
+        bail!("fault: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let failed_at = Instant::now();
+    let clusters = cluster_api(&setup.karmada);
+    let mut not_ready_after = None;
+    let mut moved: HashMap<String, Duration> = HashMap::new();
+    let want = args.members as i32;
+    let survivors = &setup.members[1..];
+    let deadline = Instant::now() + TIMEOUT;
+    while moved.len() < names.len() {
+        if Instant::now() > deadline {
+            bail!(
+                "{} of {} workloads never moved",
+                names.len() - moved.len(),
+                names.len()
+            );
+        }
+        if not_ready_after.is_none() {
+            let member1 = clusters.get("member1").await?;
+            if !is_ready(&member1) {
+                not_ready_after = Some(failed_at.elapsed());
+            }
+        }
+        let mut sums: HashMap<String, i32> = HashMap::new();
+        for (_, client) in survivors {
+            for (name, ready) in ready_by_name(client).await? {
+                *sums.entry(name).or_default() += ready;
+            }
+        }
+        let now = failed_at.elapsed();
+        for (name, ready) in sums {
+            if ready >= want {
+                moved.entry(name).or_insert(now);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut samples = Samples::default();
+    for at in moved.values() {
+        samples.push(*at);
+    }
+    let last = moved.values().max().copied().unwrap_or_default();
+    let target = Duration::from_secs(args.failure_threshold + args.toleration_seconds + 5);
+    let detected = not_ready_after.map_or("?".to_string(), |d| format!("{:.1} s", d.as_secs_f64()));
+    let rows = vec![
+        Row {
+            name: format!(
+                "member failure → its replicas Ready elsewhere, per workload ({} Deployments, {} members)",
+                args.workloads, args.members
+            ),
+            ops_per_sec: None,
+            p50_ms: Some(ms(samples.quantile(0.5))),
+            p99_ms: Some(ms(samples.quantile(0.99))),
+            target: format!(
+                "≤ {} s (threshold {} s + tolerationSeconds {} s + 5 s)",
+                target.as_secs(),
+                args.failure_threshold,
+                args.toleration_seconds
+            ),
+            note: format!("member1 Ready≠True after {detected}"),
+        },
+        Row {
+            name: format!(
+                "member failure → all {} workloads Ready elsewhere",
+                args.workloads
+            ),
+            ops_per_sec: None,
+            p50_ms: None,
+            p99_ms: Some(ms(last)),
+            target: format!("≤ {} s", target.as_secs()),
+            note: format!(
+                "{:.2} s in total; {}",
+                last.as_secs_f64(),
+                if last <= target {
+                    "within target"
+                } else {
+                    "over target"
+                }
+            ),
+        },
+    ];
+    let table = report::render(&rows);
+    println!("{table}");
+    let body = format!(
+        "Measured on {} on {} with `cargo build --release --bins -p karmada -p karmadactl -p bench && \
+         ./target/release/karmada-bench failover`.\n\
+         Real processes: API server on the embedded store, `controller-manager --enable-failover \
+         --cluster-failure-threshold {}s --cluster-status-update-frequency 1s`, scheduler, {} member-sims in scale \
+         mode joined in Push mode. {} Deployments of {} replicas divided evenly (one per member), a policy that \
+         tolerates `cluster.karmada.io/not-ready:NoExecute` for {} s and purges Gracefully. member1 is made \
+         unreachable; per Deployment, the time from the fault until the other members together run all its \
+         replicas Ready (polled every 100 ms). The P99 column of the second row is the total.\n\n{table}",
+        report::machine(),
+        jiff::Zoned::now().date(),
+        args.failure_threshold,
+        args.members,
+        args.workloads,
+        args.members,
+        args.toleration_seconds,
+    );
+    report::write_section(&args.report, "Failover", &body)?;
+    println!("wrote {}", args.report.display());
+    Ok(())
+}

@@ -1,0 +1,424 @@
+//! The Cluster `proxy` subresource: `/apis/cluster.karmada.io/v1alpha1/clusters/NAME/proxy/<path>`
+//! forwards the request to the member's API with the control plane's credentials for that cluster
+//! (the Cluster's `spec.apiEndpoint` and its Secret in `karmada-cluster`) and hands back the
+//! member's status, headers and body, streamed (watches stay open).
+//!
+//! The caller is authorized on `clusters/proxy` with the verb of the method (GET `get`, POST
+//! `create`, PUT `update`, PATCH `patch`, DELETE `delete`), as kube-apiserver does for proxy
+//! subresources. Failures that are ours (unknown cluster, no credentials, member unreachable) come
+//! back as `Status` objects; the member's own errors pass through unchanged.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use apimachinery::ApiError;
+use apiserver_auth::{RequestAttributes, UserInfo, forbidden_message};
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use base64::Engine;
+use http::{HeaderMap, HeaderName, Method, header};
+use karmada_api::Cluster;
+use karmada_api::cluster::{ClusterSyncMode, GROUP, VERSION};
+use serde_json::{Value, json};
+
+use crate::respond::error_response;
+use crate::server::ApiServer;
+
+/// The Secret keys `karmadactl join` writes (see the cluster controllers' `api` module).
+const SECRET_KEY_CA_BUNDLE: &str = "caBundle";
+const SECRET_KEY_TOKEN: &str = "token";
+const SECRET_KEY_CLIENT_CERT: &str = "tls.crt";
+const SECRET_KEY_CLIENT_KEY: &str = "tls.key";
+
+/// A member that does not accept a connection by then is reported unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time for the member to send its response headers (a watch sends them at once).
+const RESPONSE_HEADERS_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Request headers passed to the member: what says what the body is and what the caller accepts.
+/// Credentials are never forwarded (the member gets the control plane's own).
+const FORWARDED_REQUEST_HEADERS: &[HeaderName] =
+    &[header::CONTENT_TYPE, header::ACCEPT, header::USER_AGENT];
+
+/// Response headers that describe one hop, not the message: our server sets its own.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+    "te",
+    "trailer",
+];
+
+/// A parsed proxy request path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyTarget {
+    /// The Cluster's name.
+    pub cluster: String,
+    /// The path on the member, always starting with `/`.
+    pub path: String,
+}
+
+/// The proxy target of `path`, when it addresses the Cluster `proxy` subresource.
+pub fn parse_target(path: &str) -> Option<ProxyTarget> {
+    let prefix = format!("/apis/{GROUP}/{VERSION}/clusters/");
+    let rest = path.strip_prefix(&prefix)?;
+    let (cluster, rest) = rest.split_once('/')?;
+    let tail = rest.strip_prefix("proxy")?;
+    if cluster.is_empty() || !(tail.is_empty() || tail.starts_with('/')) {
+        return None;
+    }
+    Some(ProxyTarget {
+        cluster: cluster.to_string(),
+        path: if tail.is_empty() {
+            "/".to_string()
+        } else {
+            tail.to_string()
+        },
+    })
+}
+
+/// The authorization verb of a proxy request's method.
+pub fn verb_of(method: &Method) -> Option<&'static str> {
+    match *method {
+        Method::GET | Method::HEAD | Method::OPTIONS => Some("get"),
+        Method::POST => Some("create"),
+        Method::PUT => Some("update"),
+        Method::PATCH => Some("patch"),
+        Method::DELETE => Some("delete"),
+        _ => None,
+    }
+}
+
+/// Serves one proxy request end to end (authentication result, authorization, forwarding,
+/// request metrics). `request` must have a path [`parse_target`] accepts.
+pub async fn serve(server: Arc<ApiServer>, request: Request) -> Response {
+    let started = Instant::now();
+    server.metrics.request_started();
+    let verb = verb_of(request.method()).unwrap_or("");
+    let method = request.method().clone();
+    let response = match handle(&server, request).await {
+        Ok(response) => response,
+        Err(err) => error_response(&err),
+    };
+    server.metrics.observe_request(
+        if verb.is_empty() {
+            method.as_str()
+        } else {
+            verb
+        },
+        GROUP,
+        "clusters",
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    server.metrics.request_finished();
+    response
+}
+
+async fn handle(server: &Arc<ApiServer>, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let target = parse_target(parts.uri.path()).ok_or_else(ApiError::not_found_path)?;
+    let user = parts
+        .extensions
+        .get::<UserInfo>()
+        .cloned()
+        .or_else(|| server.default_user())
+        .ok_or_else(ApiError::unauthorized)?;
+    let verb = verb_of(&parts.method).ok_or_else(|| {
+        ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource ({})",
+            parts.method
+        ))
+    })?;
+    let attrs = RequestAttributes {
+        verb: verb.to_string(),
+        api_group: GROUP.to_string(),
+        resource: "clusters".to_string(),
+        subresource: "proxy".to_string(),
+        name: target.cluster.clone(),
+        resource_request: true,
+        path: parts.uri.path().to_string(),
+        ..RequestAttributes::default()
+    };
+    if !server
+        .authorizer
+        .authorize(&user, &attrs)
+        .await
+        .is_allowed()
+    {
+        return Err(ApiError::forbidden(forbidden_message(&user, &attrs)));
+    }
+    let client = member_client(server, &target.cluster).await?;
+    let limit = server.options.max_body_bytes;
+    let bytes = axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| ApiError::request_entity_too_large(limit))?;
+    let uri = match parts.uri.query() {
+        Some(query) => format!("{}?{query}", target.path),
+        None => target.path.clone(),
+    };
+    let mut forward = http::Request::builder().method(parts.method).uri(uri);
+    for name in FORWARDED_REQUEST_HEADERS {
+        if let Some(value) = parts.headers.get(name) {
+            forward = forward.header(name, value);
+        }
+    }
+    let forward = forward
+        .body(kube::client::Body::from(bytes))
+        .map_err(|e| ApiError::bad_request(format!("invalid proxy request: {e}")))?;
+    let unreachable = |reason: String| {
+        ApiError::service_unavailable(format!(
+            "the member cluster \"{}\" is unreachable through the proxy: {reason}",
+            target.cluster
+        ))
+    };
+    let answer = tokio::time::timeout(RESPONSE_HEADERS_TIMEOUT, client.send(forward))
+        .await
+        .map_err(|_| {
+            unreachable(format!(
+                "no response within {}s",
+                RESPONSE_HEADERS_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|e| unreachable(error_chain(&e)))?;
+    let (member_parts, member_body) = answer.into_parts();
+    let mut response = Response::new(Body::new(member_body));
+    *response.status_mut() = member_parts.status;
+    *response.headers_mut() = response_headers(&member_parts.headers);
+    Ok(response)
+}
+
+/// The member's response headers without the hop-by-hop ones.
+fn response_headers(member: &HeaderMap) -> HeaderMap {
+    let mut headers = member.clone();
+    for name in HOP_BY_HOP {
+        headers.remove(*name);
+    }
+    headers
+}
+
+/// An error and its causes on one line (a connection refusal hides two levels down).
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// A client for the member cluster `name`, from its Cluster and credentials Secret in the store.
+async fn member_client(server: &ApiServer, name: &str) -> Result<kube::Client, ApiError> {
+    let registry = server.registry();
+    let cluster_def = registry
+        .lookup(GROUP, VERSION, "clusters")
+        .ok_or_else(ApiError::not_found_path)?;
+    let (object, _) = server
+        .read_object(&cluster_def, None, name)
+        .await?
+        .ok_or_else(|| ApiError::not_found(GROUP, "clusters", name))?;
+    let cluster: Cluster = serde_json::from_value(object)
+        .map_err(|e| ApiError::internal(format!("cluster \"{name}\" is malformed: {e}")))?;
+    let secret_ref = match (&cluster.spec.secret_ref, cluster.spec.sync_mode) {
+        (Some(secret_ref), _) => secret_ref.clone(),
+        (None, ClusterSyncMode::Pull) => {
+            return Err(ApiError::service_unavailable(format!(
+                "cluster \"{name}\" is in Pull mode: the control plane holds no credentials for it; the proxy needs Push credentials (spec.secretRef) or an agent that serves the proxy"
+            )));
+        }
+        (None, ClusterSyncMode::Push) => {
+            return Err(ApiError::service_unavailable(format!(
+                "cluster \"{name}\" has no credentials (spec.secretRef is not set)"
+            )));
+        }
+    };
+    let secret_def = registry
+        .lookup("", "v1", "secrets")
+        .ok_or_else(ApiError::not_found_path)?;
+    let (secret, _) = server
+        .read_object(&secret_def, Some(&secret_ref.namespace), &secret_ref.name)
+        .await?
+        .ok_or_else(|| {
+            ApiError::service_unavailable(format!(
+                "the credentials of cluster \"{name}\" (Secret {}/{}) are missing",
+                secret_ref.namespace, secret_ref.name
+            ))
+        })?;
+    let kubeconfig = member_kubeconfig(&cluster, &secret).map_err(|message| {
+        ApiError::service_unavailable(format!("cluster \"{name}\": {message}"))
+    })?;
+    let kubeconfig: kube::config::Kubeconfig = serde_json::from_value(kubeconfig)
+        .map_err(|e| ApiError::internal(format!("member kubeconfig: {e}")))?;
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .map_err(|e| {
+            ApiError::service_unavailable(format!(
+                "cluster \"{name}\": building the member client: {e}"
+            ))
+        })?;
+    config.connect_timeout = Some(CONNECT_TIMEOUT);
+    // No read timeout: a proxied watch may be silent for minutes.
+    config.read_timeout = None;
+    kube::Client::try_from(config).map_err(|e| {
+        ApiError::service_unavailable(format!(
+            "cluster \"{name}\": building the member client: {e}"
+        ))
+    })
+}
+
+/// A one-context kubeconfig (JSON) for the member from its Cluster and the Secret object as
+/// stored (`data` values base64-encoded). Pure, so the Secret format is tested without a server.
+pub fn member_kubeconfig(cluster: &Cluster, secret: &Value) -> Result<Value, String> {
+    if cluster.spec.api_endpoint.is_empty() {
+        return Err("spec.apiEndpoint is not set".into());
+    }
+    let data = secret.get("data").and_then(Value::as_object);
+    let field = |key: &str| {
+        data.and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    let mut cluster_entry = json!({ "server": cluster.spec.api_endpoint });
+    if let Some(ca) = field(SECRET_KEY_CA_BUNDLE) {
+        cluster_entry["certificate-authority-data"] = json!(ca);
+    }
+    if cluster.spec.insecure_skip_tls_verification {
+        cluster_entry["insecure-skip-tls-verify"] = json!(true);
+    }
+    let mut user = json!({});
+    if let Some(token) = field(SECRET_KEY_TOKEN) {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(token)
+            .map_err(|e| format!("the Secret's token is not base64: {e}"))?;
+        user["token"] = json!(String::from_utf8_lossy(&decoded).trim());
+    }
+    if let (Some(cert), Some(key)) = (field(SECRET_KEY_CLIENT_CERT), field(SECRET_KEY_CLIENT_KEY)) {
+        user["client-certificate-data"] = json!(cert);
+        user["client-key-data"] = json!(key);
+    }
+    if user.as_object().is_some_and(|u| u.is_empty()) {
+        return Err(format!(
+            "the credentials Secret holds neither {SECRET_KEY_TOKEN} nor {SECRET_KEY_CLIENT_CERT}/{SECRET_KEY_CLIENT_KEY}"
+        ));
+    }
+    Ok(json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "member", "cluster": cluster_entry}],
+        "users": [{"name": "member", "user": user}],
+        "contexts": [{"name": "member", "context": {"cluster": "member", "user": "member"}}],
+        "current-context": "member",
+    }))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxy_paths_parse() {
+        let cases: &[(&str, Option<(&str, &str)>)] = &[
+            (
+                "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api/v1/nodes",
+                Some(("m1", "/api/v1/nodes")),
+            ),
+            (
+                "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy",
+                Some(("m1", "/")),
+            ),
+            (
+                "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/",
+                Some(("m1", "/")),
+            ),
+            ("/apis/cluster.karmada.io/v1alpha1/clusters/m1", None),
+            ("/apis/cluster.karmada.io/v1alpha1/clusters/m1/status", None),
+            (
+                "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxyx/a",
+                None,
+            ),
+            ("/apis/cluster.karmada.io/v1alpha1/clusters//proxy/a", None),
+            ("/api/v1/namespaces/default/pods/p/proxy", None),
+        ];
+        for (path, want) in cases {
+            let got = parse_target(path);
+            let want = want.map(|(cluster, path)| ProxyTarget {
+                cluster: cluster.into(),
+                path: path.into(),
+            });
+            assert_eq!(got, want, "{path}");
+        }
+    }
+
+    #[test]
+    fn verbs_follow_methods() {
+        assert_eq!(verb_of(&Method::GET), Some("get"));
+        assert_eq!(verb_of(&Method::POST), Some("create"));
+        assert_eq!(verb_of(&Method::PUT), Some("update"));
+        assert_eq!(verb_of(&Method::PATCH), Some("patch"));
+        assert_eq!(verb_of(&Method::DELETE), Some("delete"));
+        assert_eq!(verb_of(&Method::CONNECT), None);
+    }
+
+    fn cluster(endpoint: &str) -> Cluster {
+        let mut cluster = Cluster::default();
+        cluster.spec.api_endpoint = endpoint.into();
+        cluster
+    }
+
+    fn b64(text: &str) -> String {
+        base64::engine::general_purpose::STANDARD.encode(text)
+    }
+
+    #[test]
+    fn kubeconfig_from_token_secret() {
+        let secret = json!({"data": {"caBundle": b64("CA"), "token": b64("tok\n")}});
+        let config = member_kubeconfig(&cluster("https://m:6443"), &secret).unwrap();
+        assert_eq!(config["clusters"][0]["cluster"]["server"], "https://m:6443");
+        assert_eq!(
+            config["clusters"][0]["cluster"]["certificate-authority-data"],
+            b64("CA")
+        );
+        assert_eq!(config["users"][0]["user"]["token"], "tok");
+    }
+
+    #[test]
+    fn kubeconfig_from_certificate_secret() {
+        let secret = json!({"data": {"tls.crt": b64("CERT"), "tls.key": b64("KEY")}});
+        let config = member_kubeconfig(&cluster("https://m:6443"), &secret).unwrap();
+        assert_eq!(
+            config["users"][0]["user"]["client-certificate-data"],
+            b64("CERT")
+        );
+        assert_eq!(config["users"][0]["user"]["client-key-data"], b64("KEY"));
+        assert!(config["users"][0]["user"].get("token").is_none());
+    }
+
+    #[test]
+    fn kubeconfig_errors_are_clear() {
+        let err = member_kubeconfig(&cluster(""), &json!({})).unwrap_err();
+        assert!(err.contains("apiEndpoint"), "{err}");
+        let err = member_kubeconfig(&cluster("https://m"), &json!({"data": {}})).unwrap_err();
+        assert!(err.contains("neither token"), "{err}");
+        let err = member_kubeconfig(&cluster("https://m"), &json!({"data": {"token": "%%"}}))
+            .unwrap_err();
+        assert!(err.contains("not base64"), "{err}");
+    }
+
+    #[test]
+    fn hop_by_hop_headers_are_dropped() {
+        let mut member = HeaderMap::new();
+        member.insert(header::CONTENT_TYPE, "application/json".parse().unwrap());
+        member.insert(header::TRANSFER_ENCODING, "chunked".parse().unwrap());
+        member.insert(header::CONNECTION, "keep-alive".parse().unwrap());
+        let headers = response_headers(&member);
+        assert_eq!(headers.len(), 1);
+        assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+    }
+}
