@@ -14,6 +14,7 @@ mod kubectl_errors;
 mod kubectl_fixtures;
 mod kubectl_read;
 mod kubectl_write;
+mod leader;
 mod local_up;
 mod member_sim;
 mod plane;

@@ -96,54 +96,7 @@ impl Plane {
     }
 
     fn start_components(&mut self) {
-        let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
-        let dir = self.karmada.dir.path().to_path_buf();
-        let cm = spawn(
-            &bin("karmada"),
-            &[
-                "controller-manager",
-                "--kubeconfig",
-                &kubeconfig,
-                "--cluster-status-update-frequency",
-                "1s",
-                "--cluster-failure-threshold",
-                "2s",
-                "--cluster-success-threshold",
-                "1s",
-                "--cluster-monitor-period",
-                "500ms",
-                "--metrics-bind-address",
-                "127.0.0.1:0",
-                "--leader-elect-lease-duration",
-                "3s",
-                "--leader-elect-renew-deadline",
-                "2s",
-                "--leader-elect-retry-period",
-                "300ms",
-                "--exit-with-stdin",
-            ],
-            &dir.join("controller-manager.log"),
-        );
-        self.components.push(("controller-manager", cm));
-        let scheduler = spawn(
-            &bin("karmada"),
-            &[
-                "scheduler",
-                "--kubeconfig",
-                &kubeconfig,
-                "--metrics-bind-address",
-                "127.0.0.1:0",
-                "--leader-elect-lease-duration",
-                "3s",
-                "--leader-elect-renew-deadline",
-                "2s",
-                "--leader-elect-retry-period",
-                "300ms",
-                "--exit-with-stdin",
-            ],
-            &dir.join("scheduler.log"),
-        );
-        self.components.push(("scheduler", scheduler));
+        self.start_components_with(&[]);
     }
 
     /// Kills and restarts the controller-manager and the scheduler (what they knew is rebuilt from the API).
@@ -409,5 +362,46 @@ impl Plane {
             plane.wait_ready(name);
         }
         plane
+    }
+}
+
+impl Plane {
+    /// Starts one more `karmada scheduler` (a standby replica under leader election).
+    pub fn add_scheduler_replica(&mut self) {
+        let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
+        let log = self.karmada.dir.path().join("scheduler-2.log");
+        let scheduler = spawn(
+            &bin("karmada"),
+            &[
+                "scheduler",
+                "--kubeconfig",
+                &kubeconfig,
+                "--metrics-bind-address",
+                "127.0.0.1:0",
+                "--leader-elect-lease-duration",
+                "3s",
+                "--leader-elect-renew-deadline",
+                "2s",
+                "--leader-elect-retry-period",
+                "300ms",
+                "--exit-with-stdin",
+            ],
+            &log,
+        );
+        self.components.push(("scheduler", scheduler));
+    }
+
+    /// Process ids of the running components named `name`.
+    pub fn component_pids(&self, name: &str) -> Vec<u32> {
+        self.components
+            .iter()
+            .filter(|(n, _)| *n == name)
+            .map(|(_, p)| p.0.id())
+            .collect()
+    }
+
+    /// SIGKILLs the component with process id `pid`.
+    pub fn kill_component(&mut self, pid: u32) {
+        self.components.retain(|(_, p)| p.0.id() != pid);
     }
 }
