@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client};
 
+use crate::process::{Process, client};
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
 
@@ -72,36 +73,22 @@ const VALUE_SIZE: usize = 1024;
 const NAMESPACES: usize = 10;
 
 struct ServerProcess {
-    child: Child,
+    process: Process,
     _dir: tempfile::TempDir,
     kubeconfig: PathBuf,
 }
 
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl ServerProcess {
     fn rss_mib(&self) -> f64 {
-        rss_mib(self.child.id())
+        self.process.rss_mib()
     }
 }
 
 /// A throwaway single-member etcd on free loopback ports; killed on drop.
 struct EtcdProcess {
-    child: Child,
+    process: Process,
     url: String,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for EtcdProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl EtcdProcess {
@@ -119,31 +106,30 @@ impl EtcdProcess {
         };
         let url = format!("http://127.0.0.1:{}", ports[0]);
         let peer = format!("http://127.0.0.1:{}", ports[1]);
-        let log = std::fs::File::create(dir.path().join("etcd.log"))?;
-        let child = Command::new("etcd")
-            .args(["--name", "bench", "--data-dir"])
-            .arg(dir.path().join("data"))
-            .args([
-                "--listen-client-urls",
-                &url,
-                "--advertise-client-urls",
-                &url,
-            ])
-            .args([
-                "--listen-peer-urls",
-                &peer,
-                "--initial-advertise-peer-urls",
-                &peer,
-            ])
-            .arg(format!("--initial-cluster=bench={peer}"))
-            .args(["--log-level", "warn"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .context("starting etcd (install Debian's etcd-server, e.g. scripts/setup.sh)")?;
+        let process = Process::spawn(
+            Command::new("etcd")
+                .args(["--name", "bench", "--data-dir"])
+                .arg(dir.path().join("data"))
+                .args([
+                    "--listen-client-urls",
+                    &url,
+                    "--advertise-client-urls",
+                    &url,
+                ])
+                .args([
+                    "--listen-peer-urls",
+                    &peer,
+                    "--initial-advertise-peer-urls",
+                    &peer,
+                ])
+                .arg(format!("--initial-cluster=bench={peer}"))
+                .args(["--log-level", "warn"])
+                .stdin(Stdio::null()),
+            &dir.path().join("etcd.log"),
+        )
+        .context("starting etcd (install Debian's etcd-server, e.g. scripts/setup.sh)")?;
         let etcd = EtcdProcess {
-            child,
+            process,
             url,
             _dir: dir,
         };
@@ -172,42 +158,31 @@ impl EtcdProcess {
     }
 
     fn rss_mib(&self) -> f64 {
-        rss_mib(self.child.id())
+        self.process.rss_mib()
     }
-}
-
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kb: f64 = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0.0);
-    kb / 1024.0
 }
 
 async fn start_server(binary: &Path, extra: &[String]) -> anyhow::Result<ServerProcess> {
     let dir = tempfile::tempdir()?;
     let data = dir.path().join("data");
-    let log = std::fs::File::create(dir.path().join("server.log"))?;
-    let child = Command::new(binary)
-        .args([
-            "apiserver",
-            "--secure-port",
-            "0",
-            "--exit-with-stdin",
-            "--data-dir",
-        ])
-        .arg(&data)
-        .args(extra)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("starting {}", binary.display()))?;
+    let process = Process::spawn(
+        Command::new(binary)
+            .args([
+                "apiserver",
+                "--secure-port",
+                "0",
+                "--exit-with-stdin",
+                "--data-dir",
+            ])
+            .arg(&data)
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped()),
+        &dir.path().join("server.log"),
+    )
+    .with_context(|| format!("starting {}", binary.display()))?;
     let server = ServerProcess {
-        child,
+        process,
         kubeconfig: data.join("karmada-apiserver.config"),
         _dir: dir,
     };
@@ -224,12 +199,6 @@ async fn start_server(binary: &Path, extra: &[String]) -> anyhow::Result<ServerP
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-async fn client(kubeconfig: &Path) -> anyhow::Result<Client> {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
-    Ok(Client::try_from(config)?)
 }
 
 fn configmap(name: &str, seq: usize) -> ConfigMap {

@@ -8,18 +8,18 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::watcher;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::process::{Process, client, cluster_api, is_ready, wait_for_file};
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
 
@@ -46,60 +46,33 @@ const READY_TIMEOUT: Duration = Duration::from_secs(600);
 /// Karmada's published cluster_register P99 (v1.3 test report, 5,000-node clusters).
 const KARMADA_REGISTER_P99_MS: f64 = 6904.0;
 
-/// A child process killed on drop.
-struct Process {
-    child: Child,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Process {
-    fn start(binary: &Path, args: &[&str], log: &Path) -> anyhow::Result<Process> {
-        let file = std::fs::File::create(log)?;
-        let child = Command::new(binary)
+fn start(binary: &Path, args: &[&str], log: &Path) -> anyhow::Result<Process> {
+    Process::spawn(
+        Command::new(binary)
             .args(args)
             .env("RUST_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(file.try_clone()?)
-            .stderr(file)
-            .spawn()
-            .with_context(|| format!("starting {}", binary.display()))?;
-        Ok(Process { child })
-    }
+            .stdin(Stdio::piped()),
+        log,
+    )
+    .with_context(|| format!("starting {}", binary.display()))
+}
 
-    /// User + system CPU time so far, in clock ticks.
-    fn cpu_ticks(&self) -> u64 {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
-        // The command name may contain spaces: fields are counted after its closing parenthesis.
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_whitespace().collect())
-            .unwrap_or_default();
-        let field = |i: usize| {
-            fields
-                .get(i)
-                .and_then(|f| f.parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        // utime and stime are fields 14 and 15 of stat(5); the state (field 3) is index 0 here.
-        field(11) + field(12)
-    }
-
-    fn rss_mib(&self) -> f64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default()
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-            .unwrap_or(0.0)
-            / 1024.0
-    }
+/// User + system CPU time of a process so far, in clock ticks.
+fn cpu_ticks(process: &Process) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", process.id())).unwrap_or_default();
+    // The command name may contain spaces: fields are counted after its closing parenthesis.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of stat(5); the state (field 3) is index 0 here.
+    field(11) + field(12)
 }
 
 fn clock_ticks_per_second() -> f64 {
@@ -113,7 +86,7 @@ fn clock_ticks_per_second() -> f64 {
 
 /// CPU used by each process over `interval`, as a fraction of one core.
 async fn cpu_over(processes: &[&Process], interval: Duration) -> Vec<f64> {
-    let before: Vec<u64> = processes.iter().map(|p| p.cpu_ticks()).collect();
+    let before: Vec<u64> = processes.iter().map(|p| cpu_ticks(p)).collect();
     let started = Instant::now();
     tokio::time::sleep(interval).await;
     let seconds = started.elapsed().as_secs_f64();
@@ -121,36 +94,8 @@ async fn cpu_over(processes: &[&Process], interval: Duration) -> Vec<f64> {
     processes
         .iter()
         .zip(before)
-        .map(|(p, b)| p.cpu_ticks().saturating_sub(b) as f64 / hz / seconds)
+        .map(|(p, b)| cpu_ticks(p).saturating_sub(b) as f64 / hz / seconds)
         .collect()
-}
-
-async fn wait_for_file(path: &Path, what: &str) -> anyhow::Result<()> {
-    let deadline = Instant::now() + START_TIMEOUT;
-    while !path.exists() {
-        if Instant::now() > deadline {
-            bail!("{what} did not start (no {})", path.display());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Ok(())
-}
-
-fn cluster_api(client: &Client) -> Api<DynamicObject> {
-    let resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster"),
-        "clusters",
-    );
-    Api::all_with(client.clone(), &resource)
-}
-
-fn is_ready(cluster: &DynamicObject) -> bool {
-    cluster.data["status"]["conditions"]
-        .as_array()
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c["type"] == "Ready" && c["status"] == "True")
-        })
 }
 
 /// When each cluster was first seen Ready.
@@ -196,7 +141,7 @@ async fn measure(binary: &Path, args: &Args) -> anyhow::Result<Measured> {
     let dir = tempfile::tempdir()?;
     let data = dir.path().join("karmada");
     let data_arg = data.to_string_lossy().to_string();
-    let apiserver = Process::start(
+    let apiserver = start(
         binary,
         &[
             "apiserver",
@@ -209,17 +154,14 @@ async fn measure(binary: &Path, args: &Args) -> anyhow::Result<Measured> {
         &dir.path().join("apiserver.log"),
     )?;
     let kubeconfig = data.join("karmada-apiserver.config");
-    wait_for_file(&kubeconfig, "karmada apiserver").await?;
+    wait_for_file(&kubeconfig, "karmada apiserver", START_TIMEOUT).await?;
     let kubeconfig_arg = kubeconfig.to_string_lossy().to_string();
-    let karmada = {
-        let kc = kube::config::Kubeconfig::read_from(&kubeconfig)?;
-        Client::try_from(kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?)?
-    };
+    let karmada = client(&kubeconfig).await?;
 
     let members_dir = dir.path().join("members");
     let members_arg = members_dir.to_string_lossy().to_string();
     let count = args.members.to_string();
-    let member_sim = Process::start(
+    let member_sim = start(
         binary,
         &[
             "member-sim",
@@ -236,11 +178,16 @@ async fn measure(binary: &Path, args: &Args) -> anyhow::Result<Measured> {
     )?;
     let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();
     for name in &names {
-        wait_for_file(&members_dir.join(format!("{name}.config")), "member-sim").await?;
+        wait_for_file(
+            &members_dir.join(format!("{name}.config")),
+            "member-sim",
+            START_TIMEOUT,
+        )
+        .await?;
     }
 
     // Default cluster status settings: a 10 s period and Karmada's thresholds.
-    let controller_manager = Process::start(
+    let controller_manager = start(
         binary,
         &[
             "controller-manager",

@@ -8,6 +8,7 @@ mod apiserver;
 mod clusters;
 mod failover;
 mod member_sim;
+mod process;
 mod propagation;
 mod report;
 mod scheduler;

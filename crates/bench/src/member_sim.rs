@@ -6,12 +6,12 @@
 //! lease renewals and status writes are included).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use kube::Client;
 
+use crate::process::{Process, client};
 use crate::report::{self, Row};
 
 #[derive(clap::Args)]
@@ -36,32 +36,24 @@ pub struct Args {
 const START_TIMEOUT: Duration = Duration::from_secs(600);
 
 struct SimProcess {
-    child: Child,
+    process: Process,
     dir: tempfile::TempDir,
-}
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl SimProcess {
     fn spawn(binary: &Path, args: &[String]) -> anyhow::Result<SimProcess> {
         let dir = tempfile::tempdir()?;
-        let log = std::fs::File::create(dir.path().join("member-sim.log"))?;
-        let child = Command::new(binary)
-            .args(["member-sim", "--exit-with-stdin", "--data-dir"])
-            .arg(dir.path().join("data"))
-            .args(args)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting {}", binary.display()))?;
-        Ok(SimProcess { child, dir })
+        let process = Process::spawn(
+            Command::new(binary)
+                .args(["member-sim", "--exit-with-stdin", "--data-dir"])
+                .arg(dir.path().join("data"))
+                .args(args)
+                .env("RUST_LOG", "warn")
+                .stdin(Stdio::piped()),
+            &dir.path().join("member-sim.log"),
+        )
+        .with_context(|| format!("starting {}", binary.display()))?;
+        Ok(SimProcess { process, dir })
     }
 
     fn kubeconfig(&self, name: &str) -> PathBuf {
@@ -69,14 +61,7 @@ impl SimProcess {
     }
 
     fn rss_mib(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        let kb: f64 = status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            .unwrap_or(0.0);
-        kb / 1024.0
+        self.process.rss_mib()
     }
 
     fn log(&self) -> String {
@@ -88,7 +73,7 @@ impl SimProcess {
     async fn wait_ready(&mut self, names: &[String], started: Instant) -> anyhow::Result<Duration> {
         let deadline = started + START_TIMEOUT;
         loop {
-            if let Some(status) = self.child.try_wait()? {
+            if let Some(status) = self.process.try_wait()? {
                 bail!("member-sim exited ({status}); log:\n{}", self.log());
             }
             if names.iter().all(|name| self.kubeconfig(name).exists()) {
@@ -103,12 +88,6 @@ impl SimProcess {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-}
-
-async fn client(kubeconfig: &Path) -> anyhow::Result<Client> {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
-    Ok(Client::try_from(config)?)
 }
 
 /// Starts one process, waits until it serves and settles; returns (start time, RSS MiB).

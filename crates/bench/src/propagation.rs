@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ use kube::api::{Api, PostParams};
 use kube::runtime::watcher;
 use tokio::sync::Mutex;
 
+use crate::process::{Process, client, cluster_api, is_ready, wait_for_file};
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
 
@@ -65,66 +66,35 @@ impl Mode {
 }
 const LABEL: (&str, &str) = ("bench", "propagation");
 
+/// A component process and the name its log and RSS are reported under.
 struct Proc {
-    child: Child,
+    process: Process,
     name: String,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Proc {
     fn spawn(binary: &Path, args: &[&str], log_dir: &Path, name: &str) -> anyhow::Result<Proc> {
-        let log = std::fs::File::create(log_dir.join(format!("{name}.log")))?;
-        let child = Command::new(binary)
-            .args(args)
-            // Quiet by default; KARMADA_BENCH_LOG=info shows the components' logs in an error report.
-            .env(
-                "RUST_LOG",
-                std::env::var("KARMADA_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
-            )
-            .stdin(Stdio::piped())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting {} {name}", binary.display()))?;
+        let process = Process::spawn(
+            Command::new(binary)
+                .args(args)
+                // Quiet by default; KARMADA_BENCH_LOG=info shows the components' logs in an error report.
+                .env(
+                    "RUST_LOG",
+                    std::env::var("KARMADA_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
+                )
+                .stdin(Stdio::piped()),
+            &log_dir.join(format!("{name}.log")),
+        )
+        .with_context(|| format!("starting {} {name}", binary.display()))?;
         Ok(Proc {
-            child,
+            process,
             name: name.to_string(),
         })
     }
 
     fn rss_mib(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-            .unwrap_or(0.0)
-            / 1024.0
+        self.process.rss_mib()
     }
-}
-
-async fn client(kubeconfig: &Path) -> anyhow::Result<Client> {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
-    Ok(Client::try_from(config)?)
-}
-
-async fn wait_file(path: &Path, what: &str) -> anyhow::Result<()> {
-    let deadline = Instant::now() + READY_TIMEOUT;
-    while !path.exists() {
-        if Instant::now() > deadline {
-            bail!("{what} did not start (no {})", path.display());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Ok(())
 }
 
 /// The federation under test.
@@ -161,7 +131,7 @@ impl Federation {
             "apiserver",
         )?;
         let kubeconfig = data.join("karmada-apiserver.config");
-        wait_file(&kubeconfig, "karmada apiserver").await?;
+        wait_for_file(&kubeconfig, "karmada apiserver", READY_TIMEOUT).await?;
         let karmada = client(&kubeconfig).await?;
         let kubeconfig_arg = kubeconfig.to_string_lossy().to_string();
         let members_dir = dir.path().join("members");
@@ -185,7 +155,12 @@ impl Federation {
         )?;
         let names: Vec<String> = (1..=members).map(|i| format!("member{i}")).collect();
         for name in &names {
-            wait_file(&members_dir.join(format!("{name}.config")), "member-sim").await?;
+            wait_for_file(
+                &members_dir.join(format!("{name}.config")),
+                "member-sim",
+                READY_TIMEOUT,
+            )
+            .await?;
         }
         // Signs the Pull agents' client certificates.
         let ca_cert = data
@@ -320,24 +295,11 @@ impl Federation {
     }
 
     async fn wait_clusters_ready(&self, names: &[String]) -> anyhow::Result<()> {
-        let resource = kube::api::ApiResource::from_gvk_with_plural(
-            &kube::api::GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster"),
-            "clusters",
-        );
-        let api: Api<kube::api::DynamicObject> = Api::all_with(self.karmada.clone(), &resource);
+        let api = cluster_api(&self.karmada);
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             let list = api.list(&Default::default()).await?;
-            let ready = list
-                .items
-                .iter()
-                .filter(|c| {
-                    c.data["status"]["conditions"].as_array().is_some_and(|cs| {
-                        cs.iter()
-                            .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                    })
-                })
-                .count();
+            let ready = list.items.iter().filter(|c| is_ready(c)).count();
             if ready == names.len() {
                 return Ok(());
             }

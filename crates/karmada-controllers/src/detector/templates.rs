@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
 use kube::discovery::{ApiCapabilities, Discovery, Scope, verbs};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
@@ -21,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::queue::WorkQueue;
 use super::skip::DetectorFilter;
 use crate::reserved::{is_never_propagated_api, is_reserved_namespace};
+use crate::runtime::watch::next_event;
 
 /// A resource template's identity in the detector's queue.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -274,17 +274,8 @@ async fn watch_kind(
     futures::pin_mut!(stream);
     let mut listed: Vec<TemplateKey> = Vec::new();
     loop {
-        let event = tokio::select! {
-            () = cancel.cancelled() => return,
-            event = stream.next() => event,
-        };
-        let event = match event {
-            None => return,
-            Some(Err(err)) => {
-                tracing::debug!(%err, kind = %gvk.kind, "template watch error; retrying");
-                continue;
-            }
-            Some(Ok(event)) => event,
+        let Some(event) = next_event(&mut stream, &cancel, "template", &gvk.kind).await else {
+            return;
         };
         // List items may come without apiVersion/kind; managedFields are dead weight in the cache.
         let event = event.modify(|object| {

@@ -12,6 +12,7 @@ pub mod leader_election;
 pub mod members;
 pub mod resources;
 pub mod typed;
+pub mod watch;
 
 pub use error::ControllerError;
 pub use events::{EventRecorder, EventType, reference_of};

@@ -20,7 +20,6 @@
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use karmada_api::{Cluster, ResourceBinding};
 use karmada_scheduler::framework::{DEFAULT_SCHEDULER_NAME, Framework};
@@ -44,6 +43,7 @@ use super::metrics::{
     RESULT_ERROR, RESULT_SCHEDULED, SchedulerMetrics,
 };
 use crate::detector::queue::{Backoff, WorkQueue};
+use crate::runtime::watch::next_event;
 use crate::runtime::{ControllerError, EventRecorder, EventType, resources, typed};
 
 /// Event reasons Karmada's scheduler records on bindings and their templates.
@@ -222,17 +222,8 @@ async fn watch_bindings(
     futures::pin_mut!(stream);
     let mut listed = Vec::new();
     loop {
-        let event = tokio::select! {
-            () = cancel.cancelled() => return,
-            event = stream.next() => event,
-        };
-        let event = match event {
-            None => return,
-            Some(Err(err)) => {
-                tracing::debug!(%err, kind = %resource.kind, "binding watch error; retrying");
-                continue;
-            }
-            Some(Ok(event)) => event,
+        let Some(event) = next_event(&mut stream, &cancel, "binding", &resource.kind).await else {
+            return;
         };
         let event = event.modify(|object| object.metadata.managed_fields = None);
         let mut ready = Vec::new();
@@ -284,17 +275,8 @@ async fn watch_clusters(
     let stream = watcher(api, watcher::Config::default()).default_backoff();
     futures::pin_mut!(stream);
     loop {
-        let event = tokio::select! {
-            () = cancel.cancelled() => return,
-            event = stream.next() => event,
-        };
-        let event = match event {
-            None => return,
-            Some(Err(err)) => {
-                tracing::debug!(%err, "cluster watch error; retrying");
-                continue;
-            }
-            Some(Ok(event)) => event,
+        let Some(event) = next_event(&mut stream, &cancel, "cluster", &resource.kind).await else {
+            return;
         };
         let requeue = match &event {
             watcher::Event::Apply(object) => {

@@ -5,43 +5,16 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::harness::{Run, Server};
+use crate::harness::{Owned, Run, Server, bin, cluster_json, free_port, ready_status, wait_within};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-fn bin(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_BIN_EXE_karmada"))
-        .parent()
-        .expect("target dir");
-    let bin = dir.join(name);
-    assert!(bin.is_file(), "build {name} first: cargo build --bins");
-    bin
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
 /// Polls `check` until it returns `Some`, failing with `what` and the last observation after the deadline.
 #[track_caller]
-fn wait_for<T>(what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        match check() {
-            Ok(v) => return v,
-            Err(last) => assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; last: {last}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn wait_for<T>(what: &str, check: impl FnMut() -> Result<T, String>) -> T {
+    wait_within(DEADLINE, what, check)
 }
 
 /// A member cluster: a `karmada apiserver` on a fixed port, so that it can be stopped and started again at the
@@ -125,7 +98,7 @@ impl Drop for Member {
 
 /// `karmada controller-manager` with small periods and thresholds.
 struct ControllerManager {
-    child: Child,
+    _process: Owned,
     log: PathBuf,
 }
 
@@ -155,7 +128,10 @@ impl ControllerManager {
             .stderr(file)
             .spawn()
             .expect("spawn controller-manager");
-        ControllerManager { child, log }
+        ControllerManager {
+            _process: Owned(child),
+            log,
+        }
     }
 
     fn log(&self) -> String {
@@ -190,13 +166,6 @@ impl ControllerManager {
     }
 }
 
-impl Drop for ControllerManager {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn karmadactl(karmada: &Server, args: &[&str]) -> Run {
     Run::from(
         Command::new(bin("karmadactl"))
@@ -217,25 +186,6 @@ fn join(karmada: &Server, name: &str, member: &Path, extra: &[&str]) -> Run {
     ];
     args.extend_from_slice(extra);
     karmadactl(karmada, &args)
-}
-
-fn cluster_json(karmada: &Server, name: &str) -> Result<serde_json::Value, String> {
-    let out = karmada.kubectl(&["get", "cluster", name, "-o", "json"]);
-    if !out.ok() {
-        return Err(out.stderr);
-    }
-    serde_json::from_str(&out.stdout).map_err(|e| e.to_string())
-}
-
-fn ready_status(cluster: &serde_json::Value) -> (String, String) {
-    let ready = cluster["status"]["conditions"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready").cloned())
-        .unwrap_or_default();
-    (
-        ready["status"].as_str().unwrap_or("").into(),
-        ready["reason"].as_str().unwrap_or("").into(),
-    )
 }
 
 fn taint_keys(cluster: &serde_json::Value) -> Vec<String> {

@@ -392,6 +392,16 @@ fn seed_001_unreachable_member_fails_over_safely_and_cleans_up_on_return() {
     let aws_works = before.works_of(key, "cluster-aws");
     assert_eq!(aws_works.len(), 1, "one Work for cluster-aws");
 
+    // cluster-aws's copy as it was before the fault (a delete held while it was unreachable would land the
+    // moment it returns, before any read here).
+    let mut aws_copy = CopyTrack::default();
+    aws_copy.observe(uid(&member_deployment(
+        &plane,
+        "cluster-aws",
+        "production",
+        "nginx-ha",
+    )
+    .expect("aws")));
     plane.fault("cluster-aws", &["unreachable"]);
     let fault_at = Instant::now();
     let mut tainted_at = None;
@@ -476,7 +486,6 @@ fn seed_001_unreachable_member_fails_over_safely_and_cleans_up_on_return() {
 
     // cluster-aws returns: the stale task goes, its copy is deleted once, cluster-gcp's copy is untouched.
     plane.fault("cluster-aws", &["clear"]);
-    let mut aws_copy = CopyTrack::default();
     let mut settled_at: Option<Instant> = None;
     wait_for("cluster-aws cleaned up after its return", || {
         let v = view(&plane)?;
@@ -693,6 +702,17 @@ fn each_purge_mode_on_cluster_and_application_failover() {
         })
         .collect();
     let works_before = view(&plane).expect("view").all_works_in("member1");
+    // Each member1 copy as it was before the fault: a delete held while member1 was unreachable would land the
+    // moment it returns, before any read here.
+    let mut copies: BTreeMap<String, CopyTrack> = BTreeMap::new();
+    for name in names.iter().map(String::as_str).chain(["pinned"]) {
+        let object = member_deployment(&plane, "member1", "default", name).expect("member1");
+        assert!(object.is_some(), "{name} in member1");
+        copies
+            .entry(name.to_string())
+            .or_default()
+            .observe(uid(&object));
+    }
 
     plane.fault("member1", &["unreachable"]);
     let mut directly_work_deleting = false;
@@ -766,7 +786,6 @@ fn each_purge_mode_on_cluster_and_application_failover() {
 
     // member1 returns: the evicted copies go once each, the pinned workload gets its cluster back untouched.
     plane.fault("member1", &["clear"]);
-    let mut copies: BTreeMap<String, CopyTrack> = BTreeMap::new();
     wait_for("member1 reconciled after its return", || {
         let v = view(&plane)?;
         let mut clean = v.ready("member1");
@@ -988,12 +1007,12 @@ fn randomized_run(seed: u64) {
             }
             3 => {
                 let crashed_members: Vec<&str> = crashed.iter().copied().collect();
-                if let Some(member) = crashed_members.first() {
-                    if unreachable.as_ref().is_none_or(|(m, _)| m != member) {
-                        plane.fault(member, &["clear"]);
-                        crashed.remove(member);
-                        eprintln!("step {step}: {member}'s crashes cleared");
-                    }
+                if let Some(member) = crashed_members.first()
+                    && unreachable.as_ref().is_none_or(|(m, _)| m != member)
+                {
+                    plane.fault(member, &["clear"]);
+                    crashed.remove(member);
+                    eprintln!("step {step}: {member}'s crashes cleared");
                 }
             }
             _ if !restarted && started.elapsed() > Duration::from_secs(10) => {
@@ -1009,10 +1028,10 @@ fn randomized_run(seed: u64) {
             let Ok(v) = view(&plane) else { continue };
             observations += 1;
             for (name, _, _) in apps {
-                if let Ok(binding) = v.binding(&format!("default/{name}-deployment")) {
-                    if let Err(e) = check_replicas(name, binding, allow_drop(name)) {
-                        panic!("seed {seed}, step {step}: {e}\n{}", plane.logs());
-                    }
+                if let Ok(binding) = v.binding(&format!("default/{name}-deployment"))
+                    && let Err(e) = check_replicas(name, binding, allow_drop(name))
+                {
+                    panic!("seed {seed}, step {step}: {e}\n{}", plane.logs());
                 }
             }
             if let Some((member, works)) = &unreachable {

@@ -14,19 +14,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client};
 
-use crate::harness::Run;
+use crate::harness::{Run, bin, karmadactl};
 
 const READY: Duration = Duration::from_secs(60);
-
-fn bin(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_BIN_EXE_karmada"))
-        .parent()
-        .expect("target dir")
-        .to_path_buf();
-    let bin = dir.join(name);
-    assert!(bin.is_file(), "build {name} first: cargo build --bins");
-    bin
-}
 
 fn free_ports(count: usize) -> Vec<u16> {
     let listeners: Vec<_> = (0..count)
@@ -525,16 +515,6 @@ fn a_watcher_whose_replica_is_killed_resumes_on_the_other_without_gap_or_repeat(
 }
 
 // --- backup and restore through karmadactl ---------------------------------------------------
-
-fn karmadactl(args: &[&str]) -> Run {
-    Run::from(
-        Command::new(bin("karmadactl"))
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run karmadactl"),
-    )
-}
 
 /// Stops a control plane started with `karmadactl init` (detached) when the test ends.
 struct Deinit(PathBuf);

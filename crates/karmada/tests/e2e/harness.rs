@@ -283,3 +283,101 @@ macro_rules! on_apiserver_and_member_sim {
     };
 }
 pub(crate) use on_apiserver_and_member_sim;
+
+/// A binary built beside `karmada` (`karmadactl`, `karmada`, ...).
+pub fn bin(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_karmada"))
+        .parent()
+        .expect("target dir");
+    let bin = dir.join(name);
+    assert!(bin.is_file(), "build {name} first: cargo build --bins");
+    bin
+}
+
+/// A loopback port free at the time of the call.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// Polls `check` until it returns `Ok`, failing with `what` and the last observation after `deadline`.
+#[track_caller]
+pub fn wait_within<T>(
+    deadline: Duration,
+    what: &str,
+    mut check: impl FnMut() -> Result<T, String>,
+) -> T {
+    let deadline = Instant::now() + deadline;
+    loop {
+        match check() {
+            Ok(v) => return v,
+            Err(last) => assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; last: {last}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A process killed when dropped.
+pub struct Owned(pub Child);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `program` with a held stdin (for `--exit-with-stdin`), its output appended to `log`.
+pub fn spawn_logged(program: &Path, args: &[&str], log: &Path) -> Owned {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .expect("log file");
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(file.try_clone().expect("log"))
+        .stderr(file)
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
+    Owned(child)
+}
+
+/// `karmadactl` with `args`, stdin closed.
+pub fn karmadactl(args: &[&str]) -> Run {
+    Run::from(
+        Command::new(bin("karmadactl"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run karmadactl"),
+    )
+}
+
+/// A Cluster as JSON through kubectl, or kubectl's error.
+pub fn cluster_json(karmada: &Server, name: &str) -> Result<serde_json::Value, String> {
+    let out = karmada.kubectl(&["get", "cluster", name, "-o", "json"]);
+    if !out.ok() {
+        return Err(out.stderr);
+    }
+    serde_json::from_str(&out.stdout).map_err(|e| e.to_string())
+}
+
+/// A Cluster's Ready condition as (status, reason); empty strings when it has none.
+pub fn ready_status(cluster: &serde_json::Value) -> (String, String) {
+    let ready = cluster["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready").cloned())
+        .unwrap_or_default();
+    (
+        ready["status"].as_str().unwrap_or("").into(),
+        ready["reason"].as_str().unwrap_or("").into(),
+    )
+}

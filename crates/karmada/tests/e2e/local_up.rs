@@ -9,28 +9,11 @@
 use std::io::PipeWriter;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::harness::{Run, rows};
+use crate::harness::{Run, bin, free_port, rows, wait_within};
 
 const DEADLINE: Duration = Duration::from_secs(60);
-
-fn bin(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_BIN_EXE_karmada"))
-        .parent()
-        .expect("target dir");
-    let bin = dir.join(name);
-    assert!(bin.is_file(), "build {name} first: cargo build --bins");
-    bin
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
 
 /// A local-up data directory; dropping it runs local-down and closes the components' stdin.
 struct Local {
@@ -154,18 +137,8 @@ fn alive(pid: i32) -> bool {
 }
 
 #[track_caller]
-fn wait_for<T>(what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        match check() {
-            Ok(v) => return v,
-            Err(last) => assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; last: {last}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn wait_for<T>(what: &str, check: impl FnMut() -> Result<T, String>) -> T {
+    wait_within(DEADLINE, what, check)
 }
 
 const DEPLOYMENT: &str = r#"{"apiVersion": "apps/v1", "kind": "Deployment",

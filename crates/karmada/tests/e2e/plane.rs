@@ -2,65 +2,20 @@
 //! controller-manager` and `karmada scheduler` with short periods, and member-sims joined in Push mode with
 //! `karmadactl join`. Every process is started with `--exit-with-stdin` from a held pipe and killed on drop.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{Run, Server};
+use crate::harness::{Owned, Run, Server, bin, spawn_logged, wait_within};
 
 const DEADLINE: Duration = Duration::from_secs(90);
 
-fn bin(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_BIN_EXE_karmada"))
-        .parent()
-        .expect("target dir");
-    let bin = dir.join(name);
-    assert!(bin.is_file(), "build {name} first: cargo build --bins");
-    bin
-}
-
 /// Polls `check` until it returns `Ok`, failing with `what` and the last observation after the deadline.
 #[track_caller]
-pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        match check() {
-            Ok(v) => return v,
-            Err(last) => assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; last: {last}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// A process killed when dropped.
-struct Owned(Child);
-
-impl Drop for Owned {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn(program: &Path, args: &[&str], log: &Path) -> Owned {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .expect("log file");
-    let child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(file.try_clone().expect("log"))
-        .stderr(file)
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
-    Owned(child)
+pub fn wait_for<T>(what: &str, check: impl FnMut() -> Result<T, String>) -> T {
+    wait_within(DEADLINE, what, check)
 }
 
 pub struct Plane {
@@ -109,7 +64,7 @@ impl Plane {
     pub fn add_member(&mut self, name: &str) {
         let dir = self.members_dir.to_str().expect("utf8").to_string();
         let _ = std::fs::remove_file(self.member_kubeconfig(name));
-        let child = spawn(
+        let child = spawn_logged(
             &bin("karmada"),
             &[
                 "member-sim",
@@ -301,9 +256,9 @@ impl Plane {
             "--exit-with-stdin",
         ];
         args.extend_from_slice(extra);
-        let cm = spawn(&bin("karmada"), &args, &dir.join("controller-manager.log"));
+        let cm = spawn_logged(&bin("karmada"), &args, &dir.join("controller-manager.log"));
         self.components.push(("controller-manager", cm));
-        let scheduler = spawn(
+        let scheduler = spawn_logged(
             &bin("karmada"),
             &[
                 "scheduler",
@@ -370,7 +325,7 @@ impl Plane {
     pub fn add_scheduler_replica(&mut self) {
         let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
         let log = self.karmada.dir.path().join("scheduler-2.log");
-        let scheduler = spawn(
+        let scheduler = spawn_logged(
             &bin("karmada"),
             &[
                 "scheduler",

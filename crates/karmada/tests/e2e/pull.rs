@@ -2,36 +2,19 @@
 //! certificates, and `karmadactl token create | register | unregister` as a user runs them. The agent runs as
 //! the detached process `register` starts; a guard kills it whatever happens to the test.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::harness::{Run, Server};
+use crate::harness::{
+    Owned, Run, Server, bin, cluster_json, karmadactl, ready_status, wait_within,
+};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-fn bin(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_BIN_EXE_karmada"))
-        .parent()
-        .expect("target dir");
-    let bin = dir.join(name);
-    assert!(bin.is_file(), "build {name} first: cargo build --bins");
-    bin
-}
-
 #[track_caller]
-fn wait_for<T>(what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        match check() {
-            Ok(v) => return v,
-            Err(last) => assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; last: {last}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn wait_for<T>(what: &str, check: impl FnMut() -> Result<T, String>) -> T {
+    wait_within(DEADLINE, what, check)
 }
 
 /// A member cluster: a plain `karmada apiserver` process (it serves /readyz, /version and discovery).
@@ -94,7 +77,7 @@ impl Drop for Member {
 
 /// `karmada controller-manager` signing with the control plane's CA, with short periods and grace.
 struct ControllerManager {
-    child: Child,
+    _process: Owned,
 }
 
 impl ControllerManager {
@@ -128,14 +111,9 @@ impl ControllerManager {
             .stderr(log)
             .spawn()
             .expect("spawn controller-manager");
-        ControllerManager { child }
-    }
-}
-
-impl Drop for ControllerManager {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        ControllerManager {
+            _process: Owned(child),
+        }
     }
 }
 
@@ -172,34 +150,6 @@ impl Drop for AgentGuard {
             self.kill(&entry.file_name().to_string_lossy());
         }
     }
-}
-
-fn karmadactl(args: &[&str]) -> Run {
-    Run::from(
-        Command::new(bin("karmadactl"))
-            .args(args)
-            .output()
-            .expect("run karmadactl"),
-    )
-}
-
-fn cluster_json(karmada: &Server, name: &str) -> Result<serde_json::Value, String> {
-    let out = karmada.kubectl(&["get", "cluster", name, "-o", "json"]);
-    if !out.ok() {
-        return Err(out.stderr);
-    }
-    serde_json::from_str(&out.stdout).map_err(|e| e.to_string())
-}
-
-fn ready(cluster: &serde_json::Value) -> (String, String) {
-    let ready = cluster["status"]["conditions"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready").cloned())
-        .unwrap_or_default();
-    (
-        ready["status"].as_str().unwrap_or("").into(),
-        ready["reason"].as_str().unwrap_or("").into(),
-    )
 }
 
 fn no_cluster(karmada: &Server, name: &str) {
@@ -480,7 +430,7 @@ fn token_register_agent_lease_and_unregister() {
     agents.kill("pull1");
     wait_for("pull1 Ready Unknown", || {
         let cluster = cluster_json(&karmada, "pull1")?;
-        let (status, reason) = ready(&cluster);
+        let (status, reason) = ready_status(&cluster);
         let tainted = cluster["spec"]["taints"].as_array().is_some_and(|ts| {
             ts.iter()
                 .any(|t| t["key"] == "cluster.karmada.io/unreachable")

@@ -6,7 +6,6 @@ use std::collections::HashSet;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use futures::StreamExt;
 use karmada_api::policy::{
     ActivationPreference, FINALIZER_CLUSTER_PROPAGATION_POLICY, FINALIZER_PROPAGATION_POLICY,
 };
@@ -29,6 +28,7 @@ use crate::detector::templates::TemplateKey;
 use crate::keys::{
     LABEL_CLUSTER_PROPAGATION_POLICY_PERMANENT_ID, LABEL_PROPAGATION_POLICY_PERMANENT_ID,
 };
+use crate::runtime::watch::next_event;
 use crate::runtime::{ControllerError, resources, typed};
 
 pub(super) async fn finalizer_worker(detector: Arc<Detector>, cancel: CancellationToken) {
@@ -191,17 +191,8 @@ pub(super) async fn watch_policies<P: WatchedPolicy>(
     let mut known: HashSet<(String, String)> = HashSet::new();
     let mut listed: Vec<DynamicObject> = Vec::new();
     loop {
-        let event = tokio::select! {
-            () = cancel.cancelled() => return,
-            event = stream.next() => event,
-        };
-        let event = match event {
-            None => return,
-            Some(Err(err)) => {
-                tracing::debug!(%err, kind = %resource.kind, "policy watch error; retrying");
-                continue;
-            }
-            Some(Ok(event)) => event,
+        let Some(event) = next_event(&mut stream, &cancel, "policy", &resource.kind).await else {
+            return;
         };
         let mut keys = Vec::new();
         let mut finalize = Vec::new();
