@@ -28,7 +28,16 @@ pub struct Plane {
 impl Plane {
     /// The control plane and `members` (names) joined in Push mode, all Ready.
     pub fn start(members: &[&str]) -> Plane {
-        let karmada = Server::start();
+        Self::assemble(Server::start(), members, &[])
+    }
+
+    /// The federation around an API server that is already running: components (the controller-manager with
+    /// `controller_manager_extra_args`), then `members` started, joined and Ready.
+    fn assemble(
+        karmada: Server,
+        members: &[&str],
+        controller_manager_extra_args: &[&str],
+    ) -> Plane {
         let members_dir = karmada.dir.path().join("members");
         std::fs::create_dir_all(&members_dir).expect("members dir");
         let mut plane = Plane {
@@ -37,7 +46,7 @@ impl Plane {
             members: Vec::new(),
             components: Vec::new(),
         };
-        plane.start_components();
+        plane.start_components_with(controller_manager_extra_args);
         for name in members {
             plane.add_member(name);
         }
@@ -202,26 +211,7 @@ impl Plane {
     /// Like [`Plane::start`], with `controller_manager_extra_args` (e.g. `--enable-failover`) added to the
     /// controller-manager's arguments; [`Plane::restart_components_with`] restarts it with the same ones.
     pub fn start_with(members: &[&str], controller_manager_extra_args: &[&str]) -> Plane {
-        let karmada = Server::start();
-        let members_dir = karmada.dir.path().join("members");
-        std::fs::create_dir_all(&members_dir).expect("members dir");
-        let mut plane = Plane {
-            karmada,
-            members_dir,
-            members: Vec::new(),
-            components: Vec::new(),
-        };
-        plane.start_components_with(controller_manager_extra_args);
-        for name in members {
-            plane.add_member(name);
-        }
-        for name in members {
-            plane.join(name);
-        }
-        for name in members {
-            plane.wait_ready(name);
-        }
-        plane
+        Self::assemble(Server::start(), members, controller_manager_extra_args)
     }
 
     /// Kills and restarts the controller-manager (with `controller_manager_extra_args`) and the scheduler.
@@ -297,26 +287,7 @@ impl Plane {
 impl Plane {
     /// Like [`Plane::start`], with extra `karmada apiserver` flags (e.g. `--token-auth-file`).
     pub fn start_with_server_args(members: &[&str], server_args: &[&str]) -> Plane {
-        let karmada = Server::start_with(server_args);
-        let members_dir = karmada.dir.path().join("members");
-        std::fs::create_dir_all(&members_dir).expect("members dir");
-        let mut plane = Plane {
-            karmada,
-            members_dir,
-            members: Vec::new(),
-            components: Vec::new(),
-        };
-        plane.start_components();
-        for name in members {
-            plane.add_member(name);
-        }
-        for name in members {
-            plane.join(name);
-        }
-        for name in members {
-            plane.wait_ready(name);
-        }
-        plane
+        Self::assemble(Server::start_with(server_args), members, &[])
     }
 }
 
