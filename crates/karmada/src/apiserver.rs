@@ -94,13 +94,15 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}:{}", args.bind_address, args.secure_port))?;
     let local: SocketAddr = listener.local_addr()?;
 
-    let mut options = ApiServerOptions::default();
-    options.cancel = cancel.clone();
-    options.advertise_address = local.to_string();
-    options.bootstrap_objects = apiserver_auth::rbac::bootstrap::bootstrap_cluster_roles()
-        .into_iter()
-        .chain(apiserver_auth::rbac::bootstrap::bootstrap_cluster_role_bindings())
-        .collect();
+    let mut options = ApiServerOptions {
+        cancel: cancel.clone(),
+        advertise_address: local.to_string(),
+        bootstrap_objects: apiserver_auth::rbac::bootstrap::bootstrap_cluster_roles()
+            .into_iter()
+            .chain(apiserver_auth::rbac::bootstrap::bootstrap_cluster_role_bindings())
+            .collect(),
+        ..ApiServerOptions::default()
+    };
     if args.insecure_http {
         // Test mode: every request is an administrator, so RBAC would have nothing to decide.
         options.anonymous = Anonymous::Admin;

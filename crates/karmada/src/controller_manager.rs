@@ -109,7 +109,7 @@ impl Controllers {
         let mut tasks = tokio::task::JoinSet::new();
         tasks.spawn(run_cluster_controller_with(
             client.clone(),
-            self.cluster.clone(),
+            self.cluster,
             cancel.child_token(),
         ));
         tasks.spawn(run_status_controller(
@@ -221,7 +221,7 @@ pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
             FailoverConfig::default()
         },
         failover_metrics: FailoverMetrics::register(&mut registry),
-        descheduler: args.enable_descheduler.then(|| DeschedulerConfig {
+        descheduler: args.enable_descheduler.then_some(DeschedulerConfig {
             interval: args.descheduling_interval,
             unschedulable_threshold: args.unschedulable_threshold,
         }),
