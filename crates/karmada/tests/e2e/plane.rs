@@ -248,6 +248,12 @@ impl Plane {
         args.extend_from_slice(extra);
         let cm = spawn_logged(&bin("karmada"), &args, &dir.join("controller-manager.log"));
         self.components.push(("controller-manager", cm));
+        self.spawn_scheduler("scheduler.log");
+    }
+
+    /// Starts a `karmada scheduler` replica (short leader-election periods) logging to `log` in the test dir.
+    fn spawn_scheduler(&mut self, log: &str) {
+        let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
         let scheduler = spawn_logged(
             &bin("karmada"),
             &[
@@ -264,7 +270,7 @@ impl Plane {
                 "300ms",
                 "--exit-with-stdin",
             ],
-            &dir.join("scheduler.log"),
+            &self.karmada.dir.path().join(log),
         );
         self.components.push(("scheduler", scheduler));
     }
@@ -294,27 +300,7 @@ impl Plane {
 impl Plane {
     /// Starts one more `karmada scheduler` (a standby replica under leader election).
     pub fn add_scheduler_replica(&mut self) {
-        let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
-        let log = self.karmada.dir.path().join("scheduler-2.log");
-        let scheduler = spawn_logged(
-            &bin("karmada"),
-            &[
-                "scheduler",
-                "--kubeconfig",
-                &kubeconfig,
-                "--metrics-bind-address",
-                "127.0.0.1:0",
-                "--leader-elect-lease-duration",
-                "3s",
-                "--leader-elect-renew-deadline",
-                "2s",
-                "--leader-elect-retry-period",
-                "300ms",
-                "--exit-with-stdin",
-            ],
-            &log,
-        );
-        self.components.push(("scheduler", scheduler));
+        self.spawn_scheduler("scheduler-2.log");
     }
 
     /// Process ids of the running components named `name`.
