@@ -447,8 +447,31 @@ async fn wait_all_seen(seen: &Seen, names: &[String], members: usize) -> anyhow:
     }
 }
 
+/// Where the components write their logs: removed after the run unless asked to keep them.
+enum LogDir {
+    Temp(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl LogDir {
+    fn path(&self) -> &Path {
+        match self {
+            LogDir::Temp(dir) => dir.path(),
+            LogDir::Kept(path) => path,
+        }
+    }
+}
+
 async fn measure(binary: &Path, members: u32, mode: Mode, args: &Args) -> anyhow::Result<Vec<Row>> {
     let logs = tempfile::tempdir()?;
+    // KARMADA_BENCH_KEEP_LOGS keeps the components' logs for a look after the run.
+    let logs = if std::env::var_os("KARMADA_BENCH_KEEP_LOGS").is_some() {
+        let kept = logs.keep();
+        eprintln!("component logs kept in {}", kept.display());
+        LogDir::Kept(kept)
+    } else {
+        LogDir::Temp(logs)
+    };
     let federation = match Federation::start(binary, members, mode, logs.path()).await {
         Ok(f) => f,
         Err(err) => {

@@ -53,11 +53,78 @@ impl Filter {
         self.labels.is_empty() && self.fields.is_empty()
     }
 
+    /// Whether the labels in the stored bytes already rule the object out, read without
+    /// building the whole object: a label-selected LIST or watch over thousands of objects
+    /// then decodes only the matches. `false` when unsure (unparsable bytes, no label
+    /// selector); [`Filter::matches`] decides then.
+    pub fn labels_exclude(&self, stored: &[u8]) -> bool {
+        if self.labels.is_empty() {
+            return false;
+        }
+        match serde_json::from_slice::<StoredLabels>(stored) {
+            Ok(parsed) => !self
+                .labels
+                .matches(&parsed.metadata.labels.unwrap_or_default()),
+            Err(_) => false,
+        }
+    }
+
     pub fn matches(&self, object: &Value) -> bool {
         self.labels.matches_object(object)
             && self
                 .fields
                 .matches_object(object, &self.kind)
                 .unwrap_or(false)
+    }
+}
+
+/// Just `metadata.labels` of a stored object; serde skips every other field without allocating.
+#[derive(serde::Deserialize)]
+struct StoredLabels {
+    #[serde(default)]
+    metadata: StoredMetadata,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct StoredMetadata {
+    #[serde(default)]
+    labels: Option<std::collections::BTreeMap<String, String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(labels: &str) -> Filter {
+        Filter::parse(Some(labels), None, "ConfigMap").expect("selector parses")
+    }
+
+    #[test]
+    fn stored_labels_rule_out_only_certain_mismatches() {
+        let labelled = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"app":"web","tier":"front"}},"data":{"k":"v"}}"#;
+        let unlabelled = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}"#;
+        let cases: [(&str, &[u8], bool); 7] = [
+            ("app=web", labelled, false),
+            ("app=api", labelled, true),
+            ("app in (api,web),tier!=back", labelled, false),
+            ("app", unlabelled, true),
+            ("!app", unlabelled, false),
+            ("app=web", b"not json", false),
+            ("app=web", br#"{"metadata":{"labels":{"app":7}}}"#, false),
+        ];
+        for (selector, stored, excluded) in cases {
+            assert_eq!(
+                filter(selector).labels_exclude(stored),
+                excluded,
+                "{selector} on {}",
+                String::from_utf8_lossy(stored)
+            );
+            // Never contradicts the full match.
+            if excluded {
+                let object: Value = serde_json::from_slice(stored).expect("json");
+                assert!(!filter(selector).matches(&object), "{selector}");
+            }
+        }
+        assert!(!Filter::everything("ConfigMap").labels_exclude(unlabelled));
     }
 }

@@ -143,6 +143,9 @@ pub async fn open(
                 .map_err(storage::store_error)?;
             revision = Some(page.revision);
             for kv in &page.kvs {
+                if params.filter.labels_exclude(&kv.value) {
+                    continue;
+                }
                 let object = storage::decode(&def, kv)?;
                 if params.filter.matches(&object) {
                     pending.push_back(line("ADDED", render.object(object)));
@@ -263,6 +266,15 @@ fn translate(state: &State, event: &store::WatchEvent) -> Option<Bytes> {
         };
         let object = state.server.encoded_objects.get_or_encode(def, &event.kv)?;
         return Some(shared_line(kind, &object));
+    }
+    // Neither side's labels match: nothing to send, and nothing worth decoding.
+    if filter.labels_exclude(&event.kv.value)
+        && event
+            .prev
+            .as_ref()
+            .is_none_or(|prev| filter.labels_exclude(&prev.value))
+    {
+        return None;
     }
     let current = storage::decode(def, &event.kv).ok()?;
     let now_matches = filter.matches(&current);

@@ -260,6 +260,7 @@ async fn collect(
         for kv in &page.kvs {
             match &mut items {
                 Items::Raw(raw) => raw.push(storage::stamped_json(def, kv)?),
+                Items::Objects(_) if params.filter.labels_exclude(&kv.value) => {}
                 Items::Objects(objects) => {
                     let object = storage::decode(def, kv)?;
                     if params.filter.matches(&object) {
