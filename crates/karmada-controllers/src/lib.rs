@@ -29,6 +29,7 @@ pub mod reserved;
 pub mod runtime;
 pub mod scheduler;
 pub mod status;
+pub mod workload_rebalancer;
 
 #[cfg(test)]
 mod seed;

@@ -1,8 +1,8 @@
 //! `karmada controller-manager`: the control plane's controllers against the API server named by a kubeconfig —
 //! the resource detector, the binding, execution, work status and binding status controllers, namespace
-//! propagation, the dependencies distributor, the cluster and cluster status controllers and the agent CSR
-//! approver — with their metrics on `/metrics`. Several replicas may run: one leads (Lease
-//! `karmada-system/karmada-controller-manager`), the others stand by.
+//! propagation, the dependencies distributor, the workload rebalancer, the cluster and cluster status
+//! controllers and the agent CSR approver — with their metrics on `/metrics`. Several replicas may run: one
+//! leads (Lease `karmada-system/karmada-controller-manager`), the others stand by.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -157,6 +157,11 @@ impl Controllers {
             cancel.child_token(),
         ));
         tasks.spawn(karmada_controllers::dependencies_distributor::run(
+            client.clone(),
+            Default::default(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::workload_rebalancer::run(
             client.clone(),
             Default::default(),
             cancel.child_token(),

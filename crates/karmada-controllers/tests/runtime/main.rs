@@ -11,6 +11,7 @@ mod namespace;
 mod scheduler;
 mod status;
 mod support;
+mod workload_rebalancer;
 
 /// The test bed itself: a member joins as a Ready cluster and is reachable through the pinned client.
 #[tokio::test]
