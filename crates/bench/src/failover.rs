@@ -7,6 +7,9 @@
 //! (`karmada member-sim fault ... unreachable`); per Deployment we time the fault to the moment the other members
 //! together run all its replicas Ready (polled every 100 ms), and the total is when the last one got there.
 //! Target: the failure threshold + tolerationSeconds + 5 s.
+//! Afterwards the failover controllers' reconciles are counted over `--quiet-window-seconds` (from the
+//! controller-manager's `eviction_processing_total`): with every workload moved they should be idle, and their
+//! eviction metrics are printed.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +43,15 @@ pub struct Args {
     /// The server binary (default: `karmada` beside this one); `karmadactl` is looked up beside it.
     #[arg(long)]
     pub karmada_binary: Option<PathBuf>,
+    /// Keep the processes' logs in this directory (default: a temporary one, removed at the end).
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
+    /// `RUST_LOG` of the processes.
+    #[arg(long, default_value = "warn")]
+    pub log_level: String,
+    /// After every workload moved, how long to count the failover controllers' reconciles (steady state).
+    #[arg(long, default_value_t = 5)]
+    pub quiet_window_seconds: u64,
 }
 
 const TIMEOUT: Duration = Duration::from_secs(300);
@@ -56,11 +68,11 @@ impl Drop for Process {
     }
 }
 
-fn start(binary: &Path, args: &[&str], log: PathBuf) -> anyhow::Result<Process> {
+fn start(binary: &Path, args: &[&str], log: PathBuf, level: &str) -> anyhow::Result<Process> {
     let file = std::fs::File::create(&log)?;
     let child = Command::new(binary)
         .args(args)
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", level)
         .stdin(Stdio::piped())
         .stdout(file.try_clone()?)
         .stderr(file)
@@ -127,11 +139,19 @@ struct Setup {
     members: Vec<(String, Client)>,
     members_dir: PathBuf,
     binary: PathBuf,
+    /// The controller-manager's `/metrics`.
+    metrics: std::net::SocketAddr,
 }
 
 async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
     let dir = tempfile::tempdir()?;
-    let logs = dir.path().to_path_buf();
+    let logs = match &args.log_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)?;
+            d.clone()
+        }
+        None => dir.path().to_path_buf(),
+    };
     let data = dir.path().join("karmada");
     let data_arg = data.to_string_lossy().to_string();
     let mut processes = vec![start(
@@ -145,6 +165,7 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
             &data_arg,
         ],
         logs.join("apiserver.log"),
+        &args.log_level,
     )?];
     let kubeconfig = data.join("karmada-apiserver.config");
     until("the API server's kubeconfig", || async {
@@ -171,6 +192,7 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
             &members_arg,
         ],
         logs.join("member-sim.log"),
+        &args.log_level,
     )?);
     let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();
     for name in &names {
@@ -181,6 +203,8 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
         .await?;
     }
     let threshold = format!("{}s", args.failure_threshold);
+    let metrics_address = free_address()?;
+    let metrics_arg = metrics_address.to_string();
     processes.push(start(
         binary,
         &[
@@ -188,7 +212,7 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
             "--kubeconfig",
             &kubeconfig_arg,
             "--metrics-bind-address",
-            "127.0.0.1:0",
+            &metrics_arg,
             "--enable-failover",
             "--cluster-status-update-frequency",
             "1s",
@@ -199,6 +223,7 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
             "--exit-with-stdin",
         ],
         logs.join("controller-manager.log"),
+        &args.log_level,
     )?);
     processes.push(start(
         binary,
@@ -211,6 +236,7 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
             "--exit-with-stdin",
         ],
         logs.join("scheduler.log"),
+        &args.log_level,
     )?);
     let karmadactl = binary.with_file_name("karmadactl");
     let mut members = Vec::new();
@@ -251,7 +277,41 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
         members,
         members_dir,
         binary: binary.to_path_buf(),
+        metrics: metrics_address,
     })
+}
+
+/// A local port free right now (the controller-manager binds it next).
+fn free_address() -> anyhow::Result<std::net::SocketAddr> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?)
+}
+
+/// The controller-manager's `/metrics` text.
+async fn scrape(address: std::net::SocketAddr) -> anyhow::Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await?;
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .await?;
+    let mut body = String::new();
+    stream.read_to_string(&mut body).await?;
+    Ok(body)
+}
+
+/// The sum of `eviction_processing_total` (every failover controller's reconciles) in a `/metrics` text.
+fn failover_reconciles(metrics: &str) -> u64 {
+    let mut total = 0.0;
+    for line in metrics.lines() {
+        if line.starts_with("eviction_processing_total{")
+            && let Some(value) = line.rsplit(' ').next()
+        {
+            total += value.parse::<f64>().unwrap_or(0.0);
+        }
+    }
+    // Counters are whole numbers.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let total = total as u64;
+    total
 }
 
 fn is_ready(cluster: &DynamicObject) -> bool {
@@ -402,6 +462,23 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Steady state: with every workload moved, the failover controllers should have nothing left to do.
+    let before = failover_reconciles(&scrape(setup.metrics).await?);
+    let window = Duration::from_secs(args.quiet_window_seconds);
+    tokio::time::sleep(window).await;
+    let metrics = scrape(setup.metrics).await?;
+    let after = failover_reconciles(&metrics);
+    // What the failover controllers did (evictions, deferrals and why, reconciles by result), for the log.
+    for line in metrics.lines().filter(|l| {
+        l.starts_with("eviction_") && !l.starts_with("eviction_processing_latency_seconds_bucket")
+    }) {
+        println!("  {line}");
+    }
+    let quiet_rate = after.saturating_sub(before) as f64 / window.as_secs_f64().max(1.0);
+    println!(
+        "failover reconciles: {after} in total, {quiet_rate:.1}/s over {} s after every workload moved",
+        window.as_secs()
+    );
     let mut samples = Samples::default();
     for at in moved.values() {
         samples.push(*at);
@@ -424,7 +501,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 args.failure_threshold,
                 args.toleration_seconds
             ),
-            note: format!("member1 Ready≠True after {detected}"),
+            note: format!(
+                "member1 Ready≠True after {detected}; failover reconciles afterwards {quiet_rate:.1}/s"
+            ),
         },
         Row {
             name: format!(

@@ -438,6 +438,15 @@ async fn delete(
     }
     if let Some(cluster) = cluster {
         let cluster_going = cluster.metadata.deletion_timestamp.is_some();
+        // Nothing is deleted from a member that cannot be reached: the Work keeps its finalizer and is retried
+        // with backoff (and at once when the cluster turns Ready), without tying up a worker on a dead member.
+        if !cluster_going && !is_ready(cluster) {
+            let key = (
+                work.metadata.namespace.clone().unwrap_or_default(),
+                work.metadata.name.clone().unwrap_or_default(),
+            );
+            return Ok(Action::requeue(ctx.backoff.failed(&key)));
+        }
         let cleaned = clean_member(ctx, &work, cluster, cluster_name).await;
         match cleaned {
             Ok(()) => {}

@@ -127,7 +127,9 @@ pub(crate) async fn reconcile(
         tracing::info!(binding = %read.key, cluster, "application failover evicted");
     }
     if !failed.is_empty() {
-        return Ok(Action::requeue(shared.config.resync));
+        return Ok(Action::requeue(
+            super::RETRY_FAILED_EVICTION.min(shared.config.resync),
+        ));
     }
     Ok(match (wait, decision.recheck_at) {
         (Some(w), _) => Action::requeue(w),

@@ -1,11 +1,14 @@
-//! What the failover controllers share at run time: a `kube::runtime::Controller` over ResourceBindings or
-//! ClusterResourceBindings, woken also by changes of the Clusters they target or evict from; a Cluster cache;
+//! What the failover controllers share at run time: a `kube::runtime` applier over ResourceBindings or
+//! ClusterResourceBindings, woken by changes of what failover reads of a binding and by changes of the Clusters
+//! they target or evict from (sent once the Cluster cache holds the change); the Cluster cache;
 //! decoding (legacy purge modes accepted); the write of `spec.clusters` / `spec.gracefulEvictionTasks` /
 //! annotations as a replace carrying the read resourceVersion (a 409 requeues); event references; and the
 //! eviction pacing (rate limit + cluster budget) shared by every evicting controller.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
+use std::hash::Hash;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -15,10 +18,14 @@ use k8s_openapi::api::core::v1::{ObjectReference, Taint};
 use karmada_api::cluster::CONDITION_READY;
 use karmada_api::{Cluster, ResourceBinding, ResourceBindingSpec};
 use kube::api::{ApiResource, DynamicObject, PostParams};
-use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::controller::{
+    Action, Config as ControllerConfig, ReconcileRequest, applier, trigger_self,
+};
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::watcher::{self, watcher};
 use serde_json::Value;
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::FailoverConfig;
@@ -66,6 +73,9 @@ pub(crate) struct Shared {
     pub metrics: FailoverMetrics,
     pub recorder: EventRecorder,
     pub clusters: Store<DynamicObject>,
+    /// Names of Clusters whose failover-relevant state changed, sent by the reflector that fills `clusters`
+    /// once the change is in it ([`failover_relevant`]).
+    pub wake: broadcast::Sender<String>,
     pacing: Mutex<Pacing>,
 }
 
@@ -75,8 +85,10 @@ impl Shared {
         config: FailoverConfig,
         metrics: FailoverMetrics,
         clusters: Store<DynamicObject>,
+        wake: broadcast::Sender<String>,
     ) -> Self {
         Self {
+            wake,
             recorder: EventRecorder::new(client.clone(), COMPONENT),
             pacing: Mutex::new(Pacing::new(&config)),
             client,
@@ -310,6 +322,11 @@ fn named_clusters(object: &DynamicObject) -> BTreeSet<String> {
 
 /// Runs one failover controller over one binding kind until `cancel` fires. `reconcile` decides and writes;
 /// its latency and result are counted under `name`.
+///
+/// Woken by a binding change that touches what the failover controllers read ([`failover_inputs`]: not the
+/// replica counts and conditions the status controller keeps rewriting, which at scale would wake every
+/// controller for every binding many times a second), and by a failover-relevant change of a Cluster the binding
+/// targets or evicts from.
 pub(crate) async fn run_binding_controller<F, Fut>(
     shared: Arc<Shared>,
     name: &'static str,
@@ -325,70 +342,113 @@ pub(crate) async fn run_binding_controller<F, Fut>(
     } else {
         resources::resource_binding()
     };
-    let bindings = resources::all(&shared.client, &resource);
-    let controller = Controller::new_with(bindings, watcher::Config::default(), resource.clone())
-        .with_config(ControllerConfig::default().concurrency(shared.config.concurrency));
-    let store = controller.store();
-    let for_clusters = resource.clone();
-    // Cluster status is rewritten often (summaries, the latency annotation); only what failover reads — the spec
-    // (taints), Ready and deletion — wakes the bindings placed there.
-    let last_seen: Mutex<HashMap<String, String>> = Default::default();
-    let controller = controller
-        .watches_with(
-            resources::all(&shared.client, &resources::cluster()),
-            resources::cluster(),
+    let writer = Writer::new(resource.clone());
+    let store = writer.as_reader();
+    let own = trigger_self(
+        watcher(
+            resources::all(&shared.client, &resource),
             watcher::Config::default(),
-            move |cluster: DynamicObject| {
-                let name = cluster.metadata.name.clone().unwrap_or_default();
-                let fingerprint = failover_relevant(&cluster);
-                if let Ok(mut seen) = last_seen.lock() {
-                    if seen.get(&name) == Some(&fingerprint) {
-                        return Vec::new();
-                    }
-                    seen.insert(name.clone(), fingerprint);
-                }
-                store
-                    .state()
-                    .into_iter()
-                    .filter(|b| named_clusters(b).contains(&name))
-                    .map(|b| ObjectRef::from_obj_with(&*b, for_clusters.clone()))
-                    .collect::<Vec<_>>()
-            },
         )
-        .graceful_shutdown_on(cancel.cancelled_owned());
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(failover_inputs, Default::default()),
+        resource.clone(),
+    );
+    // Woken by the reflector that fills the Cluster cache reconciles read (see `Shared::wake`), so a binding
+    // woken by a Cluster change never reads that Cluster from before the change. A lagging receiver wakes all.
+    let bindings = store.clone();
+    let for_clusters = resource.clone();
+    let wake = futures::stream::unfold(shared.wake.subscribe(), |mut rx| async move {
+        let next = match rx.recv().await {
+            Ok(name) => Some(name),
+            Err(broadcast::error::RecvError::Lagged(_)) => None,
+            Err(broadcast::error::RecvError::Closed) => return None,
+        };
+        Some((next, rx))
+    });
+    let woken = wake.flat_map(move |cluster: Option<String>| {
+        let requests: Vec<Result<ReconcileRequest<DynamicObject>, watcher::Error>> = bindings
+            .state()
+            .into_iter()
+            .filter(|b| {
+                cluster
+                    .as_ref()
+                    .is_none_or(|name| named_clusters(b).contains(name))
+            })
+            .map(|b| Ok(ObjectRef::from_obj_with(&*b, for_clusters.clone()).into()))
+            .collect();
+        futures::stream::iter(requests)
+    });
+    let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
     let metrics = shared.metrics.clone();
+    let concurrency = shared.config.concurrency;
     let context = Arc::new(BindingCtx {
         shared,
         resource,
         cluster_scoped,
     });
-    controller
-        .run(
-            move |object, ctx| {
-                let started = Instant::now();
-                let metrics = metrics.clone();
-                let work = reconcile(object, ctx);
-                async move {
-                    let result = work.await;
-                    let ok =
-                        result.is_ok() || result.as_ref().is_err_and(ControllerError::is_conflict);
-                    metrics.processed(name, ok, started.elapsed().as_secs_f64());
-                    result
-                }
-            },
-            |_, err: &ControllerError, _| Action::requeue(err.retry_after()),
-            context,
-        )
-        .for_each(|result| async move {
+    let applied = applier(
+        move |object,
+              ctx|
+              -> Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>> {
+            let started = Instant::now();
+            let metrics = metrics.clone();
+            let work = reconcile(object, ctx);
+            Box::pin(async move {
+                let result = work.await;
+                let ok = result.is_ok() || result.as_ref().is_err_and(ControllerError::is_conflict);
+                metrics.processed(name, ok, started.elapsed().as_secs_f64());
+                result
+            })
+        },
+        |_, err: &ControllerError, _| Action::requeue(err.retry_after()),
+        context,
+        store,
+        queue,
+        ControllerConfig::default().concurrency(concurrency),
+    );
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = applied.for_each(|result| async move {
             if let Err(err) = result {
                 tracing::debug!(%err, controller = name, "failover reconcile");
             }
-        })
-        .await;
+        }) => {}
+    }
+}
+
+/// What of a binding the failover controllers read: spec (targets, tasks, placement, failover behaviour),
+/// annotations (applied placement, unhealthy-since), deletion, and of the status only the scheduler's observed
+/// generation and each copy's health. A predicate for `WatchStreamExt::predicate_filter`.
+pub(crate) fn failover_inputs(object: &DynamicObject) -> Option<u64> {
+    let mut hasher = std::hash::DefaultHasher::new();
+    let metadata = &object.metadata;
+    let status = object.data.get("status");
+    let health: Vec<(String, String)> = status
+        .and_then(|s| s.get("aggregatedStatus"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|item| (item["clusterName"].to_string(), item["health"].to_string()))
+        .collect();
+    (
+        object.data.get("spec").map(ToString::to_string),
+        &metadata.generation,
+        metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string()),
+        &metadata.annotations,
+        status.map(|s| s["schedulerObservedGeneration"].to_string()),
+        health,
+    )
+        .hash(&mut hasher);
+    Some(std::hash::Hasher::finish(&hasher))
 }
 
 /// What of a Cluster the failover controllers act on: its spec (taints), its Ready condition and its deletion.
-fn failover_relevant(cluster: &DynamicObject) -> String {
+pub(crate) fn failover_relevant(cluster: &DynamicObject) -> String {
     let ready = cluster.data["status"]["conditions"]
         .as_array()
         .and_then(|conditions| conditions.iter().find(|c| c["type"] == "Ready"))

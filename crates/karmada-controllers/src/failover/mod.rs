@@ -36,6 +36,7 @@ pub mod toleration;
 #[cfg(test)]
 mod sim_tests;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,6 +50,13 @@ pub use driver::COMPONENT;
 pub use metrics::FailoverMetrics;
 
 use crate::runtime::resources;
+
+/// Cluster wake-ups buffered per failover controller; one that falls further behind wakes every binding.
+const WAKE_CAPACITY: usize = 256;
+
+/// How soon an eviction that failed (a state-preservation rule found nothing yet) is tried again: the status it
+/// reads does not wake the failover controllers (only health does), so it is polled.
+pub(crate) const RETRY_FAILED_EVICTION: Duration = Duration::from_secs(5);
 
 /// Event reasons, as Karmada names them.
 pub const EVENT_EVICT_SUCCEED: &str = "EvictWorkloadFromClusterSucceed";
@@ -104,8 +112,12 @@ impl Default for FailoverConfig {
             eviction_burst: 500,
             eviction_budget_clusters: 2,
             eviction_budget_interval: Duration::from_secs(300),
-            resync: Duration::from_secs(30),
-            concurrency: 3,
+            // Every reason a task is kept has an event that ends it (a Cluster's Ready or taints, the copies'
+            // health, a user's edit) or a deadline; this only backs those up, and at 500 bindings a short one
+            // is a steady stream of reconciles that change nothing.
+            resync: Duration::from_secs(300),
+            // Evicting is a few API calls (the binding, two events); 500 bindings must move in seconds.
+            concurrency: 16,
         }
     }
 }
@@ -135,24 +147,50 @@ pub async fn run(
 ) {
     let writer: Writer<kube::api::DynamicObject> = Writer::new(resources::cluster());
     let clusters = writer.as_reader();
+    let (wake, _) = tokio::sync::broadcast::channel(WAKE_CAPACITY);
     let shared = Arc::new(driver::Shared::new(
         client.clone(),
         config.clone(),
         metrics,
         clusters.clone(),
+        wake.clone(),
     ));
     let mut tasks = tokio::task::JoinSet::new();
     let cluster_api = resources::all(&client, &resources::cluster());
     let reflect_cancel = cancel.clone();
     tasks.spawn(async move {
+        // The reflector updates the cache before it yields the event, so the wake-up sent here is seen by
+        // reconciles that read the change.
         let stream = reflector::reflector(writer, watcher(cluster_api, watcher::Config::default()))
-            .default_backoff()
-            .touched_objects();
+            .default_backoff();
         futures::pin_mut!(stream);
+        // Cluster status is rewritten often (summaries, the latency annotation); only what failover reads wakes
+        // the bindings placed there.
+        let mut seen: HashMap<String, String> = HashMap::new();
         loop {
-            tokio::select! {
+            let event = tokio::select! {
                 () = reflect_cancel.cancelled() => return,
-                next = stream.next() => if next.is_none() { return },
+                next = stream.next() => match next {
+                    None => return,
+                    Some(Ok(event)) => event,
+                    Some(Err(_)) => continue,
+                },
+            };
+            match event {
+                watcher::Event::Apply(cluster) | watcher::Event::InitApply(cluster) => {
+                    let name = cluster.metadata.name.clone().unwrap_or_default();
+                    let fingerprint = driver::failover_relevant(&cluster);
+                    if seen.insert(name.clone(), fingerprint.clone()) != Some(fingerprint) {
+                        // No receiver yet (the first list) is fine: controllers start with every binding.
+                        let _ = wake.send(name);
+                    }
+                }
+                watcher::Event::Delete(cluster) => {
+                    let name = cluster.metadata.name.clone().unwrap_or_default();
+                    seen.remove(&name);
+                    let _ = wake.send(name);
+                }
+                watcher::Event::Init | watcher::Event::InitDone => {}
             }
         }
     });

@@ -67,6 +67,7 @@ pub(crate) async fn reconcile(
     let mut next = spec.clone();
     let mut evicted = Vec::new();
     let mut wait = None;
+    let mut failed = false;
     for (cluster, why) in &decision.evict {
         if let Err(held) = shared.admit(NAME, &read.key, cluster, now) {
             let (reason, delay) = match held {
@@ -97,6 +98,7 @@ pub(crate) async fn reconcile(
                         )
                         .await;
                 }
+                failed = true;
                 continue;
             }
         };
@@ -151,6 +153,10 @@ pub(crate) async fn reconcile(
             }
             tracing::info!(binding = %read.key, cluster, "taint manager evicted");
         }
+    }
+    if failed {
+        let retry = super::RETRY_FAILED_EVICTION.min(shared.config.resync);
+        wait = Some(wait.map_or(retry, |w: std::time::Duration| w.min(retry)));
     }
     Ok(match (wait, decision.recheck_at) {
         (Some(w), _) => Action::requeue(w),

@@ -94,6 +94,13 @@ struct Context {
     cancel: CancellationToken,
 }
 
+/// How long member events of one Work are gathered before it is reconciled (the most its status lags). A
+/// member object passes through several statuses in quick succession (created, observed, scaled, ready) and
+/// the execution controller writes the Applied condition right after creating it; gathering lets one write
+/// carry what a burst of member events says, and lets the cache see execution's write first (instead of a
+/// 409). Status is not on the propagation path, so nothing a user waits for is delayed.
+const WINDOW: Duration = Duration::from_millis(500);
+
 /// Event reason on Works whose member status could not be reflected (Karmada's).
 pub const EVENT_REFLECT_STATUS_FAILED: &str = "ReflectStatusFailed";
 
@@ -146,8 +153,8 @@ pub async fn run(
             .predicate_filter(spec_and_metadata, Default::default()),
         work_resource,
     );
-    let queue = futures::stream::select(own, woken.map(|r| Ok(r.into())))
-        .take_until(cancel.clone().cancelled_owned());
+    let woken = crate::status::coalesce::coalesced(woken, WINDOW).map(|r| Ok(r.into()));
+    let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
     let applied = applier(
         |work: Arc<DynamicObject>, ctx: Arc<Context>| -> Reconciling {
             Box::pin(async move { reconcile(work, ctx).await })

@@ -856,3 +856,140 @@ async fn cluster_resource_bindings_fail_over_too() {
     })
     .await;
 }
+
+/// Failover at scale (issue 7): every one of N workloads moves off a failed member, nothing is removed from it
+/// while it cannot be reached, and once settled the failover controllers are quiet — status churn that changes
+/// nothing they read (the status controller rewriting replica counts) neither wakes them nor makes them write.
+/// Before this was fixed every such status write woke all three controllers for the binding (hundreds of
+/// reconciles a second at 500 workloads).
+#[tokio::test]
+async fn many_workloads_move_off_a_failed_member_then_all_is_quiet() {
+    const N: usize = 60;
+    let bed = start(FailoverConfig {
+        // Only events may wake a binding here: the safety-net resync must not hide a wake-up storm.
+        resync: Duration::from_secs(3600),
+        default_taint_policy: false,
+        ..FailoverConfig::enabled()
+    })
+    .await;
+    for c in ["m1", "m2", "m3"] {
+        add_cluster(&bed, c).await;
+    }
+    let names: Vec<String> = (0..N).map(|i| format!("web-{i:03}")).collect();
+    let spread = json!([{"name": "m1", "replicas": 1}, {"name": "m2", "replicas": 1},
+                        {"name": "m3", "replicas": 2}]);
+    for name in &names {
+        add_binding(&bed, name, spread.clone(), json!({})).await;
+    }
+
+    // m1 fails: unreachable, and tainted with nothing tolerating it.
+    set_ready(&bed, "m1", "False").await;
+    set_taints(&bed, "m1", json!([no_execute(NOT_READY)])).await;
+    support::eventually("every binding evicted from m1", || async {
+        for name in &names {
+            let b = binding(&bed, name).await;
+            let evicted = !target_names(&b).contains(&"m1".to_string())
+                && tasks(&b).iter().any(|t| t["fromCluster"] == "m1");
+            if !evicted {
+                return None;
+            }
+        }
+        Some(())
+    })
+    .await;
+
+    // The scheduler places the replicas on m2 and m3 and they turn Healthy; m1 is still unreachable, so every
+    // task (and with it the old copy's Work) stays.
+    for name in &names {
+        schedule(
+            &bed,
+            name,
+            json!([{"name": "m2", "replicas": 2}, {"name": "m3", "replicas": 2}]),
+        )
+        .await;
+        report(
+            &bed,
+            name,
+            &[("m2", "Healthy"), ("m3", "Healthy"), ("m1", "Unknown")],
+        )
+        .await;
+    }
+    let unreachable =
+        "eviction_deferred_total{name=\"graceful-eviction\",reason=\"MemberUnreachable\"}";
+    support::eventually("every task deferred while m1 is unreachable", || async {
+        (sample(&bed, unreachable).await >= N as u64).then_some(())
+    })
+    .await;
+    for name in &names {
+        assert_eq!(
+            tasks(&binding(&bed, name).await).len(),
+            1,
+            "{name}: a task was removed while m1 is unreachable"
+        );
+    }
+
+    // Settled. Status churn the failover controllers do not read: replica counts change, health does not.
+    let controllers = ["taint-manager", "graceful-eviction", "application-failover"];
+    let mut before = 0;
+    for c in controllers {
+        before += processed(&bed, c).await;
+    }
+    let mut versions = std::collections::BTreeMap::new();
+    for name in &names {
+        update(&bindings_api(&bed), name, true, |b| {
+            for item in b["status"]["aggregatedStatus"]
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+            {
+                item["status"]["availableReplicas"] = json!(1);
+            }
+        })
+        .await;
+        let b = binding(&bed, name).await;
+        versions.insert(name.clone(), b["metadata"]["resourceVersion"].clone());
+    }
+    // A bounded look at a quiet system: the reconcile counter must not move (before the fix it grew by three
+    // per write at once).
+    let window = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < window {
+        let mut now = 0;
+        for c in controllers {
+            now += processed(&bed, c).await;
+        }
+        assert!(
+            now - before <= 3,
+            "failover controllers reconciled {} times on status churn they do not read",
+            now - before
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for name in &names {
+        assert_eq!(
+            binding(&bed, name).await["metadata"]["resourceVersion"],
+            versions[name],
+            "{name} was written in steady state"
+        );
+    }
+
+    // m1 is reachable again (still tainted): the replacements are healthy, so every old copy may go now.
+    set_ready(&bed, "m1", "True").await;
+    support::eventually("every task removed once m1 is reachable", || async {
+        for name in &names {
+            let b = binding(&bed, name).await;
+            if !tasks(&b).is_empty() || target_names(&b).contains(&"m1".to_string()) {
+                return None;
+            }
+        }
+        Some(())
+    })
+    .await;
+    assert!(
+        sample(
+            &bed,
+            "eviction_task_removed_total{reason=\"ReplacementHealthy\"}"
+        )
+        .await
+            >= N as u64
+    );
+}

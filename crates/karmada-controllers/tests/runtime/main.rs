@@ -12,6 +12,7 @@ mod scheduler;
 mod status;
 mod support;
 mod workload_rebalancer;
+mod write_budget;
 
 /// The test bed itself: a member joins as a Ready cluster and is reachable through the pinned client.
 #[tokio::test]

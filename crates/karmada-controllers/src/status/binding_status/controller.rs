@@ -1,38 +1,62 @@
-//! The binding status controller's runtime: one `kube::runtime::Controller` over ResourceBindings and one over
-//! ClusterResourceBindings, each also woken by the Works that name their binding in annotations
+//! The binding status controller's runtime: one applier over ResourceBindings and one over
+//! ClusterResourceBindings, fed by a shared Work cache. A Work names its binding in annotations
 //! (`resourcebinding.karmada.io/namespace` + `/name`, or `clusterresourcebinding.karmada.io/name`).
 //!
-//! Per binding: list its Works by the binding's permanent-id label, write `status.aggregatedStatus` and the
-//! FullyApplied condition through the status subresource (read resourceVersion as precondition; a 409
-//! requeues), then aggregate onto the template's own `.status` with the interpreter and write it through the
-//! template's status subresource, recording AggregateStatusSucceed / AggregateStatusFailed on the template.
+//! Per binding: take its Works from the cache by the binding's permanent-id label, write
+//! `status.aggregatedStatus` and the FullyApplied condition through the status subresource (read
+//! resourceVersion as precondition; a 409 requeues), then aggregate onto the template's own `.status` with the
+//! interpreter and write it through the template's status subresource, recording AggregateStatusSucceed /
+//! AggregateStatusFailed on the template.
+//!
+//! Write economy (each status write is load on the API server and wakes every watcher):
+//! - a binding is woken by changes of its spec and metadata, not of its status, so its own status write does
+//!   not bring it back;
+//! - Work wake-ups are coalesced ([`WINDOW`], [`crate::status::coalesce`]): the Works of one binding changing
+//!   together (every member reporting the same rollout) collapse into one reconcile, which reads the latest
+//!   Works from the cache;
+//! - nothing is written when the computed status equals the current one (an absent template status equals an
+//!   empty one); a binding without any Work yet leaves an unset template status alone, and a scheduled
+//!   binding whose Works are not created yet gets no FullyApplied=False that they would overwrite at once;
+//! - AggregateStatusSucceed is recorded once per template generation (the first aggregation of a generation),
+//!   not on every counter change of a rollout: each record is one more write.
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::channel::mpsc;
+use futures::{SinkExt, StreamExt};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use karmada_api::ResourceBinding;
-use karmada_api::work::{AggregatedStatusItem, ResourceBindingStatus, Work};
+use karmada_api::work::{
+    AggregatedStatusItem, CONDITION_FULLY_APPLIED, ResourceBindingStatus, Work,
+};
 use karmada_interpreter::{Interpreter, Operation, Target};
-use kube::api::{ApiResource, DynamicObject, ListParams, PostParams};
-use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::api::{ApiResource, DynamicObject, PostParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::controller::{Action, Config as ControllerConfig, applier, trigger_self};
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::watcher::{self, Event};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::aggregate::{desired_binding_status, ready_replicas};
 use super::metrics::BindingMetrics;
 use super::template::TemplateResolver;
 use crate::binding::BindingScope;
+use crate::execution::queue::{
+    REQUEUE_CAPACITY, next_event, ready, reflect_slim_events, spec_and_metadata,
+};
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
 use crate::runtime::{ControllerError, EventRecorder, EventType, resources, typed};
+use crate::status::coalesce::coalesced;
 
 /// Component name on the Events it records.
 pub const COMPONENT: &str = "binding-status-controller";
@@ -45,12 +69,19 @@ const MESSAGE_AGGREGATE_STATUS_SUCCEED: &str =
 /// How often series of deleted bindings are dropped from the gauge.
 const METRICS_SWEEP: Duration = Duration::from_secs(30);
 
+/// How long Work changes of one binding are gathered before it is reconciled (the most its status lags).
+/// Status is not on the propagation path, so the delay costs nothing a user waits for, and it turns the Work
+/// status updates of one rollout into few binding and template writes.
+pub const WINDOW: Duration = Duration::from_secs(1);
+
 /// Settings of the binding status controller.
 #[derive(Clone, Debug)]
 pub struct BindingStatusConfig {
     pub interpreter: Interpreter,
     /// `--concurrent-resourcebinding-syncs` (and the cluster-scoped one): bindings reconciled at once.
     pub concurrency: u16,
+    /// See [`WINDOW`].
+    pub window: Duration,
 }
 
 impl Default for BindingStatusConfig {
@@ -58,6 +89,7 @@ impl Default for BindingStatusConfig {
         Self {
             interpreter: Interpreter::native(),
             concurrency: 5,
+            window: WINDOW,
         }
     }
 }
@@ -68,6 +100,8 @@ struct Shared {
     resolver: TemplateResolver,
     recorder: EventRecorder,
     metrics: BindingMetrics,
+    /// Every Work, read instead of listing them per reconcile.
+    works: Store<DynamicObject>,
 }
 
 struct Context {
@@ -76,6 +110,9 @@ struct Context {
     resource: ApiResource,
 }
 
+type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
+type Wake = mpsc::Receiver<ObjectRef<DynamicObject>>;
+
 /// Runs both controllers until `cancel` fires.
 pub async fn run(
     client: kube::Client,
@@ -83,12 +120,15 @@ pub async fn run(
     metrics: BindingMetrics,
     cancel: CancellationToken,
 ) {
+    let work_writer = Writer::new(resources::work());
+    let works = work_writer.as_reader();
     let shared = Arc::new(Shared {
         resolver: TemplateResolver::new(client.clone()),
         recorder: EventRecorder::new(client.clone(), COMPONENT),
-        interpreter: config.interpreter,
+        interpreter: config.interpreter.clone(),
         metrics: metrics.clone(),
-        client,
+        client: client.clone(),
+        works: works.clone(),
     });
     let namespaced = Arc::new(Context {
         shared: shared.clone(),
@@ -100,44 +140,102 @@ pub async fn run(
         scope: BindingScope::Cluster,
         resource: resources::cluster_resource_binding(),
     });
-    let rb = controller(&namespaced, config.concurrency, &cancel);
-    let crb = controller(&cluster, config.concurrency, &cancel);
-    let stores = [rb.store(), crb.store()];
+    let (rb_wake, rb_woken) = mpsc::channel(REQUEUE_CAPACITY);
+    let (crb_wake, crb_woken) = mpsc::channel(REQUEUE_CAPACITY);
+    let rb_writer = Writer::new(namespaced.resource.clone());
+    let crb_writer = Writer::new(cluster.resource.clone());
+    let stores = [rb_writer.as_reader(), crb_writer.as_reader()];
+    let work_events = reflect_slim_events(
+        resources::all(&client, &resources::work()),
+        watcher::Config::default(),
+        work_writer,
+    );
     tokio::join!(
-        drive(rb, namespaced),
-        drive(crb, cluster),
-        sweep_metrics(metrics, stores, cancel),
+        feed_works(work_events, rb_wake, crb_wake, cancel.clone()),
+        drive(namespaced, rb_writer, rb_woken, &config, &cancel),
+        drive(cluster, crb_writer, crb_woken, &config, &cancel),
+        sweep_metrics(metrics, stores, cancel.clone()),
     );
 }
 
-fn controller(
-    context: &Context,
-    concurrency: u16,
-    cancel: &CancellationToken,
-) -> Controller<DynamicObject> {
-    let client = &context.shared.client;
-    let bindings = resources::all(client, &context.resource);
-    let works = resources::all(client, &resources::work());
-    let scope = context.scope;
-    let resource = context.resource.clone();
-    Controller::new_with(
-        bindings,
-        watcher::Config::default(),
-        context.resource.clone(),
-    )
-    .with_config(ControllerConfig::default().concurrency(concurrency))
-    .watches_with(
-        works,
-        resources::work(),
-        watcher::Config::default(),
-        move |work| binding_of_work(&work, scope, &resource),
-    )
-    .graceful_shutdown_on(cancel.clone().cancelled_owned())
+/// Keeps the Work cache (through `events`) and wakes the binding each changed or deleted Work names (after
+/// the first list: see the comment inside).
+async fn feed_works(
+    events: impl futures::Stream<Item = Event<DynamicObject>> + Send,
+    mut rb_wake: mpsc::Sender<ObjectRef<DynamicObject>>,
+    mut crb_wake: mpsc::Sender<ObjectRef<DynamicObject>>,
+    cancel: CancellationToken,
+) {
+    let mut events = Box::pin(events);
+    let namespaced = resources::resource_binding();
+    let cluster = resources::cluster_resource_binding();
+    // The appliers start once the first list is complete and then reconcile every binding anyway; waking
+    // them for that list would only fill the channel nobody drains yet.
+    let mut synced = false;
+    while let Some(event) = next_event(&mut events, &cancel).await {
+        let work = match &event {
+            Event::Apply(w) | Event::Delete(w) => w,
+            Event::InitApply(w) if synced => w,
+            Event::InitDone => {
+                synced = true;
+                continue;
+            }
+            Event::InitApply(_) | Event::Init => continue,
+        };
+        let sent =
+            if let Some(binding) = binding_of_work(work, BindingScope::Namespaced, &namespaced) {
+                rb_wake.send(binding).await
+            } else if let Some(binding) = binding_of_work(work, BindingScope::Cluster, &cluster) {
+                crb_wake.send(binding).await
+            } else {
+                Ok(())
+            };
+        if sent.is_err() {
+            // The controllers stopped.
+            return;
+        }
+    }
 }
 
-async fn drive(controller: Controller<DynamicObject>, context: Arc<Context>) {
-    controller
-        .run(reconcile, error_policy, context)
+/// Runs one scope's applier once the Work cache is complete (a binding reconciled against a partial cache
+/// would briefly lose its aggregated items).
+async fn drive(
+    context: Arc<Context>,
+    writer: Writer<DynamicObject>,
+    woken: Wake,
+    config: &BindingStatusConfig,
+    cancel: &CancellationToken,
+) {
+    let bindings = writer.as_reader();
+    let own = trigger_self(
+        watcher::watcher(
+            resources::all(&context.shared.client, &context.resource),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        // Spec and metadata only: the binding's status is this controller's (and the scheduler's) output.
+        .predicate_filter(spec_and_metadata, Default::default()),
+        context.resource.clone(),
+    );
+    let woken = coalesced(woken, config.window).map(|r| Ok(r.into()));
+    let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
+    let works = context.shared.works.clone();
+    let applied = applier(
+        |binding: Arc<DynamicObject>, ctx: Arc<Context>| -> Reconciling {
+            Box::pin(async move { reconcile(binding, ctx).await })
+        },
+        error_policy,
+        context,
+        bindings,
+        queue,
+        ControllerConfig::default().concurrency(config.concurrency),
+    );
+    if !ready(&works, cancel).await {
+        return;
+    }
+    applied
         .for_each(|result| async move {
             if let Err(err) = result {
                 tracing::debug!(%err, "binding status reconcile");
@@ -225,9 +323,9 @@ async fn reconcile(
         // Without the id no Work can name this binding; admission always sets it.
         return Ok(Action::await_change());
     };
-    let works = binding_works(&shared.client, id_label, id).await?;
+    let works = binding_works(&shared.works, id_label, id);
     let status = desired_binding_status(binding.status.as_ref(), &binding.spec, &works, &now());
-    if binding.status.as_ref() != Some(&status) {
+    if binding.status.as_ref() != Some(&status) && !awaiting_works(&binding, &works) {
         write_binding_status(&context, &object, &status).await?;
     }
     let namespace = binding.metadata.namespace.clone().unwrap_or_default();
@@ -242,18 +340,35 @@ async fn reconcile(
     Ok(Action::await_change())
 }
 
-async fn binding_works(
-    client: &kube::Client,
-    id_label: &str,
-    id: &str,
-) -> Result<Vec<Work>, ControllerError> {
-    let api = resources::all(client, &resources::work());
-    let list = api
-        .list(&ListParams::default().labels(&format!("{id_label}={id}")))
-        .await?;
-    Ok(list
-        .items
+/// Whether the binding has no Work yet, no FullyApplied condition, and Works are on their way: it is
+/// scheduled (the binding controller is creating them, each one wakes the binding) or the scheduler has not
+/// looked at its current generation yet. A FullyApplied=False written now would be overwritten within
+/// moments (or lose a race with the scheduler's own status write): one write saved per binding.
+fn awaiting_works(binding: &ResourceBinding, works: &[Work]) -> bool {
+    let status = binding.status.as_ref();
+    let unscheduled = status.map_or(0, |s| s.scheduler_observed_generation)
+        < binding.metadata.generation.unwrap_or_default();
+    works.is_empty()
+        && (unscheduled || !binding.spec.clusters.is_empty())
+        && !status.is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == CONDITION_FULLY_APPLIED)
+        })
+}
+
+/// The Works labelled with the binding's permanent id, from the cache.
+fn binding_works(works: &Store<DynamicObject>, id_label: &str, id: &str) -> Vec<Work> {
+    works
+        .state()
         .iter()
+        .filter(|work| {
+            work.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(id_label))
+                .is_some_and(|value| value == id)
+        })
         .filter_map(|work| match typed::to_typed::<Work>(work) {
             Ok(work) => Some(work),
             Err(err) => {
@@ -261,7 +376,7 @@ async fn binding_works(
                 None
             }
         })
-        .collect())
+        .collect()
 }
 
 async fn write_binding_status(
@@ -334,9 +449,16 @@ async fn aggregate_template(
             return Ok(());
         }
     };
-    if aggregated.get("status") == current.get("status") {
+    if same_status(aggregated.get("status"), current.get("status"))
+        || (items.is_empty() && same_status(current.get("status"), None))
+    {
+        // Unchanged, or no Work yet: aggregating nothing would claim an observedGeneration no member
+        // observed.
         return Ok(());
     }
+    let new_generation = same_status(current.get("status"), None)
+        || aggregated.pointer("/status/observedGeneration")
+            != current.pointer("/status/observedGeneration");
     let updated: DynamicObject = serde_json::from_value(aggregated)?;
     let api = shared
         .resolver
@@ -347,15 +469,17 @@ async fn aggregate_template(
         .await
     {
         Ok(_) => {
-            shared
-                .recorder
-                .record(
-                    &reference,
-                    EventType::Normal,
-                    REASON_AGGREGATE_STATUS_SUCCEED,
-                    MESSAGE_AGGREGATE_STATUS_SUCCEED,
-                )
-                .await;
+            if new_generation {
+                shared
+                    .recorder
+                    .record(
+                        &reference,
+                        EventType::Normal,
+                        REASON_AGGREGATE_STATUS_SUCCEED,
+                        MESSAGE_AGGREGATE_STATUS_SUCCEED,
+                    )
+                    .await;
+            }
             Ok(())
         }
         Err(err) => {
@@ -373,5 +497,36 @@ async fn aggregate_template(
             }
             Err(err)
         }
+    }
+}
+
+/// Whether two template statuses say the same: absent, null and `{}` are one (the API server may store an
+/// empty status or none, and aggregation of members without status yields `{}`).
+fn same_status(a: Option<&Value>, b: Option<&Value>) -> bool {
+    fn meaningful(status: Option<&Value>) -> Option<&Value> {
+        status.filter(|s| !s.is_null() && s.as_object().is_none_or(|o| !o.is_empty()))
+    }
+    meaningful(a) == meaningful(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::same_status;
+
+    #[test]
+    fn an_empty_status_is_no_status() {
+        assert!(same_status(None, Some(&json!({}))));
+        assert!(same_status(Some(&Value::Null), None));
+        assert!(same_status(
+            Some(&json!({"replicas": 2})),
+            Some(&json!({"replicas": 2}))
+        ));
+        assert!(!same_status(Some(&json!({"replicas": 2})), None));
+        assert!(!same_status(
+            Some(&json!({"replicas": 2})),
+            Some(&json!({"replicas": 1}))
+        ));
     }
 }
