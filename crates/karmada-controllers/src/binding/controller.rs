@@ -193,6 +193,7 @@ async fn run_scope(
             watcher::Config::default(),
         )
         .default_backoff()
+        .modify(crate::runtime::watch::without_managed_fields)
         .reflect(writer)
         .applied_objects()
         // Status writes (scheduler, binding status) need no re-rendering.

@@ -132,6 +132,7 @@ pub async fn run(
     let own = trigger_self(
         watcher::watcher(config.served.works_api(&client), watcher::Config::default())
             .default_backoff()
+            .modify(crate::runtime::watch::without_managed_fields)
             .reflect(work_writer)
             .applied_objects()
             .predicate_filter(spec_and_metadata, Default::default()),

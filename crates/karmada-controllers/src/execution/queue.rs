@@ -78,7 +78,7 @@ pub fn reflect_slim_events(
         watcher(api, config)
             .default_backoff()
             .modify(|object: &mut DynamicObject| {
-                object.metadata.managed_fields = None;
+                crate::runtime::watch::without_managed_fields(object);
                 if let Some(annotations) = object.metadata.annotations.as_mut() {
                     annotations.remove(crate::keys::ANNOTATION_LAST_APPLIED);
                 }

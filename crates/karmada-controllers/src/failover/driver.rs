@@ -350,6 +350,7 @@ pub(crate) async fn run_binding_controller<F, Fut>(
             watcher::Config::default(),
         )
         .default_backoff()
+        .modify(crate::runtime::watch::without_managed_fields)
         .reflect(writer)
         .applied_objects()
         .predicate_filter(failover_inputs, Default::default()),

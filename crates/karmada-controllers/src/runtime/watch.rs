@@ -26,3 +26,9 @@ where
         }
     }
 }
+
+/// Drops `managedFields` from an object about to enter a controller's cache: they are often as large as
+/// the rest of the object, no controller reads them, and a PUT without them keeps the stored ones.
+pub fn without_managed_fields(object: &mut kube::api::DynamicObject) {
+    object.metadata.managed_fields = None;
+}

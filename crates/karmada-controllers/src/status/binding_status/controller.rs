@@ -213,6 +213,7 @@ async fn drive(
             watcher::Config::default(),
         )
         .default_backoff()
+        .modify(crate::runtime::watch::without_managed_fields)
         .reflect(writer)
         .applied_objects()
         // Spec and metadata only: the binding's status is this controller's (and the scheduler's) output.
