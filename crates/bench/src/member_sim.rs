@@ -1,5 +1,6 @@
 //! member-sim benchmark: memory of one idle simulated cluster, memory per 1,000 simulated nodes
-//! in scale mode, and the time for 100 clusters to start in one process.
+//! in scale mode, the time for 100 clusters to start in one process, and the CPU a scale-mode
+//! cluster spends per Deployment while Deployments arrive at a steady rate.
 //!
 //! Every measurement runs its own `karmada member-sim` process and reads its RSS from
 //! `/proc/PID/status` once the clusters serve and a settling period has passed (so the first
@@ -31,6 +32,12 @@ pub struct Args {
     /// The server binary (default: `karmada` beside this one).
     #[arg(long)]
     pub karmada_binary: Option<PathBuf>,
+    /// Deployment counts for the scale-mode CPU measurement (empty: skip it).
+    #[arg(long, value_delimiter = ',', default_value = "300,1000")]
+    pub scale_deployments: Vec<u32>,
+    /// Deployments created per second in that measurement.
+    #[arg(long, default_value_t = 50.0)]
+    pub create_rate: f64,
 }
 
 const START_TIMEOUT: Duration = Duration::from_secs(600);
@@ -184,6 +191,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ),
     ));
 
+    for &count in &args.scale_deployments {
+        let (cpu, elapsed) = scale_cpu(&binary, count, args.create_rate).await?;
+        rows.push(row(
+            format!(
+                "scale mode, CPU per Deployment ({count} Deployments at {}/s)",
+                args.create_rate
+            ),
+            "–",
+            format!(
+                "{:.2} ms (member-sim process user+system {cpu:.2} s; all available after {:.1} s)",
+                cpu * 1000.0 / f64::from(count.max(1)),
+                elapsed.as_secs_f64()
+            ),
+        ));
+    }
+
     let table = report::render(&rows);
     println!("{table}");
     let body = format!(
@@ -198,4 +221,82 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     report::write_section(&args.report, "member-sim", &body)?;
     println!("wrote {}", args.report.display());
     Ok(())
+}
+
+/// User plus system CPU seconds of a process (`/proc/PID/stat`, 100 ticks a second).
+fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name is parenthesised and may hold spaces: count fields after it.
+    let rest = stat.rsplit_once(')').context("stat format")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> anyhow::Result<f64> {
+        Ok(fields.get(i).context("stat field")?.parse::<f64>()?)
+    };
+    // utime and stime: fields 14 and 15 of proc(5), the 12th and 13th after the name.
+    Ok((ticks(11)? + ticks(12)?) / 100.0)
+}
+
+fn scale_deployment(name: &str) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "web", "image": "nginx",
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]},
+            },
+        },
+    })
+}
+
+/// One scale-mode cluster; `count` one-replica Deployments created at `rate` per second, as
+/// Karmada's execution controller propagates them. Returns the member-sim process's CPU seconds
+/// from the first create until every Deployment reports an available replica, and that time.
+async fn scale_cpu(binary: &Path, count: u32, rate: f64) -> anyhow::Result<(f64, Duration)> {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::{Api, ListParams, PostParams};
+
+    let names = strings(&["scale"]);
+    // Room for every replica: 110 pods a node would stop at 330.
+    let args = strings(&["--name", "scale", "--scale-mode", "--node-pods", "1000"]);
+    let started = Instant::now();
+    let mut process = SimProcess::spawn(binary, &args)?;
+    process.wait_ready(&names, started).await?;
+    let deployments: Api<Deployment> =
+        Api::namespaced(client(&process.kubeconfig("scale")).await?, "default");
+    let pid = process.process.id();
+    let cpu_before = cpu_seconds(pid)?;
+    let started = Instant::now();
+    let interval = Duration::from_secs_f64(1.0 / rate.max(0.001));
+    for i in 0..count {
+        tokio::time::sleep_until((started + interval * i).into()).await;
+        let deployment: Deployment = serde_json::from_value(scale_deployment(&format!("d{i}")))?;
+        deployments
+            .create(&PostParams::default(), &deployment)
+            .await?;
+    }
+    let deadline = started + START_TIMEOUT;
+    loop {
+        let listed = deployments.list(&ListParams::default()).await?;
+        let available = listed
+            .items
+            .iter()
+            .filter(|d| d.status.as_ref().and_then(|s| s.available_replicas) == Some(1))
+            .count();
+        if available == count as usize {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "{available} of {count} Deployments available; log:\n{}",
+                process.log()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok((cpu_seconds(pid)? - cpu_before, started.elapsed()))
 }

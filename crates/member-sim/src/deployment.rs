@@ -69,14 +69,27 @@ fn counts(rs: &Value) -> ReplicaCounts {
     }
 }
 
+/// The `pod-template-hash` of a Deployment's current template.
+fn template_hash(deployment: &Value) -> String {
+    let collisions = meta::i64_at(deployment, "/status/collisionCount");
+    match deployment.pointer("/spec/template") {
+        Some(template) => naming::stable_hash(template, collisions),
+        None => naming::stable_hash(&json!({}), collisions),
+    }
+}
+
+/// The name of the ReplicaSet a Deployment's current template asks for, without building it.
+pub fn new_replica_set_name(deployment: &Value) -> String {
+    format!("{}-{}", meta::name(deployment), template_hash(deployment))
+}
+
 /// The ReplicaSet a Deployment's current template asks for.
 pub fn new_replica_set(deployment: &Value, replicas: i64, revision: i64, max_surge: i64) -> Value {
     let template = deployment
         .pointer("/spec/template")
         .cloned()
         .unwrap_or_else(|| json!({}));
-    let collisions = meta::i64_at(deployment, "/status/collisionCount");
-    let hash = naming::stable_hash(&template, collisions);
+    let hash = template_hash(deployment);
     let name = format!("{}-{hash}", meta::name(deployment));
     let mut template = template;
     meta::set_path(

@@ -31,11 +31,14 @@ use crate::deployment;
 use crate::faults::Faults;
 use crate::kubelet;
 use crate::meta::{self, Condition};
-use crate::objects::{Objects, Write};
+use crate::objects::{ObjectKey, Objects, Write};
 use crate::outcome::Outcome;
 use crate::resources::{self, Resources};
 use crate::rollout::{self, RollingParams};
 use crate::statefulset;
+
+mod incremental;
+pub use incremental::ScaleModeState;
 
 /// Free capacity per node.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -94,26 +97,47 @@ impl CapacityModel {
 
     /// Places up to `replicas` copies, consuming capacity; returns how many were placed.
     pub fn place(&mut self, request: &Resources, replicas: i64) -> i64 {
+        self.place_tracked(request, replicas, |_, _| {})
+    }
+
+    /// [`CapacityModel::place`], telling `taken` how many copies went to which node index (so
+    /// they can be given back with [`CapacityModel::give_back`]).
+    pub fn place_tracked(
+        &mut self,
+        request: &Resources,
+        replicas: i64,
+        mut taken: impl FnMut(usize, i64),
+    ) -> i64 {
         let mut placed = 0;
-        let mut request = *request;
-        request.pods = request.pods.max(1);
-        for free in &mut self.free {
+        for (index, free) in self.free.iter_mut().enumerate() {
             if placed >= replicas {
                 break;
             }
-            let here = Self::fits_on(free, &request).min(replicas - placed);
+            let here = Self::fits_on(free, request).min(replicas - placed);
             if here <= 0 {
                 continue;
             }
-            *free = *free
-                - Resources {
-                    cpu_millis: request.cpu_millis * here,
-                    memory_bytes: request.memory_bytes * here,
-                    pods: request.pods * here,
-                };
+            *free = *free - consumption(request, here);
+            taken(index, here);
             placed += here;
         }
         placed
+    }
+
+    /// Returns what [`CapacityModel::place_tracked`] took for `request` on one node.
+    pub fn give_back(&mut self, request: &Resources, node: usize, copies: i64) {
+        if let Some(free) = self.free.get_mut(node) {
+            *free = *free + consumption(request, copies);
+        }
+    }
+}
+
+/// What `copies` replicas of `request` hold on a node (each counts as at least one pod).
+fn consumption(request: &Resources, copies: i64) -> Resources {
+    Resources {
+        cpu_millis: request.cpu_millis * copies,
+        memory_bytes: request.memory_bytes * copies,
+        pods: request.pods.max(1) * copies,
     }
 }
 
@@ -157,13 +181,7 @@ pub fn deployment_status(
     ] {
         meta::set_path(&mut status, &[field], json!(value));
     }
-    let rs_name = meta::name(&deployment::new_replica_set(
-        deployment_object,
-        replicas,
-        1,
-        0,
-    ))
-    .to_string();
+    let rs_name = deployment::new_replica_set_name(deployment_object);
     let mut conditions = meta::conditions(deployment_object);
     let available_condition = if available >= replicas - params.max_unavailable {
         Condition::new(
@@ -251,19 +269,18 @@ pub fn statefulset_status(sts: &Value, running: i64) -> Value {
     status
 }
 
-/// Placement order: first created, first served.
-fn placement_order(workload: &Value) -> (String, String, String, String) {
+/// Placement order: first created, first served (then kind, namespace and name).
+pub(crate) type Slot = (String, ObjectKey);
+
+pub(crate) fn slot_of(workload: &Value) -> Slot {
     (
         meta::str_at(workload, "/metadata/creationTimestamp").to_string(),
-        meta::str_at(workload, "/kind").to_string(),
-        meta::namespace(workload).to_string(),
-        meta::name(workload).to_string(),
+        ObjectKey::of(workload),
     )
 }
 
-/// One scale-mode pass: statuses of every Deployment and StatefulSet from node capacity.
-pub fn reconcile(objects: &Objects, faults: &Faults, now: Timestamp) -> Outcome {
-    let mut outcome = Outcome::default();
+/// The Ready, schedulable nodes' free capacity.
+pub(crate) fn capacity_of(objects: &Objects) -> CapacityModel {
     let nodes: Vec<Value> = objects
         .list("Node")
         .filter(|node| {
@@ -273,12 +290,52 @@ pub fn reconcile(objects: &Objects, faults: &Faults, now: Timestamp) -> Outcome 
         .cloned()
         .collect();
     let pods: Vec<Value> = objects.list("Pod").cloned().collect();
-    let mut capacity = CapacityModel::from_nodes(&nodes, &pods);
+    CapacityModel::from_nodes(&nodes, &pods)
+}
+
+/// What a workload reports with `running` replicas able to run.
+pub(crate) struct WorkloadStatus {
+    pub status: Value,
+    /// When to look again (a stalled rollout's deadline).
+    pub requeue: Option<Timestamp>,
+}
+
+/// The status of one placed workload, or why its spec is unusable.
+pub(crate) fn workload_status(
+    workload: &Value,
+    running: i64,
+    now: Timestamp,
+) -> Result<WorkloadStatus, String> {
+    let replicas = meta::i64_or(workload, "/spec/replicas", 1).max(0);
+    let status = if meta::str_at(workload, "/kind") == "Deployment" {
+        deployment_status(workload, running, now).map_err(|error| {
+            format!(
+                "Deployment {}/{}: {error}",
+                meta::namespace(workload),
+                meta::name(workload)
+            )
+        })?
+    } else {
+        statefulset_status(workload, running)
+    };
+    let requeue = if running < replicas {
+        progress_deadline(workload, &status)
+    } else {
+        None
+    };
+    Ok(WorkloadStatus { status, requeue })
+}
+
+/// One scale-mode pass: statuses of every Deployment and StatefulSet from node capacity,
+/// computed from scratch ([`ScaleModeState`] gives the same result incrementally).
+pub fn reconcile(objects: &Objects, faults: &Faults, now: Timestamp) -> Outcome {
+    let mut outcome = Outcome::default();
+    let mut capacity = capacity_of(objects);
     let mut workloads: Vec<&Value> = objects
         .list("Deployment")
         .chain(objects.list("StatefulSet"))
         .collect();
-    workloads.sort_by_key(|w| placement_order(w));
+    workloads.sort_by_cached_key(|w| slot_of(w));
     for workload in workloads {
         if meta::is_terminating(workload) {
             continue;
@@ -290,25 +347,15 @@ pub fn reconcile(objects: &Objects, faults: &Faults, now: Timestamp) -> Outcome 
         } else {
             placed
         };
-        let status = if meta::str_at(workload, "/kind") == "Deployment" {
-            match deployment_status(workload, running, now) {
-                Ok(status) => status,
-                Err(error) => {
-                    outcome.errors.push(format!(
-                        "Deployment {}/{}: {error}",
-                        meta::namespace(workload),
-                        meta::name(workload)
-                    ));
-                    continue;
-                }
+        let WorkloadStatus { status, requeue } = match workload_status(workload, running, now) {
+            Ok(result) => result,
+            Err(error) => {
+                outcome.errors.push(error);
+                continue;
             }
-        } else {
-            statefulset_status(workload, running)
         };
-        if running < replicas
-            && let Some(deadline) = progress_deadline(workload, &status)
-        {
-            outcome.requeue(deadline);
+        if let Some(at) = requeue {
+            outcome.requeue(at);
         }
         if workload.get("status") != Some(&status) {
             outcome.write(Write::UpdateStatus(meta::with_status(workload, status)));

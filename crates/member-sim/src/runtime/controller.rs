@@ -9,7 +9,7 @@
 //! version of it. A write refused as stale (409) is retried by a later pass, after the watch
 //! has delivered the newer object.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -24,7 +24,6 @@ use crate::faults::Faults;
 use crate::meta;
 use crate::naming::SplitMix64;
 use crate::objects::{ObjectKey, Objects};
-use crate::outcome::Outcome;
 use crate::runtime::watch::Observed;
 use crate::runtime::writer::{self, WriteError, Written};
 use crate::{nodes, scale_mode, sim};
@@ -58,6 +57,8 @@ struct Observation {
     synced: HashSet<&'static str>,
     /// A relist in progress per kind.
     relisting: BTreeMap<&'static str, Vec<Value>>,
+    /// Keys whose object changed since the last pass (scale mode reconciles only those).
+    changed: BTreeSet<ObjectKey>,
 }
 
 fn version(object: &Value) -> Option<u64> {
@@ -82,6 +83,7 @@ impl Observation {
         {
             return;
         }
+        self.changed.insert(key);
         self.objects.insert(object);
     }
 
@@ -96,6 +98,7 @@ impl Observation {
         }
         self.objects.remove(&key);
         self.deleted.remove(&key);
+        self.changed.insert(key);
     }
 
     fn apply(&mut self, observed: Observed) {
@@ -118,6 +121,7 @@ impl Observation {
                 let stale: Vec<ObjectKey> = self.objects.list(kind).map(ObjectKey::of).collect();
                 for key in stale {
                     self.objects.remove(&key);
+                    self.changed.insert(key);
                 }
                 for object in listed {
                     self.observe(object);
@@ -134,6 +138,7 @@ impl Observation {
             Written::Object(object) => self.observe(object),
             Written::Deleted(key, last) => {
                 let known = self.objects.remove(&key);
+                self.changed.insert(key.clone());
                 let at = last
                     .as_ref()
                     .and_then(version)
@@ -160,6 +165,7 @@ pub async fn run(options: ControllerOptions, mut events: mpsc::Receiver<Observed
     } = options;
     let mut randomness = SplitMix64(seed);
     let mut observation = Observation::default();
+    let mut scale_state = scale_mode::ScaleModeState::new();
     let mut wake: Option<Instant> = None;
     let mut passes_in_a_row = 0usize;
     let mut dirty = false;
@@ -205,14 +211,25 @@ pub async fn run(options: ControllerOptions, mut events: mpsc::Receiver<Observed
         dirty = false;
         let now = Timestamp::now();
         let current_faults = faults.borrow_and_update().clone();
-        let outcome = reconcile(
-            &observation.objects,
-            &config,
-            &current_faults,
-            scale_mode,
-            now,
-            &mut randomness,
-        );
+        let changed = std::mem::take(&mut observation.changed);
+        let outcome = if scale_mode {
+            let mut outcome = nodes::reconcile(&observation.objects, &config, &current_faults, now);
+            outcome.merge(scale_state.reconcile(
+                &observation.objects,
+                &changed,
+                &current_faults,
+                now,
+            ));
+            outcome
+        } else {
+            sim::reconcile_all(
+                &observation.objects,
+                &config,
+                &current_faults,
+                now,
+                &mut randomness,
+            )
+        };
         for error in &outcome.errors {
             tracing::debug!(cluster = %config.name, error, "object skipped");
         }
@@ -259,23 +276,6 @@ pub async fn run(options: ControllerOptions, mut events: mpsc::Receiver<Observed
                 tracing::warn!(cluster = %config.name, "controllers keep writing; pausing until the next change");
             }
         }
-    }
-}
-
-fn reconcile(
-    objects: &Objects,
-    config: &SimConfig,
-    faults: &Faults,
-    scale_mode: bool,
-    now: Timestamp,
-    randomness: &mut SplitMix64,
-) -> Outcome {
-    if scale_mode {
-        let mut outcome = nodes::reconcile(objects, config, faults, now);
-        outcome.merge(scale_mode::reconcile(objects, faults, now));
-        outcome
-    } else {
-        sim::reconcile_all(objects, config, faults, now, randomness)
     }
 }
 
