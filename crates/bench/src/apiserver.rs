@@ -284,7 +284,7 @@ async fn raw_etcd(
 async fn raw_store(rows: &mut Vec<Row>, clients: usize, total: usize) -> anyhow::Result<f64> {
     let dir = tempfile::tempdir()?;
     let store: Arc<dyn store::Store> = Arc::new(store::redb_backend::RedbStore::open(
-        &dir.path().join("raw.redb"),
+        dir.path().join("raw.redb"),
         Default::default(),
     )?);
     let result = store::bench::raw_create_rate(store, clients, total, VALUE_SIZE).await;

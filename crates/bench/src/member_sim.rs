@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::process::{Process, client};
+use crate::process::{Process, client, cpu_seconds};
 use crate::report::{self, Row};
 
 #[derive(clap::Args)]
@@ -221,19 +221,6 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     report::write_section(&args.report, "member-sim", &body)?;
     println!("wrote {}", args.report.display());
     Ok(())
-}
-
-/// User plus system CPU seconds of a process (`/proc/PID/stat`, 100 ticks a second).
-fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The command name is parenthesised and may hold spaces: count fields after it.
-    let rest = stat.rsplit_once(')').context("stat format")?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| -> anyhow::Result<f64> {
-        Ok(fields.get(i).context("stat field")?.parse::<f64>()?)
-    };
-    // utime and stime: fields 14 and 15 of proc(5), the 12th and 13th after the name.
-    Ok((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 fn scale_deployment(name: &str) -> serde_json::Value {

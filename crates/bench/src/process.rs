@@ -42,6 +42,24 @@ impl Process {
     pub fn rss_mib(&self) -> f64 {
         rss_mib(self.child.id())
     }
+
+    pub fn cpu_seconds(&self) -> f64 {
+        cpu_seconds(self.child.id()).unwrap_or(0.0)
+    }
+}
+
+/// User plus system CPU seconds of a process (`/proc/PID/stat`, 100 ticks a second).
+pub fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    use anyhow::Context;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name is parenthesised and may hold spaces: count fields after it.
+    let rest = stat.rsplit_once(')').context("stat format")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> anyhow::Result<f64> {
+        Ok(fields.get(i).context("stat field")?.parse::<f64>()?)
+    };
+    // utime and stime: fields 14 and 15 of proc(5), the 12th and 13th after the name.
+    Ok((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 /// `VmRSS` of a process in MiB; 0 when it cannot be read (the process is gone).

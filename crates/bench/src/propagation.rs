@@ -102,7 +102,7 @@ struct Federation {
     dir: tempfile::TempDir,
     karmadactl: PathBuf,
     control_plane: Vec<Proc>,
-    _members: Proc,
+    members: Proc,
     karmada: Client,
     member_clients: Vec<(String, Client)>,
 }
@@ -286,7 +286,7 @@ impl Federation {
             dir,
             karmadactl,
             control_plane: vec![apiserver, controller_manager, scheduler],
-            _members: member_proc,
+            members: member_proc,
             karmada,
             member_clients,
         };
@@ -314,6 +314,16 @@ impl Federation {
         self.control_plane.iter().map(Proc::rss_mib).sum()
     }
 
+    /// CPU seconds used so far by each control-plane process, then by the member-sims.
+    fn cpu_seconds(&self) -> (Vec<(String, f64)>, f64) {
+        let control_plane = self
+            .control_plane
+            .iter()
+            .map(|p| (p.name.clone(), p.process.cpu_seconds()))
+            .collect();
+        (control_plane, self.members.process.cpu_seconds())
+    }
+
     /// Stops the agents `register` started as detached processes (the other processes die with `Proc`).
     fn stop_agents(&self) {
         let data = self.dir.path().join("karmada");
@@ -329,6 +339,45 @@ impl Federation {
             .map(|p| format!("{} {:.0}", p.name, p.rss_mib()))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// CPU per propagated workload over both phases, for the control plane (per process) and the member-sims: on
+/// a shared two-core machine the member-sims' share is CPU a real federation spends on the members' own nodes.
+fn cpu_row(
+    members: u32,
+    mode: Mode,
+    workloads: u32,
+    before: &(Vec<(String, f64)>, f64),
+    after: &(Vec<(String, f64)>, f64),
+) -> Row {
+    let per_workload_ms = |seconds: f64| seconds * 1000.0 / f64::from(workloads.max(1));
+    let used: Vec<(String, f64)> = after
+        .0
+        .iter()
+        .zip(&before.0)
+        .map(|((name, a), (_, b))| (name.clone(), a - b))
+        .collect();
+    let total: f64 = used.iter().map(|(_, s)| s).sum();
+    let detail = used
+        .iter()
+        .map(|(name, s)| format!("{name} {:.2}", per_workload_ms(*s)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Row {
+        name: format!(
+            "control-plane CPU per workload, {members} members, {}",
+            mode.name()
+        ),
+        ops_per_sec: None,
+        p50_ms: None,
+        p99_ms: None,
+        target: "–".into(),
+        note: format!(
+            "{:.2} ms of CPU per workload ({detail}); member-sims {:.2} ms; over {workloads} workloads",
+            per_workload_ms(total),
+            per_workload_ms(after.1 - before.1)
+        ),
     }
 }
 
@@ -503,6 +552,7 @@ async fn measure_on(
 ) -> anyhow::Result<Vec<Row>> {
     setup_namespace_and_policy(federation).await?;
     let rss_before = federation.rss_mib();
+    let cpu_before = federation.cpu_seconds();
     let seen: Seen = Arc::default();
     let stop = tokio_util::sync::CancellationToken::new();
     watch_members(federation, seen.clone(), &stop);
@@ -573,6 +623,7 @@ async fn measure_on(
     let last = wait_all_seen(&seen, &burst, members as usize).await?;
     let elapsed = last.saturating_duration_since(started);
     let throughput = f64::from(args.workloads) / elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+    let cpu_after = federation.cpu_seconds();
     // Let the status controllers settle before reading memory.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let rss_after = federation.rss_mib();
@@ -615,6 +666,7 @@ async fn measure_on(
                 elapsed.as_secs_f64()
             ),
         },
+        cpu_row(members, mode, args.workloads * 2, &cpu_before, &cpu_after),
         Row {
             name: format!(
                 "control-plane RSS, {members} members, {}, {} workloads",
