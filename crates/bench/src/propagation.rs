@@ -38,9 +38,11 @@ pub struct Args {
     /// Deployments per phase.
     #[arg(long, default_value_t = 1000)]
     pub workloads: u32,
-    /// Creation rate of the latency phase (Deployments per second).
-    #[arg(long, default_value_t = 100)]
-    pub rate: u32,
+    /// Creation rate of the latency phase (Deployments per second), one per member count in `--members` order
+    /// (a single value applies to all). Latency means something only below the end-to-end throughput: above it
+    /// the measurement is the backlog's length.
+    #[arg(long, value_delimiter = ',', default_value = "20,8")]
+    pub rate: Vec<u32>,
     #[arg(long, default_value = "docs/benchmarks.md")]
     pub report: PathBuf,
     /// The server binary (default: `karmada` beside this one); `karmadactl` is looked up beside it.
@@ -511,7 +513,13 @@ impl LogDir {
     }
 }
 
-async fn measure(binary: &Path, members: u32, mode: Mode, args: &Args) -> anyhow::Result<Vec<Row>> {
+async fn measure(
+    binary: &Path,
+    members: u32,
+    mode: Mode,
+    rate: u32,
+    args: &Args,
+) -> anyhow::Result<Vec<Row>> {
     let logs = tempfile::tempdir()?;
     // KARMADA_BENCH_KEEP_LOGS keeps the components' logs for a look after the run.
     let logs = if std::env::var_os("KARMADA_BENCH_KEEP_LOGS").is_some() {
@@ -539,7 +547,7 @@ async fn measure(binary: &Path, members: u32, mode: Mode, args: &Args) -> anyhow
             return Err(err.context(tails.join("\n")));
         }
     };
-    let result = measure_on(&federation, members, mode, args).await;
+    let result = measure_on(&federation, members, mode, rate, args).await;
     federation.stop_agents();
     result
 }
@@ -548,6 +556,7 @@ async fn measure_on(
     federation: &Federation,
     members: u32,
     mode: Mode,
+    rate: u32,
     args: &Args,
 ) -> anyhow::Result<Vec<Row>> {
     setup_namespace_and_policy(federation).await?;
@@ -559,7 +568,7 @@ async fn measure_on(
     let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
 
     // Phase 1: paced creates, latency per (workload, member).
-    let interval = Duration::from_secs_f64(1.0 / f64::from(args.rate.max(1)));
+    let interval = Duration::from_secs_f64(1.0 / f64::from(rate.max(1)));
     let names: Vec<String> = (0..args.workloads)
         .map(|i| format!("paced-{i:05}"))
         .collect();
@@ -638,7 +647,7 @@ async fn measure_on(
                 "distribution latency, {members} members, {}, {} Deployments at {}/s",
                 mode.name(),
                 args.workloads,
-                args.rate
+                rate
             ),
             ops_per_sec: None,
             p50_ms: Some(ms(latency.quantile(0.5))),
@@ -694,8 +703,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     let mut rows = Vec::new();
     for &mode in &args.modes {
-        for &members in &args.members {
-            rows.extend(measure(&binary, members, mode, &args).await?);
+        for (index, &members) in args.members.iter().enumerate() {
+            let rate = args
+                .rate
+                .get(index)
+                .or(args.rate.last())
+                .copied()
+                .unwrap_or(10);
+            rows.extend(measure(&binary, members, mode, rate, &args).await?);
         }
     }
     let table = report::render(&rows);
