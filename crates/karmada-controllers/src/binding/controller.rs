@@ -38,7 +38,6 @@ use karmada_api::work::{
 use karmada_api::{ResourceBinding, Work};
 use karmada_interpreter::Interpreter;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{Action, Config, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher;
@@ -46,7 +45,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::works::{BindingScope, orphan_works, waiting_for_direct_purge};
-use crate::execution::queue::{Backoffs, REQUEUE_CAPACITY, reflect_events, spec_and_metadata};
+use crate::execution::queue::{Backoffs, REQUEUE_CAPACITY, reflect_events, spec_changes};
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
@@ -188,16 +187,8 @@ async fn run_scope(
 ) {
     let store = writer.as_reader();
     let own = trigger_self(
-        watcher::watcher(
-            resources::all(&context.client, &resource),
-            watcher::Config::default(),
-        )
-        .default_backoff()
-        .modify(crate::runtime::watch::without_managed_fields)
-        .reflect(writer)
-        .applied_objects()
         // Status writes (scheduler, binding status) need no re-rendering.
-        .predicate_filter(spec_and_metadata, Default::default()),
+        spec_changes(resources::all(&context.client, &resource), writer),
         resource.clone(),
     );
     let queue = futures::stream::select(own, requests.map(|r| Ok(r.into())))

@@ -75,8 +75,16 @@ pub struct ReadyDebouncer {
 }
 
 impl ReadyDebouncer {
-    /// The Ready condition to publish given the published one and a fresh observation. When the status is
-    /// unchanged the published transition time is kept, so `lastTransitionTime` means what it says.
+    /// The Ready condition to publish given the published one and a fresh observation at `now`. When the
+    /// status is unchanged the published transition time is kept, so `lastTransitionTime` means what it says.
+    ///
+    /// The observation's `lastTransitionTime` is when it was made: a probe that found the member
+    /// unreachable stamps its start, since the member was failing from then on, so the threshold counts
+    /// from the start of the first failing probe, not from its timeout.
+    ///
+    /// Calling it again with the same observation (a status write that lost a race and is redone on a
+    /// fresh Cluster) gives the same answer: a flip keeps the pending window until the published status
+    /// catches up.
     pub fn adjust(
         &mut self,
         published: Option<&Condition>,
@@ -95,11 +103,12 @@ impl ReadyDebouncer {
                 ..observed
             };
         }
+        let observed_at = observed.last_transition_time.0;
         let since = match &self.pending {
             Some((status, since)) if *status == observed.status => *since,
             _ => {
-                self.pending = Some((observed.status.clone(), now));
-                now
+                self.pending = Some((observed.status.clone(), observed_at));
+                observed_at
             }
         };
         let threshold = if observed.status == "True" {
@@ -109,7 +118,6 @@ impl ReadyDebouncer {
         };
         // Unknown → anything is immediate: nothing was known to debounce against.
         if published.status == "Unknown" || now.duration_since(since) >= threshold {
-            self.pending = None;
             observed
         } else {
             published.clone()
@@ -305,6 +313,58 @@ mod tests {
             at(45),
         );
         assert_eq!(p.status, "True", "the failure window restarted at 45s");
+    }
+
+    const FAST: Thresholds = Thresholds {
+        success: SignedDuration::from_secs(5),
+        failure: SignedDuration::from_secs(5),
+    };
+
+    #[test]
+    fn failure_is_counted_from_the_start_of_the_failing_probe() {
+        let mut d = ReadyDebouncer::default();
+        let ready = observed_ready_condition(ProbeOutcome::Healthy, 1, at(0));
+        // (probe start, probe end, outcome, expected published status)
+        let table = [
+            // Timed out after 4 s: failing for 4 s only.
+            (10, 14, ProbeOutcome::Unreachable, "True"),
+            // The next probe: failing since 10, i.e. 11 s by its end.
+            (20, 21, ProbeOutcome::Unreachable, "False"),
+        ];
+        let mut published = ready.clone();
+        for (start, end, outcome, want) in table {
+            let observed = observed_ready_condition(outcome, 1, at(start));
+            published = d.adjust(Some(&published), observed, FAST, at(end));
+            assert_eq!(published.status, want, "probe {start}..{end}s");
+        }
+        assert_eq!(published.last_transition_time, Time(at(20)));
+
+        // A probe that started at 10 and timed out at 15 already covers the whole 5 s threshold.
+        let mut d = ReadyDebouncer::default();
+        let observed = observed_ready_condition(ProbeOutcome::Unreachable, 1, at(10));
+        let got = d.adjust(Some(&ready), observed, FAST, at(15));
+        assert_eq!(
+            (got.status.as_str(), got.reason.as_str()),
+            ("False", REASON_CLUSTER_NOT_REACHABLE)
+        );
+        assert_eq!(got.last_transition_time, Time(at(10)));
+    }
+
+    #[test]
+    fn redoing_a_lost_write_gives_the_same_answer() {
+        let mut d = ReadyDebouncer::default();
+        let ready = observed_ready_condition(ProbeOutcome::Healthy, 1, at(0));
+        let failing = |s| observed_ready_condition(ProbeOutcome::Unreachable, 1, at(s));
+        let first = d.adjust(Some(&ready), failing(10), FAST, at(11));
+        assert_eq!(first.status, "True");
+        let flipped = d.adjust(Some(&ready), failing(20), FAST, at(21));
+        assert_eq!(flipped.status, "False");
+        // The write of `flipped` conflicted; the round is redone on a re-read Cluster still saying True.
+        let again = d.adjust(Some(&ready), failing(20), FAST, at(22));
+        assert_eq!(again, flipped);
+        // Once published, the window is closed.
+        let settled = d.adjust(Some(&flipped), failing(30), FAST, at(31));
+        assert_eq!(settled.last_transition_time, Time(at(20)));
     }
 
     #[test]

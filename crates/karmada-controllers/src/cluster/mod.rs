@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod cluster_controller;
+pub mod discovery;
 pub mod enablements;
 pub mod health;
 pub mod metrics;

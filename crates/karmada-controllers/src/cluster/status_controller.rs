@@ -6,18 +6,23 @@
 //! written through the status subresource with the read resourceVersion as precondition; a 409 is left to the
 //! next round. Clusters are probed concurrently, each bounded by the probe timeout.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{Node, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList, APIVersions};
 use karmada_api::cluster::{CONDITION_COMPLETE_API_ENABLEMENTS, CONDITION_READY};
 use karmada_api::{Cluster, ClusterSyncMode};
 use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::{
+    WatchStreamExt,
+    watcher::{self, watcher},
+};
 use tokio_util::sync::CancellationToken;
 
 use super::api::{self, ClusterApiError};
+use super::discovery::discover;
 use super::enablements::api_enablements;
 use super::health::{ProbeOutcome, ReadyDebouncer, Thresholds, observed_ready_condition};
 use super::metrics::{ClusterMetrics, ClusterNumbers};
@@ -50,12 +55,9 @@ impl Default for StatusControllerConfig {
     }
 }
 
-/// How often the controller looks for new or removed Clusters; a new cluster is probed at once, not on the next
-/// status period.
-const DISCOVERY_PERIOD: Duration = Duration::from_secs(1);
-
 /// Runs until `cancel` fires: one task per Push cluster, each probing on its own period (so a slow or
-/// unreachable member never delays the others), started as soon as the cluster appears.
+/// unreachable member never delays the others). Clusters are watched, so a newly joined cluster is probed
+/// as soon as it is created, and the control plane is not asked to list every Cluster periodically.
 pub async fn run_status_controller(
     client: kube::Client,
     config: StatusControllerConfig,
@@ -65,51 +67,76 @@ pub async fn run_status_controller(
     let members = MemberClients::new(client.clone(), config.probe_timeout);
     let mut running: HashMap<String, CancellationToken> = HashMap::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let mut ticker = tokio::time::interval(DISCOVERY_PERIOD.min(config.update_frequency));
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut events = std::pin::pin!(
+        watcher(api::clusters(&client), watcher::Config::default()).default_backoff()
+    );
+    // Names seen since the watch (re)started listing: what is not among them at InitDone is gone.
+    let mut relisted: HashSet<String> = HashSet::new();
     loop {
-        tokio::select! {
+        let event = tokio::select! {
             () = cancel.cancelled() => break,
-            _ = ticker.tick() => {}
             Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
-        }
-        let clusters = match api::list_clusters(&client).await {
-            Ok(c) => c,
+            event = events.next() => event,
+        };
+        let Some(event) = event else { break };
+        let (object, gone) = match event {
+            Ok(watcher::Event::Init) => {
+                relisted.clear();
+                continue;
+            }
+            Ok(watcher::Event::InitDone) => {
+                running.retain(|name, token| {
+                    let keep = relisted.contains(name);
+                    if !keep {
+                        token.cancel();
+                        metrics.forget(name);
+                    }
+                    keep
+                });
+                continue;
+            }
+            Ok(watcher::Event::InitApply(object)) => {
+                if let Some(name) = &object.metadata.name {
+                    relisted.insert(name.clone());
+                }
+                (object, false)
+            }
+            Ok(watcher::Event::Apply(object)) => (object, false),
+            Ok(watcher::Event::Delete(object)) => (object, true),
             Err(err) => {
-                tracing::warn!(%err, "listing clusters");
+                tracing::warn!(%err, "watching clusters");
                 continue;
             }
         };
-        let wanted: Vec<String> = clusters
-            .iter()
-            .filter(|c| {
-                c.spec.sync_mode == ClusterSyncMode::Push && c.metadata.deletion_timestamp.is_none()
-            })
-            .filter_map(|c| c.metadata.name.clone())
-            .collect();
-        running.retain(|name, token| {
-            let keep = wanted.contains(name);
-            if !keep {
+        let Some(name) = object.metadata.name.clone() else {
+            continue;
+        };
+        let wanted = !gone
+            && object.metadata.deletion_timestamp.is_none()
+            && api::to_cluster(&object).is_ok_and(|c| c.spec.sync_mode == ClusterSyncMode::Push);
+        if !wanted {
+            if let Some(token) = running.remove(&name) {
                 token.cancel();
-                metrics.forget(name);
+                metrics.forget(&name);
             }
-            keep
-        });
-        for name in wanted {
-            if running.contains_key(&name) {
-                continue;
-            }
-            let token = cancel.child_token();
-            running.insert(name.clone(), token.clone());
-            tasks.spawn(cluster_loop(
-                client.clone(),
-                members.clone(),
-                name,
-                config,
-                metrics.clone(),
-                token,
-            ));
+            continue;
         }
+        if running.contains_key(&name) {
+            continue;
+        }
+        let token = cancel.child_token();
+        running.insert(name.clone(), token.clone());
+        tasks.spawn(cluster_loop(
+            client.clone(),
+            members.clone(),
+            name,
+            config,
+            metrics.clone(),
+            token,
+        ));
+    }
+    for token in running.values() {
+        token.cancel();
     }
     while tasks.join_next().await.is_some() {}
 }
@@ -173,6 +200,16 @@ fn latency_changed(published: Option<&str>, measured_ms: u128) -> bool {
     delta >= 5 && delta * 2 > old
 }
 
+/// How long a probe may wait: the probe timeout, but never longer than the failure threshold (at least a
+/// second), since a member silent for that long is failing anyway. With failures counted from the probe's
+/// start, a dead member is then marked not Ready at most one period plus the threshold after it died.
+fn probe_bound(config: &StatusControllerConfig) -> Duration {
+    let threshold = Duration::try_from(config.thresholds.failure).unwrap_or(config.probe_timeout);
+    config
+        .probe_timeout
+        .min(threshold.max(Duration::from_secs(1)))
+}
+
 /// What one round learnt from a member.
 struct Collected {
     version: String,
@@ -184,67 +221,35 @@ struct Collected {
     pods: Vec<Pod>,
 }
 
-async fn probe(member: &kube::Client) -> ProbeOutcome {
-    let mut reachable = false;
-    for path in ["/readyz", "/healthz"] {
-        let Ok(request) = http::Request::get(path).body(Vec::new()) else {
-            continue;
-        };
-        match member.request_text(request).await {
-            Ok(body) if body.trim() == "ok" => return ProbeOutcome::Healthy,
-            Ok(_) | Err(kube::Error::Api(_)) => reachable = true,
-            Err(_) => {}
+/// `/readyz`, falling back to `/healthz` only when the member answered (an old server without `/readyz`):
+/// a member that does not answer at all is not asked twice, so an unreachable one costs one timeout.
+async fn probe(member: &kube::Client, timeout: Duration) -> ProbeOutcome {
+    let ask = async {
+        let mut reachable = false;
+        for path in ["/readyz", "/healthz"] {
+            let Ok(request) = http::Request::get(path).body(Vec::new()) else {
+                continue;
+            };
+            match member.request_text(request).await {
+                Ok(body) if body.trim() == "ok" => return ProbeOutcome::Healthy,
+                Ok(_) | Err(kube::Error::Api(_)) => reachable = true,
+                Err(_) => break,
+            }
         }
-    }
-    if reachable {
-        ProbeOutcome::Unhealthy
-    } else {
-        ProbeOutcome::Unreachable
-    }
-}
-
-async fn get_json<T: serde::de::DeserializeOwned>(
-    member: &kube::Client,
-    path: &str,
-) -> Result<T, kube::Error> {
-    let request = http::Request::get(path)
-        .body(Vec::new())
-        .map_err(kube::Error::HttpError)?;
-    member.request(request).await
-}
-
-async fn discover(member: &kube::Client) -> (Vec<APIResourceList>, Vec<String>) {
-    let mut group_versions = Vec::new();
-    if let Ok(core) = get_json::<APIVersions>(member, "/api").await {
-        group_versions.extend(core.versions);
-    }
-    if let Ok(groups) = get_json::<APIGroupList>(member, "/apis").await {
-        group_versions.extend(
-            groups
-                .groups
-                .into_iter()
-                .flat_map(|g| g.versions.into_iter().map(|v| v.group_version)),
-        );
-    }
-    let mut lists = Vec::new();
-    let mut failed = Vec::new();
-    for gv in group_versions {
-        let path = if gv.contains('/') {
-            format!("/apis/{gv}")
+        if reachable {
+            ProbeOutcome::Unhealthy
         } else {
-            format!("/api/{gv}")
-        };
-        match get_json::<APIResourceList>(member, &path).await {
-            Ok(list) => lists.push(list),
-            Err(_) => failed.push(gv),
+            ProbeOutcome::Unreachable
         }
-    }
-    (lists, failed)
+    };
+    tokio::time::timeout(timeout, ask)
+        .await
+        .unwrap_or(ProbeOutcome::Unreachable)
 }
 
 async fn collect(member: &kube::Client, now: Timestamp) -> Result<Collected, kube::Error> {
     let version = member.apiserver_version().await?.git_version;
-    let (lists, failed) = discover(member).await;
+    let discovered = discover(member).await;
     let nodes = Api::<Node>::all(member.clone())
         .list(&Default::default())
         .await?
@@ -255,7 +260,7 @@ async fn collect(member: &kube::Client, now: Timestamp) -> Result<Collected, kub
         .items;
     Ok(Collected {
         version,
-        enablements: Some(api_enablements(&lists, &failed, now)),
+        enablements: Some(api_enablements(&discovered.lists, &discovered.failed, now)),
         nodes,
         pods,
     })
@@ -306,9 +311,17 @@ fn upsert(
     }
 }
 
+/// How often a status write that lost a race is redone on a freshly read Cluster within one round. Joins,
+/// taints and the latency annotation all bump the Cluster while a probe runs; leaving the retry to the next
+/// period delayed a new cluster's first Ready by whole periods.
+const WRITE_ATTEMPTS: usize = 3;
+
 /// One round for one cluster with a member client the caller built (the controller-manager from the
 /// Cluster's Secret; a Pull cluster's agent from its own kubeconfig): probe, collect, publish the status and
 /// the latency annotation.
+///
+/// The observation is stamped with the time the probe started: a member that failed to answer was already
+/// failing then, so the failure threshold counts from there and a probe timeout is not added on top.
 pub async fn sync_cluster_status<E: std::fmt::Display>(
     client: &kube::Client,
     cluster: Cluster,
@@ -319,32 +332,95 @@ pub async fn sync_cluster_status<E: std::fmt::Display>(
 ) -> Result<(), ClusterApiError> {
     let name = cluster.metadata.name.clone().unwrap_or_default();
     let started = Instant::now();
+    let started_at = Timestamp::now();
     let outcome = match &member {
-        Ok(member) => probe(member).await,
+        Ok(member) => probe(member, probe_bound(config)).await,
         Err(err) => {
             tracing::warn!(cluster = %name, %err, "no usable credentials");
             ProbeOutcome::Unreachable
         }
     };
     let latency = started.elapsed();
-    let now = Timestamp::now();
     let collected = match (&member, outcome) {
-        (Ok(member), ProbeOutcome::Healthy) => collect(member, now).await.ok(),
+        (Ok(member), ProbeOutcome::Healthy) => collect(member, started_at).await.ok(),
         _ => None,
     };
+    let round = Round {
+        outcome,
+        observed_at: started_at,
+        collected,
+    };
+    let mut cluster = cluster;
+    let mut attempt = 1;
+    loop {
+        match publish(client, &cluster, &round, config, debouncer, metrics).await {
+            Ok(()) => break,
+            Err(err) if err.is_conflict() && attempt < WRITE_ATTEMPTS => {
+                attempt += 1;
+                let Some(object) = api::clusters(client).get_opt(&name).await? else {
+                    return Ok(());
+                };
+                cluster = api::to_cluster(&object)?;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    if outcome != ProbeOutcome::Unreachable {
+        let value = format!("{}ms", latency.as_millis());
+        let published = cluster
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(ANNOTATION_API_LATENCY))
+            .map(String::as_str);
+        if latency_changed(published, latency.as_millis()) {
+            let patch =
+                serde_json::json!({"metadata": {"annotations": {ANNOTATION_API_LATENCY: value}}});
+            api::clusters(client)
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+        }
+    }
+    metrics.observe_sync_status(&name, started.elapsed());
+    Ok(())
+}
+
+/// What one round observed, independent of the Cluster object it is published onto.
+struct Round {
+    outcome: ProbeOutcome,
+    /// When the probe started.
+    observed_at: Timestamp,
+    collected: Option<Collected>,
+}
+
+/// Writes the status `round` implies onto `cluster` (read with its resourceVersion), if it differs.
+async fn publish(
+    client: &kube::Client,
+    cluster: &Cluster,
+    round: &Round,
+    config: &StatusControllerConfig,
+    debouncer: &mut ReadyDebouncer,
+    metrics: &ClusterMetrics,
+) -> Result<(), ClusterApiError> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
     let generation = cluster.metadata.generation.unwrap_or(0);
-    let observed = observed_ready_condition(outcome, generation, now);
+    let observed = observed_ready_condition(round.outcome, generation, round.observed_at);
     let published_ready = cluster.ready_condition().cloned();
-    let ready = debouncer.adjust(published_ready.as_ref(), observed, config.thresholds, now);
+    let ready = debouncer.adjust(
+        published_ready.as_ref(),
+        observed,
+        config.thresholds,
+        Timestamp::now(),
+    );
     let ready_true = ready.status == "True";
 
     let mut status = cluster.status.clone().unwrap_or_default();
     upsert(&mut status.conditions, ready);
-    if let Some(c) = collected {
-        status.kubernetes_version = c.version;
-        if let Some((enablements, condition)) = c.enablements {
-            status.api_enablements = enablements;
-            upsert(&mut status.conditions, condition);
+    if let Some(c) = &round.collected {
+        status.kubernetes_version = c.version.clone();
+        if let Some((enablements, condition)) = &c.enablements {
+            status.api_enablements = enablements.clone();
+            upsert(&mut status.conditions, condition.clone());
         }
         status.node_summary = Some(node_summary(&c.nodes));
         status.resource_summary = Some(resource_summary(
@@ -371,29 +447,35 @@ pub async fn sync_cluster_status<E: std::fmt::Display>(
             .replace_status(&name, &PostParams::default(), &body)
             .await?;
     }
-    if outcome != ProbeOutcome::Unreachable {
-        let value = format!("{}ms", latency.as_millis());
-        let published = cluster
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(ANNOTATION_API_LATENCY))
-            .map(String::as_str);
-        if latency_changed(published, latency.as_millis()) {
-            let patch =
-                serde_json::json!({"metadata": {"annotations": {ANNOTATION_API_LATENCY: value}}});
-            api::clusters(client)
-                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await?;
-        }
-    }
-    metrics.observe_sync_status(&name, started.elapsed());
     Ok(())
 }
 
 #[cfg(test)]
 mod latency_tests {
-    use super::latency_changed;
+    use super::{StatusControllerConfig, Thresholds, latency_changed, probe_bound};
+    use jiff::SignedDuration;
+    use std::time::Duration;
+
+    #[test]
+    fn a_probe_never_waits_longer_than_the_failure_threshold() {
+        // (probe timeout s, failure threshold s, bound s)
+        let table = [(5, 30, 5), (5, 2, 2), (5, 0, 1), (1, 0, 1), (5, 5, 5)];
+        for (timeout, failure, want) in table {
+            let config = StatusControllerConfig {
+                update_frequency: Duration::from_secs(10),
+                thresholds: Thresholds {
+                    success: SignedDuration::from_secs(30),
+                    failure: SignedDuration::from_secs(failure),
+                },
+                probe_timeout: Duration::from_secs(timeout),
+            };
+            assert_eq!(
+                probe_bound(&config),
+                Duration::from_secs(want),
+                "{timeout} {failure}"
+            );
+        }
+    }
 
     #[test]
     fn latency_writes_only_on_real_changes() {

@@ -27,7 +27,6 @@ use karmada_api::work::{
 };
 use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{Action, Config, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
@@ -39,7 +38,7 @@ use super::conditions;
 use super::discovery::MemberResources;
 use super::metrics::{ApplyResult, ExecutionMetrics};
 use super::queue::{
-    Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_and_metadata,
+    Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_changes,
 };
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
 use crate::runtime::{
@@ -130,12 +129,7 @@ pub async fn run(
     });
 
     let own = trigger_self(
-        watcher::watcher(config.served.works_api(&client), watcher::Config::default())
-            .default_backoff()
-            .modify(crate::runtime::watch::without_managed_fields)
-            .reflect(work_writer)
-            .applied_objects()
-            .predicate_filter(spec_and_metadata, Default::default()),
+        spec_changes(config.served.works_api(&client), work_writer),
         work_resource.clone(),
     );
     let requested = {

@@ -67,6 +67,20 @@ pub fn reflect_events(
     log_errors(watcher(api, config).default_backoff().reflect(writer))
 }
 
+/// The objects of `api` whose spec or metadata changed, kept in `writer`'s store without managedFields: the
+/// trigger of a controller whose own writes go to status (which would otherwise wake it again).
+pub fn spec_changes(
+    api: kube::Api<DynamicObject>,
+    writer: reflector::store::Writer<DynamicObject>,
+) -> impl Stream<Item = Result<DynamicObject, watcher::Error>> + Send {
+    watcher(api, watcher::Config::default())
+        .default_backoff()
+        .modify(crate::runtime::watch::without_managed_fields)
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(spec_and_metadata, Default::default())
+}
+
 /// [`reflect_events`] for a read-only cache: `managedFields` and kubectl's last-applied annotation are
 /// dropped before storing, which keeps a member-wide cache small.
 pub fn reflect_slim_events(

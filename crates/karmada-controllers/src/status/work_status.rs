@@ -26,7 +26,6 @@ use karmada_api::work::{ManifestStatus, ResourceIdentifier};
 use karmada_api::{Cluster, Work};
 use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{Action, Config, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
@@ -39,7 +38,7 @@ use crate::execution::discovery::{DiscoveryError, MemberResource, MemberResource
 use crate::execution::drift::covers;
 use crate::execution::queue::{
     Backoffs, REQUEUE_CAPACITY, WorkRequeue, next_event, object_ref, reflect_events,
-    reflect_slim_events, spec_and_metadata,
+    reflect_slim_events, spec_changes,
 };
 use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
@@ -146,12 +145,7 @@ pub async fn run(
         return;
     }
     let own = trigger_self(
-        watcher::watcher(config.served.works_api(&client), watcher::Config::default())
-            .default_backoff()
-            .modify(crate::runtime::watch::without_managed_fields)
-            .reflect(work_writer)
-            .applied_objects()
-            .predicate_filter(spec_and_metadata, Default::default()),
+        spec_changes(config.served.works_api(&client), work_writer),
         work_resource,
     );
     let woken = crate::status::coalesce::coalesced(woken, WINDOW).map(|r| Ok(r.into()));

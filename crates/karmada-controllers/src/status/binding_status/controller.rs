@@ -36,7 +36,6 @@ use karmada_api::work::{
 };
 use karmada_interpreter::{Interpreter, Operation, Target};
 use kube::api::{ApiResource, DynamicObject, PostParams};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{Action, Config as ControllerConfig, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
@@ -48,7 +47,7 @@ use super::metrics::BindingMetrics;
 use super::template::TemplateResolver;
 use crate::binding::BindingScope;
 use crate::execution::queue::{
-    REQUEUE_CAPACITY, next_event, ready, reflect_slim_events, spec_and_metadata,
+    REQUEUE_CAPACITY, next_event, ready, reflect_slim_events, spec_changes,
 };
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
@@ -208,16 +207,11 @@ async fn drive(
 ) {
     let bindings = writer.as_reader();
     let own = trigger_self(
-        watcher::watcher(
-            resources::all(&context.shared.client, &context.resource),
-            watcher::Config::default(),
-        )
-        .default_backoff()
-        .modify(crate::runtime::watch::without_managed_fields)
-        .reflect(writer)
-        .applied_objects()
         // Spec and metadata only: the binding's status is this controller's (and the scheduler's) output.
-        .predicate_filter(spec_and_metadata, Default::default()),
+        spec_changes(
+            resources::all(&context.shared.client, &context.resource),
+            writer,
+        ),
         context.resource.clone(),
     );
     let woken = coalesced(woken, config.window).map(|r| Ok(r.into()));
