@@ -290,7 +290,7 @@ fn rows(args: &Args, m: &Measured) -> Vec<Row> {
             p99_ms: Some(ms(m.join_to_ready.quantile(0.99))),
             target: "Karmada cluster_register P99 6,904 ms".into(),
             note: format!(
-                "from the start of `join` to the watch seeing Ready=True; P99 is {:.1}× Karmada's (which includes \
+                "from the start of `join` to the watch seeing Ready=True; P99 is {:.2}× Karmada's (which includes \
                  status collection of 5,000-node clusters)",
                 ready_p99 / KARMADA_REGISTER_P99_MS
             ),

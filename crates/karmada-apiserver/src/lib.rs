@@ -19,6 +19,7 @@
 
 pub mod content;
 pub mod crds;
+pub mod discovery_cache;
 pub mod gc;
 pub mod handlers;
 pub mod hooks;

@@ -18,6 +18,8 @@ pub struct Registry {
     by_kind: BTreeMap<(String, String, String), usize>,
     /// Which CRD (by name) contributed which defs, so deleting the CRD removes them.
     crd_owned: BTreeMap<String, Vec<(String, String, String)>>,
+    /// Discovery documents rendered from this snapshot.
+    pub(crate) discovery: crate::discovery_cache::DiscoveryCache,
 }
 
 impl Registry {

@@ -16,10 +16,12 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Query, Request, State};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode, header};
 use serde_json::{Value, json};
 
 use crate::content::{self, Include, Output};
+use crate::discovery_cache::{DiscoveryKey, Rendered};
 use crate::handlers::delete::{DeleteOptions, delete_collection, delete_object};
 use crate::handlers::read::{ListParams, get_object, list_objects, list_objects_json};
 use crate::handlers::scale::{get_scale, patch_scale, update_scale};
@@ -335,7 +337,6 @@ pub fn version_info_for(git_version: &str) -> Value {
 }
 
 fn discovery(server: &ApiServer, ctx: &Ctx, segments: &[String]) -> Result<Response, ApiError> {
-    let defs = server.registry().defs();
     // Only the v2 aggregated form is served; a client that accepts just v2beta1 (kubectl
     // before 1.30) gets the legacy documents, which it also understands.
     let wants_aggregated = ctx.header(header::ACCEPT).is_some_and(|accept| {
@@ -345,17 +346,36 @@ fn discovery(server: &ApiServer, ctx: &Ctx, segments: &[String]) -> Result<Respo
         })
     });
     let refs: Vec<&str> = segments.iter().map(String::as_str).collect();
-    if wants_aggregated && matches!(refs.as_slice(), ["api"] | ["apis"]) {
-        let (body, content_type) = hooks::aggregated_discovery(&defs, refs == ["api"]);
-        let mut response = json_response(StatusCode::OK, &body, &[]);
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-        return Ok(response);
-    }
-    let body = hooks::legacy_discovery(&defs, &refs, &server.options.advertise_address)
-        .ok_or_else(ApiError::not_found_path)?;
-    Ok(json_response(StatusCode::OK, &body, &[]))
+    let aggregated = wants_aggregated && matches!(refs.as_slice(), ["api"] | ["apis"]);
+    let registry = server.registry();
+    let key = DiscoveryKey {
+        segments: segments.to_vec(),
+        aggregated,
+    };
+    let render_now = || {
+        let defs = registry.defs();
+        if aggregated {
+            let (body, content_type) = hooks::aggregated_discovery(&defs, refs == ["api"]);
+            Rendered {
+                body: Some(Bytes::from(body.to_string())),
+                content_type,
+            }
+        } else {
+            let body = hooks::legacy_discovery(&defs, &refs, &server.options.advertise_address);
+            Rendered {
+                body: body.map(|b| Bytes::from(b.to_string())),
+                content_type: "application/json",
+            }
+        }
+    };
+    let rendered = registry.discovery.get_or_render(key, render_now);
+    let body = rendered.body.ok_or_else(ApiError::not_found_path)?;
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, rendered.content_type)],
+        body,
+    )
+        .into_response())
 }
 
 async fn read_body(server: &ApiServer, ctx: &Ctx, body: Body) -> Result<bytes::Bytes, ApiError> {

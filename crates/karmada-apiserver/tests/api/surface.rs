@@ -71,7 +71,47 @@ async fn discovery_aggregated_only_when_asked() {
 #[tokio::test]
 async fn crd_kinds_appear_in_discovery() {
     let h = Harness::new().await;
+    let group_names = |body: &serde_json::Value, key: &str| -> Vec<String> {
+        body[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                g["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or(g["name"].as_str().unwrap_or_default())
+                    .to_string()
+            })
+            .collect()
+    };
+    let aggregated = || {
+        h.request_with(
+            Method::GET,
+            "/apis",
+            None,
+            Some(AGGREGATED_ACCEPT),
+            Vec::new(),
+        )
+    };
+    // Read (and so cache) discovery before the CRD exists: it must not be served stale afterwards.
+    assert!(
+        !group_names(&h.get("/apis").await.body, "groups")
+            .contains(&"demo.example.com".to_string())
+    );
+    assert!(
+        !group_names(&aggregated().await.body, "items").contains(&"demo.example.com".to_string())
+    );
+    assert_eq!(
+        h.get("/apis/demo.example.com/v1").await.status,
+        StatusCode::NOT_FOUND
+    );
     super::crud::install_widgets(&h).await;
+    assert!(
+        group_names(&h.get("/apis").await.body, "groups").contains(&"demo.example.com".to_string())
+    );
+    assert!(
+        group_names(&aggregated().await.body, "items").contains(&"demo.example.com".to_string())
+    );
     let doc = h.get("/apis/demo.example.com/v1").await;
     assert_eq!(doc.status, StatusCode::OK, "{:?}", doc.body);
     assert!(
