@@ -25,7 +25,7 @@ fn available(cluster_doc: ClusterDoc, workload: &Value) -> (Option<i64>, String)
         .explanation
         .clusters
         .iter()
-        .find(|c| cluster_doc.0["metadata"]["name"] == &*c.name)
+        .find(|c| cluster_doc.0["metadata"]["name"] == *c.name)
         .expect("decision");
     let method = decision
         .estimate

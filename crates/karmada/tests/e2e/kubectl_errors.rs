@@ -18,7 +18,7 @@ fn raw_post(s: &Server, path: &str, body: &str) -> Run {
 fn malformed_and_invalid_bodies_are_rejected_without_side_effects(s: &Server) {
     s.kubectl(&["create", "configmap", "keep", "--from-literal=a=b"])
         .success();
-    let before = configmap_count(&s);
+    let before = configmap_count(s);
     let path = "/api/v1/namespaces/default/configmaps";
 
     let cases: &[(&str, &str)] = &[
@@ -47,14 +47,14 @@ fn malformed_and_invalid_bodies_are_rejected_without_side_effects(s: &Server) {
         ),
     ];
     for (body, reason) in cases {
-        let err = raw_post(&s, path, body).failure().to_string();
+        let err = raw_post(s, path, body).failure().to_string();
         assert!(
             err.contains(reason) || err.to_lowercase().contains(&reason.to_lowercase()),
             "{reason} for {body}: {err}"
         );
     }
     let err = raw_post(
-        &s,
+        s,
         "/api/v1/namespaces/nope/configmaps",
         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\"}}",
     )
@@ -65,10 +65,10 @@ fn malformed_and_invalid_bodies_are_rejected_without_side_effects(s: &Server) {
         "{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"big\"}},\"data\":{{\"a\":\"{}\"}}}}",
         "x".repeat(3 * 1024 * 1024 + 1)
     );
-    let err = raw_post(&s, path, &big).failure().to_string();
+    let err = raw_post(s, path, &big).failure().to_string();
     assert!(err.to_lowercase().contains("too large"), "{err}");
     assert_eq!(
-        configmap_count(&s),
+        configmap_count(s),
         before,
         "nothing stored by rejected requests"
     );

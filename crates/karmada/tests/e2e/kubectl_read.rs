@@ -34,7 +34,7 @@ spec:
 }
 
 fn get_in_every_output_form(s: &Server) {
-    seed(&s);
+    seed(s);
     let table = rows(s.kubectl(&["get", "deploy"]).success());
     assert_eq!(
         table[0],
@@ -141,7 +141,7 @@ fn get_in_every_output_form(s: &Server) {
 }
 
 fn watch_sees_a_change_arrive(s: &Server) {
-    seed(&s);
+    seed(s);
     let mut watch = s.kubectl_spawn(&[
         "get",
         "deploy",
@@ -179,7 +179,7 @@ fn watch_sees_a_change_arrive(s: &Server) {
 }
 
 fn describe_shows_the_object(s: &Server) {
-    seed(&s);
+    seed(s);
     let out = s
         .kubectl(&["describe", "deploy", "web"])
         .success()

@@ -24,7 +24,7 @@ spec:
 }
 
 fn edit_with_an_editor_script(s: &Server) {
-    deployment(&s);
+    deployment(s);
     let editor = s.file(
         "editor.sh",
         "#!/bin/sh\nsed -i 's/replicas: 2/replicas: 4/' \"$1\"\n",
@@ -47,7 +47,7 @@ fn edit_with_an_editor_script(s: &Server) {
 }
 
 fn patch_json_merge_and_strategic(s: &Server) {
-    deployment(&s);
+    deployment(s);
     s.kubectl(&[
         "patch",
         "deploy",
@@ -133,7 +133,7 @@ spec:
 }
 
 fn label_annotate_scale_replace(s: &Server) {
-    deployment(&s);
+    deployment(s);
     assert_eq!(
         s.kubectl(&["label", "deploy", "web", "tier=front"])
             .success()

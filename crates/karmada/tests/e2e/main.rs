@@ -1,6 +1,9 @@
 //! End-to-end suites against a real `karmada apiserver` process: the installed kubectl, the
 //! Python `kubernetes` client, and `karmadactl`. One test binary (link time matters on 2 cores).
 
+// Test code: a panic is the failure report, helpers included.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod cluster_proxy;
 mod clusters;
 mod crash;
