@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
 use jiff::Timestamp;
+use k8s_openapi::api::core::v1::ObjectReference;
 use karmada_api::Cluster;
 use karmada_api::Work;
 use karmada_api::work::{
@@ -73,6 +74,8 @@ impl ExecutionConfig {
 pub const EVENT_SYNC_SUCCEED: &str = "SyncSucceed";
 pub const EVENT_SYNC_FAILED: &str = "SyncFailed";
 pub const EVENT_WORK_DISPATCHING: &str = "WorkDispatching";
+/// A deleted Work whose cluster is not Ready: nothing is deleted from the member until it is.
+pub const EVENT_DELETION_DEFERRED: &str = "DeletionDeferred";
 
 struct Context {
     client: kube::Client,
@@ -281,7 +284,7 @@ async fn reconcile(
     let key = key(&object);
 
     if work.metadata.deletion_timestamp.is_some() {
-        return delete(&ctx, work, cluster.as_ref(), cluster_name).await;
+        return delete(&ctx, work, &reference, cluster.as_ref(), cluster_name).await;
     }
     let Some(cluster) = cluster else {
         // No such cluster (yet): its Cluster event will bring us back.
@@ -425,6 +428,7 @@ async fn write_status(
 async fn delete(
     ctx: &Context,
     work: Work,
+    reference: &ObjectReference,
     cluster: Option<&Cluster>,
     cluster_name: &str,
 ) -> Result<Action, ControllerError> {
@@ -436,6 +440,17 @@ async fn delete(
         // Nothing is deleted from a member that cannot be reached: the Work keeps its finalizer and is retried
         // with backoff (and at once when the cluster turns Ready), without tying up a worker on a dead member.
         if !cluster_going && !is_ready(cluster) {
+            // Says why the Work stays; repeats only bump the Event's count.
+            ctx.recorder
+                .record(
+                    reference,
+                    EventType::Warning,
+                    EVENT_DELETION_DEFERRED,
+                    &format!(
+                        "cluster {cluster_name} is not ready: its objects are deleted once it is"
+                    ),
+                )
+                .await;
             let key = (
                 work.metadata.namespace.clone().unwrap_or_default(),
                 work.metadata.name.clone().unwrap_or_default(),

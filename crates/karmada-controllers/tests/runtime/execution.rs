@@ -668,3 +668,116 @@ async fn a_member_that_comes_back_converges() {
     .await;
     back.stop().await;
 }
+
+/// Flips the Ready condition the test bed wrote for `cluster`, keeping the rest of its status.
+async fn set_cluster_ready(control_plane: &ControlPlane, cluster: &str, ready: &str) {
+    let api = resources::all(&control_plane.client, &resources::cluster());
+    let current = api.get(cluster).await.expect("cluster");
+    let mut value = serde_json::to_value(&current).expect("json");
+    for condition in value["status"]["conditions"]
+        .as_array_mut()
+        .expect("conditions")
+    {
+        if condition["type"] == "Ready" {
+            condition["status"] = json!(ready);
+        }
+    }
+    api.replace_status(
+        cluster,
+        &kube::api::PostParams::default(),
+        &serde_json::from_value(value).expect("cluster"),
+    )
+    .await
+    .expect("cluster status");
+}
+
+#[tokio::test]
+async fn a_deleted_work_keeps_its_member_object_until_the_cluster_is_ready_again() {
+    let control_plane = ControlPlane::start().await;
+    let member = Member::start("member1").await;
+    control_plane.join(&member).await;
+    let _running = start_execution(&control_plane);
+    control_plane
+        .create(
+            "works",
+            work_for(
+                "member1",
+                "web-1",
+                deployment("web", 1, "nginx:1.27"),
+                "abort",
+            ),
+        )
+        .await;
+    member_deployment_where(&member, "web", "the Deployment", managed).await;
+
+    set_cluster_ready(&control_plane, "member1", "False").await;
+    // A probe Work proves the controller's Cluster cache has caught up before the deletion arrives.
+    control_plane
+        .create(
+            "works",
+            work_for(
+                "member1",
+                "probe-1",
+                deployment("probe", 1, "nginx:1.27"),
+                "abort",
+            ),
+        )
+        .await;
+    eventually(
+        "Applied=False on the probe: the cluster is seen not Ready",
+        || async {
+            applied(&get_work(&control_plane, "member1", "probe-1").await?)
+                .filter(|(status, message)| status == "False" && message.contains("not ready"))
+        },
+    )
+    .await;
+    resources::namespaced(
+        &control_plane.client,
+        &resources::work(),
+        "karmada-es-member1",
+    )
+    .delete("web-1", &DeleteParams::default())
+    .await
+    .expect("delete work");
+    // The controller has seen the deletion and held it back: the member object and the Work both stay.
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(control_plane.client.clone(), "karmada-es-member1");
+    eventually("a DeletionDeferred event on the Work", || async {
+        let list = events.list(&Default::default()).await.ok()?;
+        list.items
+            .iter()
+            .any(|e| {
+                e.reason.as_deref() == Some("DeletionDeferred")
+                    && e.involved_object.name.as_deref() == Some("web-1")
+                    && e.message.as_deref().is_some_and(|m| m.contains("member1"))
+            })
+            .then_some(())
+    })
+    .await;
+    assert!(
+        member_deployment(&member, "web").await.is_some(),
+        "nothing is deleted from a member whose cluster is not Ready"
+    );
+    let work = get_work(&control_plane, "member1", "web-1")
+        .await
+        .expect("the Work waits with its finalizer");
+    assert!(work["metadata"]["deletionTimestamp"].is_string());
+
+    // Ready again: the deferred deletion goes through, then the Work itself goes.
+    set_cluster_ready(&control_plane, "member1", "True").await;
+    eventually("member Deployment deleted", || async {
+        member_deployment(&member, "web")
+            .await
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    eventually("Work gone", || async {
+        get_work(&control_plane, "member1", "web-1")
+            .await
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    member.stop().await;
+}
