@@ -97,7 +97,12 @@ impl DeleteOptions {
     }
 }
 
-/// Deletes one object: immediately when nothing holds it, else marks it deleting.
+/// How often a delete that lost a race to another writer is redone before the client gets the 409.
+const DELETE_ATTEMPTS: usize = 16;
+
+/// Deletes one object: immediately when nothing holds it, else marks it deleting. A concurrent write (a
+/// controller updating status, say) makes the server read again and redo the delete, as kube-apiserver does:
+/// a DELETE answers 409 only when its own preconditions fail.
 pub async fn delete_object(
     server: &ApiServer,
     def: &ResourceDef,
@@ -105,6 +110,22 @@ pub async fn delete_object(
     name: &str,
     options: &DeleteOptions,
 ) -> Result<Written, ApiError> {
+    for _ in 0..DELETE_ATTEMPTS {
+        if let Some(written) = delete_attempt(server, def, namespace, name, options).await? {
+            return Ok(written);
+        }
+    }
+    Err(ApiError::conflict(&def.group, &def.plural, name))
+}
+
+/// One read-check-write round of [`delete_object`]; `None` when another write came in between.
+async fn delete_attempt(
+    server: &ApiServer,
+    def: &ResourceDef,
+    namespace: Option<&str>,
+    name: &str,
+    options: &DeleteOptions,
+) -> Result<Option<Written>, ApiError> {
     if is_namespace(def) && IMMORTAL_NAMESPACES.contains(&name) {
         return Err(ApiError::forbidden(format!(
             "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
@@ -136,11 +157,11 @@ pub async fn delete_object(
         ));
     }
     if objects::is_deleting(&live) {
-        return Ok(Written {
+        return Ok(Some(Written {
             code: 200,
             object: live,
             warnings: Vec::new(),
-        });
+        }));
     }
     let mut finalizers = objects::finalizers(&live);
     let extra = match options.propagation {
@@ -169,11 +190,11 @@ pub async fn delete_object(
             map.insert("status".into(), json!({"phase": "Terminating"}));
         }
         if options.dry_run {
-            return Ok(Written {
+            return Ok(Some(Written {
                 code: 200,
                 object: marked,
                 warnings: Vec::new(),
-            });
+            }));
         }
         let new_revision = match server
             .store
@@ -181,43 +202,39 @@ pub async fn delete_object(
             .await
         {
             Ok(rev) => rev,
-            Err(StoreError::Conflict { .. }) => {
-                return Err(ApiError::conflict(&def.group, &def.plural, name));
-            }
+            Err(StoreError::Conflict { .. }) => return Ok(None),
             Err(StoreError::NotFound(_)) => return Err(not_found(def, name)),
             Err(err) => return Err(storage::store_error(err)),
         };
         storage::stamp(def, &mut marked, new_revision);
-        return Ok(Written {
+        return Ok(Some(Written {
             code: 200,
             object: marked,
             warnings: Vec::new(),
-        });
+        }));
     }
     if options.dry_run {
-        return Ok(Written {
+        return Ok(Some(Written {
             code: 200,
             object: live,
             warnings: Vec::new(),
-        });
+        }));
     }
     let mut deleted = live;
     match server.store.delete(&key, Some(revision)).await {
         Ok((rev, _)) => storage::stamp(def, &mut deleted, rev),
-        Err(StoreError::Conflict { .. }) => {
-            return Err(ApiError::conflict(&def.group, &def.plural, name));
-        }
+        Err(StoreError::Conflict { .. }) => return Ok(None),
         Err(StoreError::NotFound(_)) => return Err(not_found(def, name)),
         Err(err) => return Err(storage::store_error(err)),
     }
     if is_crd(def) {
         crate::crds::on_crd_deleted(server, &deleted).await;
     }
-    Ok(Written {
+    Ok(Some(Written {
         code: 200,
         object: deleted,
         warnings: Vec::new(),
-    })
+    }))
 }
 
 /// Deletes every object of the collection matching `params`' selectors; returns the list of
