@@ -342,20 +342,7 @@ async fn drift_is_corrected_and_deleting_the_work_removes_the_member_object() {
         .delete("web-1", &DeleteParams::default())
         .await
         .expect("delete work");
-    eventually("member Deployment deleted", || async {
-        member_deployment(&member, "web")
-            .await
-            .is_none()
-            .then_some(())
-    })
-    .await;
-    eventually("Work gone", || async {
-        get_work(&control_plane, "member1", "web-1")
-            .await
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    deployment_then_work_gone(&control_plane, &member, "web", "web-1").await;
     member.stop().await;
 }
 
@@ -669,6 +656,29 @@ async fn a_member_that_comes_back_converges() {
     back.stop().await;
 }
 
+/// Waits for the member's Deployment `name`, then member1's Work `work`, to be gone.
+async fn deployment_then_work_gone(
+    control_plane: &ControlPlane,
+    member: &Member,
+    name: &str,
+    work: &str,
+) {
+    eventually("member Deployment deleted", || async {
+        member_deployment(member, name)
+            .await
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    eventually("Work gone", || async {
+        get_work(control_plane, "member1", work)
+            .await
+            .is_none()
+            .then_some(())
+    })
+    .await;
+}
+
 /// Flips the Ready condition the test bed wrote for `cluster`, keeping the rest of its status.
 async fn set_cluster_ready(control_plane: &ControlPlane, cluster: &str, ready: &str) {
     let api = resources::all(&control_plane.client, &resources::cluster());
@@ -765,19 +775,6 @@ async fn a_deleted_work_keeps_its_member_object_until_the_cluster_is_ready_again
 
     // Ready again: the deferred deletion goes through, then the Work itself goes.
     set_cluster_ready(&control_plane, "member1", "True").await;
-    eventually("member Deployment deleted", || async {
-        member_deployment(&member, "web")
-            .await
-            .is_none()
-            .then_some(())
-    })
-    .await;
-    eventually("Work gone", || async {
-        get_work(&control_plane, "member1", "web-1")
-            .await
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    deployment_then_work_gone(&control_plane, &member, "web", "web-1").await;
     member.stop().await;
 }
