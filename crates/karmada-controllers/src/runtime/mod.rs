@@ -6,14 +6,18 @@
 //! Controllers themselves are built on `kube::runtime::Controller` (watch → dedup queue → reconcile → requeue):
 //! level-triggered, one object key at a time, conflicts requeue.
 
+pub mod compact;
 pub mod error;
 pub mod events;
+pub mod informer;
 pub mod leader_election;
 pub mod members;
 pub mod resources;
 pub mod typed;
 pub mod watch;
 
+pub use compact::CompactObject;
 pub use error::ControllerError;
 pub use events::{EventRecorder, EventType, reference_of};
+pub use informer::{Informers, Subscription};
 pub use members::MemberClients;

@@ -6,6 +6,7 @@ mod dependencies;
 mod detector;
 mod execution;
 mod failover;
+mod informer;
 mod leader_election;
 mod namespace;
 mod scheduler;
