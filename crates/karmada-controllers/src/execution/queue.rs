@@ -14,6 +14,8 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 use tokio_util::sync::CancellationToken;
 
+use crate::runtime::CompactObject;
+
 /// Capacity of every requeue channel: a full channel makes the sender wait (backpressure), never grow.
 pub const REQUEUE_CAPACITY: usize = 1024;
 
@@ -45,11 +47,10 @@ impl WorkRequeue {
 }
 
 /// The reference of a namespaced (or, with `None`, cluster-scoped) object of `resource`.
-pub fn object_ref(
-    resource: &ApiResource,
-    namespace: Option<&str>,
-    name: &str,
-) -> ObjectRef<DynamicObject> {
+pub fn object_ref<K>(resource: &ApiResource, namespace: Option<&str>, name: &str) -> ObjectRef<K>
+where
+    K: kube::Resource<DynamicType = ApiResource>,
+{
     let reference = ObjectRef::new_with(name, resource.clone());
     match namespace {
         Some(ns) if !ns.is_empty() => reference.within(ns),
@@ -143,6 +144,54 @@ pub fn spec_and_metadata(object: &DynamicObject) -> Option<u64> {
     Some(std::hash::Hasher::finish(&hasher))
 }
 
+/// The objects of a shared watch whose spec or metadata changed: [`spec_changes`] for a [`Subscription`]'s
+/// events (the cache is the subscription's store, already current).
+///
+/// [`Subscription`]: crate::runtime::Subscription
+pub fn shared_spec_changes(
+    events: impl Stream<Item = Event<CompactObject>> + Send,
+) -> impl Stream<Item = Result<CompactObject, watcher::Error>> + Send {
+    events
+        .map(Ok)
+        .applied_objects()
+        .predicate_filter(compact_spec_and_metadata, Default::default())
+}
+
+/// [`spec_and_metadata`] of a compact object; its spec is hashed as text, without decoding it.
+pub fn compact_spec_and_metadata(object: &CompactObject) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct SpecText<'a> {
+        #[serde(borrow)]
+        spec: Option<&'a serde_json::value::RawValue>,
+    }
+    let spec = serde_json::from_str::<SpecText<'_>>(object.json())
+        .ok()
+        .and_then(|s| s.spec.map(serde_json::value::RawValue::get));
+    let mut hasher = std::hash::DefaultHasher::new();
+    let metadata = object.metadata();
+    (
+        spec,
+        &metadata.generation,
+        &metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string()),
+        &metadata.finalizers,
+        &metadata.labels,
+        &metadata.annotations,
+    )
+        .hash(&mut hasher);
+    Some(std::hash::Hasher::finish(&hasher))
+}
+
+/// Objects a shared watch's event touched (applied or deleted); none for the list markers.
+pub fn touched_compact(event: &Event<CompactObject>) -> Option<&CompactObject> {
+    match event {
+        Event::Apply(o) | Event::InitApply(o) | Event::Delete(o) => Some(o),
+        Event::Init | Event::InitDone => None,
+    }
+}
+
 /// Objects an event touched (applied or deleted); none for the list markers.
 pub fn touched(event: &Event<DynamicObject>) -> Option<&DynamicObject> {
     match event {
@@ -166,7 +215,11 @@ where
 }
 
 /// Waits until `store` has its first full list, or `cancel` fires (then `false`).
-pub async fn ready(store: &Store<DynamicObject>, cancel: &CancellationToken) -> bool {
+pub async fn ready<K>(store: &Store<K>, cancel: &CancellationToken) -> bool
+where
+    K: kube::Resource + Clone + 'static,
+    K::DynamicType: Eq + Hash + Clone,
+{
     tokio::select! {
         () = cancel.cancelled() => false,
         r = store.wait_until_ready() => r.is_ok(),
@@ -259,13 +312,41 @@ mod tests {
     }
 
     #[test]
+    fn compact_fingerprint_follows_spec_and_metadata_not_status() {
+        let work = |status: serde_json::Value, replicas: i64| -> CompactObject {
+            let object: DynamicObject = serde_json::from_value(serde_json::json!({
+                "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+                "metadata": {"name": "w", "namespace": "karmada-es-a", "resourceVersion": "1"},
+                "spec": {"workload": {"manifests": [{"spec": {"replicas": replicas}}]}},
+                "status": status,
+            }))
+            .expect("work");
+            CompactObject::from_dynamic(&object).expect("compact")
+        };
+        let base = compact_spec_and_metadata(&work(serde_json::json!({}), 1));
+        let applied = serde_json::json!({"conditions": [{"type": "Applied"}]});
+        assert_eq!(base, compact_spec_and_metadata(&work(applied, 1)));
+        assert_ne!(
+            base,
+            compact_spec_and_metadata(&work(serde_json::json!({}), 2))
+        );
+        let mut labelled = work(serde_json::json!({}), 1);
+        kube::Resource::meta_mut(&mut labelled).labels =
+            Some([("a".to_string(), "b".to_string())].into());
+        assert_ne!(base, compact_spec_and_metadata(&labelled));
+    }
+
+    #[test]
     fn object_refs_of_cluster_scoped_objects_have_no_namespace() {
         let r = crate::runtime::resources::cluster_resource_binding();
-        assert_eq!(object_ref(&r, None, "x").namespace, None);
-        assert_eq!(object_ref(&r, Some(""), "x").namespace, None);
+        assert_eq!(object_ref::<DynamicObject>(&r, None, "x").namespace, None);
+        assert_eq!(
+            object_ref::<DynamicObject>(&r, Some(""), "x").namespace,
+            None
+        );
         let w = crate::runtime::resources::work();
         assert_eq!(
-            object_ref(&w, Some("karmada-es-a"), "x")
+            object_ref::<DynamicObject>(&w, Some("karmada-es-a"), "x")
                 .namespace
                 .as_deref(),
             Some("karmada-es-a")
