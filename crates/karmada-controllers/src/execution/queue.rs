@@ -82,6 +82,26 @@ pub fn spec_changes(
         .predicate_filter(spec_and_metadata, Default::default())
 }
 
+/// [`reflect_events`] into a cache of compact objects (managedFields dropped), for a watch no other controller
+/// shares, such as a member cluster's objects. Objects that cannot be re-encoded are logged and skipped.
+pub fn reflect_compact_events(
+    api: kube::Api<DynamicObject>,
+    config: watcher::Config,
+    mut writer: reflector::store::Writer<CompactObject>,
+) -> impl Stream<Item = Event<CompactObject>> + Send {
+    log_errors(watcher(api, config).default_backoff()).filter_map(move |event| {
+        let compacted = crate::runtime::informer::compact(event);
+        if let Ok(event) = &compacted {
+            writer.apply_watcher_event(event);
+        }
+        async move {
+            compacted
+                .map_err(|err| tracing::warn!(%err, "watch event not cached"))
+                .ok()
+        }
+    })
+}
+
 /// [`reflect_events`] for a read-only cache: `managedFields` and kubectl's last-applied annotation are
 /// dropped before storing, which keeps a member-wide cache small.
 pub fn reflect_slim_events(

@@ -9,6 +9,9 @@
 //! A subscriber that arrives after the watch started first receives what it missed as a relist (`Init`,
 //! `InitApply` for every object, `InitDone`), so each subscriber sees the same event grammar as a watcher of
 //! its own. The watch stops once every subscription is dropped; the next subscriber starts a new one.
+//!
+//! One registry serves one API server: watches are told apart by URL and selectors, not by client, so a
+//! member cluster's watches do not belong in the control plane's registry.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -239,7 +242,10 @@ impl Informer {
     }
 }
 
-fn compact(event: Event<DynamicObject>) -> Result<Event<CompactObject>, super::ControllerError> {
+/// A watch event with its object made compact.
+pub fn compact(
+    event: Event<DynamicObject>,
+) -> Result<Event<CompactObject>, super::ControllerError> {
     Ok(match event {
         Event::Apply(o) => Event::Apply(CompactObject::from_dynamic(&o)?),
         Event::Delete(o) => Event::Delete(CompactObject::from_dynamic(&o)?),
