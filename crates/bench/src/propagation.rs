@@ -416,6 +416,50 @@ fn watch_members(federation: &Federation, seen: Seen, stop: &tokio_util::sync::C
     }
 }
 
+/// First time each template's ResourceBinding had a placement (`spec.clusters` non-empty), by template name.
+type Scheduled = Arc<Mutex<HashMap<String, Instant>>>;
+
+fn watch_scheduled(
+    federation: &Federation,
+    scheduled: Scheduled,
+    stop: &tokio_util::sync::CancellationToken,
+) {
+    let resource = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("work.karmada.io", "v1alpha2", "ResourceBinding"),
+        "resourcebindings",
+    );
+    let api: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(federation.karmada.clone(), "bench", &resource);
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        let mut stream = watcher::watcher(api, watcher::Config::default()).boxed();
+        loop {
+            let event = tokio::select! {
+                () = stop.cancelled() => return,
+                e = stream.next() => e,
+            };
+            let Some(event) = event else { return };
+            let (Ok(watcher::Event::Apply(binding)) | Ok(watcher::Event::InitApply(binding))) =
+                event
+            else {
+                continue;
+            };
+            let placed = binding.data["spec"]["clusters"]
+                .as_array()
+                .is_some_and(|clusters| !clusters.is_empty());
+            let template = binding.data["spec"]["resource"]["name"].as_str();
+            if let (true, Some(template)) = (placed, template) {
+                let now = Instant::now();
+                scheduled
+                    .lock()
+                    .await
+                    .entry(template.to_string())
+                    .or_insert(now);
+            }
+        }
+    });
+}
+
 fn deployment(name: &str) -> anyhow::Result<Deployment> {
     Ok(serde_json::from_value(serde_json::json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
@@ -565,6 +609,8 @@ async fn measure_on(
     let seen: Seen = Arc::default();
     let stop = tokio_util::sync::CancellationToken::new();
     watch_members(federation, seen.clone(), &stop);
+    let scheduled: Scheduled = Arc::default();
+    watch_scheduled(federation, scheduled.clone(), &stop);
     let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
 
     // Phase 1: paced creates, latency per (workload, member).
@@ -631,6 +677,19 @@ async fn measure_on(
     }
     let last = wait_all_seen(&seen, &burst, members as usize).await?;
     let elapsed = last.saturating_duration_since(started);
+    let (placed, last_scheduled) = {
+        let scheduled = scheduled.lock().await;
+        let times: Vec<Instant> = burst
+            .iter()
+            .filter_map(|n| scheduled.get(n).copied())
+            .collect();
+        (times.len(), times.into_iter().max())
+    };
+    let scheduling = last_scheduled
+        .context("no burst binding was seen scheduled")?
+        .saturating_duration_since(started);
+    let scheduled_rate =
+        f64::from(args.workloads) / scheduling.as_secs_f64().max(f64::MIN_POSITIVE);
     let throughput = f64::from(args.workloads) / elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
     let cpu_after = federation.cpu_seconds();
     // Let the status controllers settle before reading memory.
@@ -673,6 +732,23 @@ async fn measure_on(
                 "all {} in all members after {:.2} s",
                 args.workloads,
                 elapsed.as_secs_f64()
+            ),
+        },
+        Row {
+            name: format!(
+                "bindings scheduled, {members} members, {}, burst of {} from 32 clients",
+                mode.name(),
+                args.workloads
+            ),
+            ops_per_sec: Some(scheduled_rate),
+            p50_ms: None,
+            p99_ms: None,
+            target: "≥ 500 bindings/s".into(),
+            note: format!(
+                "{placed} of {} burst templates' ResourceBindings placed {:.2} s after the first create (detector \
+                 and scheduler, while execution and status run on the same cores)",
+                burst.len(),
+                scheduling.as_secs_f64()
             ),
         },
         cpu_row(members, mode, args.workloads * 2, &cpu_before, &cpu_after),
