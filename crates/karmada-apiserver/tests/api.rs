@@ -11,6 +11,7 @@ mod api {
     mod kubectl;
     mod list_watch;
     mod namespaces_gc;
+    mod races;
     mod surface;
     mod validation;
 }

@@ -97,9 +97,6 @@ impl DeleteOptions {
     }
 }
 
-/// How often a delete that lost a race to another writer is redone before the client gets the 409.
-const DELETE_ATTEMPTS: usize = 16;
-
 /// Deletes one object: immediately when nothing holds it, else marks it deleting. A concurrent write (a
 /// controller updating status, say) makes the server read again and redo the delete, as kube-apiserver does:
 /// a DELETE answers 409 only when its own preconditions fail.
@@ -110,7 +107,7 @@ pub async fn delete_object(
     name: &str,
     options: &DeleteOptions,
 ) -> Result<Written, ApiError> {
-    for _ in 0..DELETE_ATTEMPTS {
+    for _ in 0..super::RACE_ATTEMPTS {
         if let Some(written) = delete_attempt(server, def, namespace, name, options).await? {
             return Ok(written);
         }

@@ -153,6 +153,9 @@ pub(crate) fn admit(
 }
 
 /// 404 for a missing object of `def`.
+/// How often a write that lost a race to another writer is redone before the client gets the 409.
+pub(crate) const RACE_ATTEMPTS: usize = 16;
+
 pub fn not_found(def: &ResourceDef, name: &str) -> ApiError {
     ApiError::not_found(&def.group, &def.plural, name)
 }

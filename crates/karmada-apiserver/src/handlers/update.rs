@@ -13,8 +13,29 @@ use crate::objects::{self, Part};
 use crate::server::ApiServer;
 use crate::storage;
 
-/// PUT: replaces the object (or its status) with `body`.
+/// PUT: replaces the object (or its status) with `body`. A write that loses a race to another writer is redone
+/// from a fresh read, as kube-apiserver does; a body that names a resourceVersion then fails its precondition
+/// (409), one that does not is applied over the newer object.
 pub async fn update_object(
+    server: &ApiServer,
+    def: &ResourceDef,
+    namespace: Option<&str>,
+    name: &str,
+    body: Value,
+    part: Part,
+    options: &WriteOptions,
+) -> Result<Written, ApiError> {
+    for _ in 0..super::RACE_ATTEMPTS {
+        let attempt = update_attempt(server, def, namespace, name, body.clone(), part, options);
+        if let Some(written) = attempt.await? {
+            return Ok(written);
+        }
+    }
+    Err(ApiError::conflict(&def.group, &def.plural, name))
+}
+
+/// One read-check-write round of [`update_object`]; `None` when another write came in between.
+async fn update_attempt(
     server: &ApiServer,
     def: &ResourceDef,
     namespace: Option<&str>,
@@ -22,7 +43,7 @@ pub async fn update_object(
     mut body: Value,
     part: Part,
     options: &WriteOptions,
-) -> Result<Written, ApiError> {
+) -> Result<Option<Written>, ApiError> {
     objects::check_type(def, &mut body)?;
     objects::check_namespace(def, &mut body, namespace)?;
     let warnings = validate_fields(def, &mut body, options)?;
@@ -52,13 +73,14 @@ pub async fn update_object(
     }
     let mut next = objects::prepare_update(def, &live, body, part)?;
     keep_namespace_spec(def, &live, &mut next);
-    commit(
+    try_commit(
         server, def, namespace, name, &live, revision, next, part, options, warnings,
     )
     .await
 }
 
-/// PATCH: applies a patch of `kind` to the live object (or creates it, for apply).
+/// PATCH: applies a patch of `kind` to the live object (or creates it, for apply). Like PUT, a patch that loses
+/// a race is applied again to a fresh read; one that names a resourceVersion then fails its precondition.
 #[allow(clippy::too_many_arguments)]
 pub async fn patch_object(
     server: &ApiServer,
@@ -70,6 +92,27 @@ pub async fn patch_object(
     part: Part,
     options: &WriteOptions,
 ) -> Result<Written, ApiError> {
+    for _ in 0..super::RACE_ATTEMPTS {
+        let attempt = patch_attempt(server, def, namespace, name, kind, body, part, options);
+        if let Some(written) = attempt.await? {
+            return Ok(written);
+        }
+    }
+    Err(ApiError::conflict(&def.group, &def.plural, name))
+}
+
+/// One read-patch-write round of [`patch_object`]; `None` when another write came in between.
+#[allow(clippy::too_many_arguments)]
+async fn patch_attempt(
+    server: &ApiServer,
+    def: &ResourceDef,
+    namespace: Option<&str>,
+    name: &str,
+    kind: PatchType,
+    body: &[u8],
+    part: Part,
+    options: &WriteOptions,
+) -> Result<Option<Written>, ApiError> {
     if kind == PatchType::Strategic && !def.builtin {
         return Err(ApiError::unsupported_media_type(
             "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
@@ -111,7 +154,9 @@ pub async fn patch_object(
                 )));
             }
             objects::meta_mut(&mut object)?.insert("name".into(), Value::String(url_name));
-            return create_object(server, def, namespace, object, options).await;
+            return create_object(server, def, namespace, object, options)
+                .await
+                .map(Some);
         }
         return Err(not_found(def, name));
     };
@@ -139,15 +184,36 @@ pub async fn patch_object(
     let warnings = validate_fields(def, &mut patched, options)?;
     let mut next = objects::prepare_update(def, &live, patched, part)?;
     keep_namespace_spec(def, &live, &mut next);
-    commit(
+    try_commit(
         server, def, namespace, name, &live, revision, next, part, options, warnings,
     )
     .await
 }
 
-/// Writes `next` over `live` (read at `revision`).
+/// Writes `next` over `live` (read at `revision`); 409 when another write came in between.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn commit(
+    server: &ApiServer,
+    def: &ResourceDef,
+    namespace: Option<&str>,
+    name: &str,
+    live: &Value,
+    revision: u64,
+    next: Value,
+    part: Part,
+    options: &WriteOptions,
+    warnings: Vec<String>,
+) -> Result<Written, ApiError> {
+    try_commit(
+        server, def, namespace, name, live, revision, next, part, options, warnings,
+    )
+    .await?
+    .ok_or_else(|| ApiError::conflict(&def.group, &def.plural, name))
+}
+
+/// [`commit`], with `None` for a lost race (the object changed after `revision`), for callers that redo it.
+#[allow(clippy::too_many_arguments)]
+async fn try_commit(
     server: &ApiServer,
     def: &ResourceDef,
     namespace: Option<&str>,
@@ -158,7 +224,7 @@ pub(crate) async fn commit(
     part: Part,
     options: &WriteOptions,
     mut warnings: Vec<String>,
-) -> Result<Written, ApiError> {
+) -> Result<Option<Written>, ApiError> {
     if part == Part::Main {
         let requested = objects::finalizers(&next);
         warnings.extend(admit(def, &mut next, Some(live))?);
@@ -175,11 +241,11 @@ pub(crate) async fn commit(
         crate::crds::check_update(def, &next)?;
     }
     if objects::same_content(live, &next) {
-        return Ok(Written {
+        return Ok(Some(Written {
             code: 200,
             object: live.clone(),
             warnings,
-        });
+        }));
     }
     let now = jiff::Timestamp::now();
     if is_crd(def)
@@ -199,17 +265,15 @@ pub(crate) async fn commit(
     {
         // The last finalizer went away: the deletion completes now.
         if options.dry_run {
-            return Ok(Written {
+            return Ok(Some(Written {
                 code: 200,
                 object: next,
                 warnings,
-            });
+            }));
         }
         let deleted_at = match server.store.delete(&key, Some(revision)).await {
             Ok((rev, _)) => rev,
-            Err(StoreError::Conflict { .. }) => {
-                return Err(ApiError::conflict(&def.group, &def.plural, name));
-            }
+            Err(StoreError::Conflict { .. }) => return Ok(None),
             Err(StoreError::NotFound(_)) => return Err(not_found(def, name)),
             Err(err) => return Err(storage::store_error(err)),
         };
@@ -217,18 +281,18 @@ pub(crate) async fn commit(
         if is_crd(def) {
             crate::crds::on_crd_deleted(server, &next).await;
         }
-        return Ok(Written {
+        return Ok(Some(Written {
             code: 200,
             object: next,
             warnings,
-        });
+        }));
     }
     if options.dry_run {
-        return Ok(Written {
+        return Ok(Some(Written {
             code: 200,
             object: next,
             warnings,
-        });
+        }));
     }
     let new_revision = match server
         .store
@@ -236,9 +300,7 @@ pub(crate) async fn commit(
         .await
     {
         Ok(rev) => rev,
-        Err(StoreError::Conflict { .. }) => {
-            return Err(ApiError::conflict(&def.group, &def.plural, name));
-        }
+        Err(StoreError::Conflict { .. }) => return Ok(None),
         Err(StoreError::NotFound(_)) => return Err(not_found(def, name)),
         Err(err) => return Err(storage::store_error(err)),
     };
@@ -246,11 +308,11 @@ pub(crate) async fn commit(
     if is_crd(def) {
         crate::crds::on_crd_written(server, &next);
     }
-    Ok(Written {
+    Ok(Some(Written {
         code: 200,
         object: next,
         warnings,
-    })
+    }))
 }
 
 /// Namespace finalizers (`spec`) change only through `/finalize`.
