@@ -8,18 +8,21 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use futures::StreamExt;
 use kube::Client;
 use kube::runtime::watcher;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::process::{Process, client, cluster_api, is_ready, wait_for_file};
+use crate::process::{
+    Launcher, LogDir, Process, cluster_api, is_ready, join_push, karmada_binary, start_apiserver,
+    start_component, start_member_sim,
+};
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
 
@@ -45,17 +48,6 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 const READY_TIMEOUT: Duration = Duration::from_secs(600);
 /// Karmada's published cluster_register P99 (v1.3 test report, 5,000-node clusters).
 const KARMADA_REGISTER_P99_MS: f64 = 6904.0;
-
-fn start(binary: &Path, args: &[&str], log: &Path) -> anyhow::Result<Process> {
-    Process::spawn(
-        Command::new(binary)
-            .args(args)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::piped()),
-        log,
-    )
-    .with_context(|| format!("starting {}", binary.display()))
-}
 
 /// User + system CPU time of a process so far, in clock ticks.
 fn cpu_ticks(process: &Process) -> u64 {
@@ -137,71 +129,75 @@ struct Measured {
     member_sim_cpu: f64,
 }
 
-async fn measure(binary: &Path, args: &Args) -> anyhow::Result<Measured> {
-    let dir = tempfile::tempdir()?;
-    let data = dir.path().join("karmada");
-    let data_arg = data.to_string_lossy().to_string();
-    let apiserver = start(
-        binary,
-        &[
-            "apiserver",
-            "--secure-port",
-            "0",
-            "--exit-with-stdin",
-            "--data-dir",
-            &data_arg,
-        ],
-        &dir.path().join("apiserver.log"),
-    )?;
-    let kubeconfig = data.join("karmada-apiserver.config");
-    wait_for_file(&kubeconfig, "karmada apiserver", START_TIMEOUT).await?;
-    let kubeconfig_arg = kubeconfig.to_string_lossy().to_string();
-    let karmada = client(&kubeconfig).await?;
-
-    let members_dir = dir.path().join("members");
-    let members_arg = members_dir.to_string_lossy().to_string();
-    let count = args.members.to_string();
-    let member_sim = start(
-        binary,
-        &[
-            "member-sim",
-            "--count",
-            &count,
-            "--name-prefix",
-            "member",
-            "--scale-mode",
-            "--exit-with-stdin",
-            "--data-dir",
-            &members_arg,
-        ],
-        &dir.path().join("member-sim.log"),
-    )?;
-    let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();
-    for name in &names {
-        wait_for_file(
-            &members_dir.join(format!("{name}.config")),
-            "member-sim",
-            START_TIMEOUT,
-        )
-        .await?;
+/// Joins every member one after another; returns how long each `karmadactl join` took and when it started.
+async fn join_all(
+    launcher: &Launcher,
+    kubeconfig: &Path,
+    names: &[String],
+    member_kubeconfig: impl Fn(&str) -> PathBuf,
+) -> anyhow::Result<(Samples, HashMap<String, Instant>)> {
+    let karmadactl = launcher.karmadactl();
+    let mut join = Samples::default();
+    let mut join_started = HashMap::new();
+    for name in names {
+        let started = Instant::now();
+        join_push(&karmadactl, name, kubeconfig, &member_kubeconfig(name)).await?;
+        join.push(started.elapsed());
+        join_started.insert(name.clone(), started);
     }
+    Ok((join, join_started))
+}
 
+/// Waits until the watch has seen `count` clusters Ready.
+async fn wait_ready_seen(ready_at: &ReadyAt, count: usize) -> anyhow::Result<()> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        let ready = ready_at.lock().await.len();
+        if ready >= count {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("only {ready}/{count} clusters turned Ready");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Per cluster, from the start of its join to the watch seeing it Ready.
+async fn join_to_ready(ready_at: &ReadyAt, join_started: &HashMap<String, Instant>) -> Samples {
+    let ready_at = ready_at.lock().await;
+    let mut samples = Samples::default();
+    for (name, started) in join_started {
+        if let Some(at) = ready_at.get(name) {
+            samples.push(at.saturating_duration_since(*started));
+        }
+    }
+    samples
+}
+
+async fn measure(binary: &Path, args: &Args) -> anyhow::Result<Measured> {
+    let logs = LogDir::temp()?;
+    let launcher = Launcher::new(binary, logs.path(), "warn");
+    let apiserver = start_apiserver(&launcher, logs.path().join("karmada"), START_TIMEOUT).await?;
+    let member_sim = start_member_sim(
+        &launcher,
+        logs.path().join("members"),
+        args.members,
+        &[],
+        START_TIMEOUT,
+    )
+    .await?;
     // Default cluster status settings: a 10 s period and Karmada's thresholds.
-    let controller_manager = start(
-        binary,
-        &[
-            "controller-manager",
-            "--kubeconfig",
-            &kubeconfig_arg,
-            "--metrics-bind-address",
-            "127.0.0.1:0",
-            "--exit-with-stdin",
-        ],
-        &dir.path().join("controller-manager.log"),
+    let controller_manager = start_component(
+        &launcher,
+        "controller-manager",
+        &apiserver.kubeconfig,
+        "127.0.0.1:0",
+        &[],
     )?;
     // Let it start and settle before the idle measurement.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let control_plane = [&controller_manager, &apiserver];
+    let control_plane = [&controller_manager, &apiserver.process];
     let idle_cpu = cpu_over(&control_plane, Duration::from_secs(args.idle_interval)).await;
     let idle_rss: Vec<f64> = control_plane.iter().map(|p| p.rss_mib()).collect();
 
@@ -209,51 +205,20 @@ async fn measure(binary: &Path, args: &Args) -> anyhow::Result<Measured> {
     let stop = CancellationToken::new();
     // Stops the watch on every exit path, errors included.
     let _stop_on_exit = stop.clone().drop_guard();
-    watch_ready(&karmada, ready_at.clone(), stop.clone());
-    let karmadactl = binary.with_file_name("karmadactl");
-    let mut join = Samples::default();
-    let mut join_started = HashMap::new();
-    for name in &names {
-        let member_config = members_dir.join(format!("{name}.config"));
-        let started = Instant::now();
-        let out = tokio::process::Command::new(&karmadactl)
-            .args(["join", name, "--kubeconfig", &kubeconfig_arg])
-            .arg("--cluster-kubeconfig")
-            .arg(&member_config)
-            .output()
-            .await
-            .with_context(|| format!("running {}", karmadactl.display()))?;
-        if !out.status.success() {
-            bail!("join {name}: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        join.push(started.elapsed());
-        join_started.insert(name.clone(), started);
-    }
-
-    let deadline = Instant::now() + READY_TIMEOUT;
-    loop {
-        let ready = ready_at.lock().await.len();
-        if ready >= names.len() {
-            break;
-        }
-        if Instant::now() > deadline {
-            bail!("only {ready}/{} clusters turned Ready", names.len());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let mut join_to_ready = Samples::default();
-    {
-        let ready_at = ready_at.lock().await;
-        for (name, started) in &join_started {
-            if let Some(at) = ready_at.get(name) {
-                join_to_ready.push(at.saturating_duration_since(*started));
-            }
-        }
-    }
+    watch_ready(&apiserver.client, ready_at.clone(), stop.clone());
+    let (join, join_started) = join_all(
+        &launcher,
+        &apiserver.kubeconfig,
+        &member_sim.names,
+        |name| member_sim.kubeconfig(name),
+    )
+    .await?;
+    wait_ready_seen(&ready_at, member_sim.names.len()).await?;
+    let join_to_ready = join_to_ready(&ready_at, &join_started).await;
 
     // Skip one status period so the first full round of every cluster is not counted twice.
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let measured = [&controller_manager, &apiserver, &member_sim];
+    let measured = [&controller_manager, &apiserver.process, &member_sim.process];
     let busy = cpu_over(&measured, Duration::from_secs(args.interval)).await;
     let busy_rss: Vec<f64> = control_plane.iter().map(|p| p.rss_mib()).collect();
     Ok(Measured {
@@ -332,13 +297,7 @@ fn rows(args: &Args, m: &Measured) -> Vec<Row> {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let binary = match &args.karmada_binary {
-        Some(b) => b.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("exe dir")?
-            .join("karmada"),
-    };
+    let binary = karmada_binary(args.karmada_binary.as_ref())?;
     let measured = measure(&binary, &args).await?;
     let table = report::render(&rows(&args, &measured));
     println!("{table}");

@@ -13,14 +13,18 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
 
+use crate::process::{
+    Launcher, LogDir, Process, cluster_api, is_ready, join_push, karmada_binary, start_apiserver,
+    start_component, start_member_sim, wait_clusters_ready,
+};
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
 
@@ -58,38 +62,6 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 const NAMESPACE: &str = "bench";
 const LABEL: (&str, &str) = ("bench", "failover");
 
-/// A child process, killed when dropped.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(binary: &Path, args: &[&str], log: PathBuf, level: &str) -> anyhow::Result<Process> {
-    let file = std::fs::File::create(&log)?;
-    let child = Command::new(binary)
-        .args(args)
-        .env("RUST_LOG", level)
-        .stdin(Stdio::piped())
-        .stdout(file.try_clone()?)
-        .stderr(file)
-        .spawn()
-        .with_context(|| format!("starting {} ({})", binary.display(), log.display()))?;
-    Ok(Process(child))
-}
-
-async fn kube_client(kubeconfig: &Path) -> anyhow::Result<Client> {
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(kubeconfig)?,
-        &Default::default(),
-    )
-    .await?;
-    Ok(Client::try_from(config)?)
-}
-
 /// Polls `check` every 100 ms until it yields a value, or fails with `what` after [`TIMEOUT`].
 async fn until<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
 where
@@ -106,14 +78,6 @@ where
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-fn cluster_api(client: &Client) -> Api<DynamicObject> {
-    let resource = kube::api::ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster"),
-        "clusters",
-    );
-    Api::all_with(client.clone(), &resource)
 }
 
 /// Ready replicas of each labelled Deployment in one member.
@@ -133,8 +97,9 @@ async fn ready_by_name(client: &Client) -> anyhow::Result<HashMap<String, i32>> 
 }
 
 struct Setup {
-    _dir: tempfile::TempDir,
     _processes: Vec<Process>,
+    _logs: LogDir,
+    _dir: tempfile::TempDir,
     karmada: Client,
     members: Vec<(String, Client)>,
     members_dir: PathBuf,
@@ -143,76 +108,28 @@ struct Setup {
     metrics: std::net::SocketAddr,
 }
 
-async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
-    let dir = tempfile::tempdir()?;
-    let logs = match &args.log_dir {
-        Some(d) => {
-            std::fs::create_dir_all(d)?;
-            d.clone()
-        }
-        None => dir.path().to_path_buf(),
-    };
-    let data = dir.path().join("karmada");
-    let data_arg = data.to_string_lossy().to_string();
-    let mut processes = vec![start(
-        binary,
-        &[
-            "apiserver",
-            "--secure-port",
-            "0",
-            "--exit-with-stdin",
-            "--data-dir",
-            &data_arg,
-        ],
-        logs.join("apiserver.log"),
-        &args.log_level,
-    )?];
-    let kubeconfig = data.join("karmada-apiserver.config");
-    until("the API server's kubeconfig", || async {
-        Ok(kubeconfig.exists().then_some(()))
-    })
-    .await?;
-    let kubeconfig_arg = kubeconfig.to_string_lossy().to_string();
-    let members_dir = dir.path().join("members");
-    let members_arg = members_dir.to_string_lossy().to_string();
-    let count = args.members.to_string();
-    processes.push(start(
-        binary,
-        &[
-            "member-sim",
-            "--count",
-            &count,
-            "--name-prefix",
-            "member",
-            "--scale-mode",
-            "--nodes",
-            "10",
-            "--exit-with-stdin",
-            "--data-dir",
-            &members_arg,
-        ],
-        logs.join("member-sim.log"),
-        &args.log_level,
-    )?);
-    let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();
-    for name in &names {
-        let config = members_dir.join(format!("{name}.config"));
-        until(&format!("{name}'s kubeconfig"), || async {
-            Ok(config.exists().then_some(()))
-        })
-        .await?;
+/// `--log-dir` if given, else a temporary directory.
+fn log_dir(args: &Args) -> anyhow::Result<LogDir> {
+    match &args.log_dir {
+        Some(dir) => LogDir::kept(dir),
+        None => LogDir::temp(),
     }
-    let threshold = format!("{}s", args.failure_threshold);
-    let metrics_address = free_address()?;
-    let metrics_arg = metrics_address.to_string();
-    processes.push(start(
-        binary,
+}
+
+/// The controller-manager with failover on, a 1 s status period and the given failure threshold.
+fn start_controller_manager(
+    launcher: &Launcher,
+    kubeconfig: &Path,
+    metrics: std::net::SocketAddr,
+    failure_threshold: u64,
+) -> anyhow::Result<Process> {
+    let threshold = format!("{failure_threshold}s");
+    start_component(
+        launcher,
+        "controller-manager",
+        kubeconfig,
+        &metrics.to_string(),
         &[
-            "controller-manager",
-            "--kubeconfig",
-            &kubeconfig_arg,
-            "--metrics-bind-address",
-            &metrics_arg,
             "--enable-failover",
             "--cluster-status-update-frequency",
             "1s",
@@ -220,64 +137,63 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
             &threshold,
             "--cluster-success-threshold",
             "1s",
-            "--exit-with-stdin",
         ],
-        logs.join("controller-manager.log"),
-        &args.log_level,
-    )?);
-    processes.push(start(
-        binary,
-        &[
-            "scheduler",
-            "--kubeconfig",
-            &kubeconfig_arg,
-            "--metrics-bind-address",
-            "127.0.0.1:0",
-            "--exit-with-stdin",
-        ],
-        logs.join("scheduler.log"),
-        &args.log_level,
-    )?);
-    let karmadactl = binary.with_file_name("karmadactl");
-    let mut members = Vec::new();
-    for name in &names {
-        let config = members_dir.join(format!("{name}.config"));
-        let out = Command::new(&karmadactl)
-            .args([
-                "join",
-                name,
-                "--kubeconfig",
-                &kubeconfig_arg,
-                "--cluster-kubeconfig",
-            ])
-            .arg(&config)
-            .output()
-            .with_context(|| format!("running {}", karmadactl.display()))?;
-        if !out.status.success() {
-            bail!("join {name}: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        members.push((name.clone(), kube_client(&config).await?));
-    }
-    let karmada = kube_client(&kubeconfig).await?;
-    let clusters = cluster_api(&karmada);
-    let expected = names.len();
-    until("every cluster Ready", || {
-        let clusters = clusters.clone();
-        async move {
-            let list = clusters.list(&Default::default()).await?;
-            let ready = list.items.iter().filter(|c| is_ready(c)).count();
-            Ok((ready == expected).then_some(()))
-        }
-    })
+    )
+}
+
+async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
+    let dir = tempfile::tempdir()?;
+    let logs = log_dir(args)?;
+    let launcher = Launcher::new(binary, logs.path(), &args.log_level);
+    let apiserver = start_apiserver(&launcher, dir.path().join("karmada"), TIMEOUT).await?;
+    let member_sim = start_member_sim(
+        &launcher,
+        dir.path().join("members"),
+        args.members,
+        &["--nodes", "10"],
+        TIMEOUT,
+    )
     .await?;
+    let metrics = free_address()?;
+    let controller_manager = start_controller_manager(
+        &launcher,
+        &apiserver.kubeconfig,
+        metrics,
+        args.failure_threshold,
+    )?;
+    let scheduler = start_component(
+        &launcher,
+        "scheduler",
+        &apiserver.kubeconfig,
+        "127.0.0.1:0",
+        &[],
+    )?;
+    let karmadactl = launcher.karmadactl();
+    for name in &member_sim.names {
+        join_push(
+            &karmadactl,
+            name,
+            &apiserver.kubeconfig,
+            &member_sim.kubeconfig(name),
+        )
+        .await?;
+    }
+    let members = member_sim.clients().await?;
+    wait_clusters_ready(&apiserver.client, member_sim.names.len(), TIMEOUT).await?;
     Ok(Setup {
+        _processes: vec![
+            apiserver.process,
+            member_sim.process,
+            controller_manager,
+            scheduler,
+        ],
+        _logs: logs,
         _dir: dir,
-        _processes: processes,
-        karmada,
+        karmada: apiserver.client,
         members,
-        members_dir,
+        members_dir: member_sim.dir,
         binary: binary.to_path_buf(),
-        metrics: metrics_address,
+        metrics,
     })
 }
 
@@ -312,15 +228,6 @@ fn failover_reconciles(metrics: &str) -> u64 {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let total = total as u64;
     total
-}
-
-fn is_ready(cluster: &DynamicObject) -> bool {
-    cluster.data["status"]["conditions"]
-        .as_array()
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c["type"] == "Ready" && c["status"] == "True")
-        })
 }
 
 async fn create_workloads(setup: &Setup, args: &Args) -> anyhow::Result<Vec<String>> {
@@ -395,13 +302,7 @@ async fn create_workloads(setup: &Setup, args: &Args) -> anyhow::Result<Vec<Stri
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let binary = match &args.karmada_binary {
-        Some(b) => b.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("exe dir")?
-            .join("karmada"),
-    };
+    let binary = karmada_binary(args.karmada_binary.as_ref())?;
     if args.members < 2 {
         bail!("--members must be at least 2 (one fails, the others take over)");
     }

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,7 +23,10 @@ use kube::api::{Api, PostParams};
 use kube::runtime::watcher;
 use tokio::sync::Mutex;
 
-use crate::process::{Process, client, cluster_api, is_ready, wait_for_file};
+use crate::process::{
+    ApiServer, Launcher, LogDir, MemberSim, Process, bench_log_level, join_push, karmada_binary,
+    start_apiserver, start_component, start_member_sim, wait_clusters_ready,
+};
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
 
@@ -75,23 +78,11 @@ struct Proc {
 }
 
 impl Proc {
-    fn spawn(binary: &Path, args: &[&str], log_dir: &Path, name: &str) -> anyhow::Result<Proc> {
-        let process = Process::spawn(
-            Command::new(binary)
-                .args(args)
-                // Quiet by default; KARMADA_BENCH_LOG=info shows the components' logs in an error report.
-                .env(
-                    "RUST_LOG",
-                    std::env::var("KARMADA_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
-                )
-                .stdin(Stdio::piped()),
-            &log_dir.join(format!("{name}.log")),
-        )
-        .with_context(|| format!("starting {} {name}", binary.display()))?;
-        Ok(Proc {
+    fn new(process: Process, name: &str) -> Proc {
+        Proc {
             process,
             name: name.to_string(),
-        })
+        }
     }
 
     fn rss_mib(&self) -> f64 {
@@ -101,12 +92,128 @@ impl Proc {
 
 /// The federation under test.
 struct Federation {
-    dir: tempfile::TempDir,
-    karmadactl: PathBuf,
     control_plane: Vec<Proc>,
     members: Proc,
+    karmadactl: PathBuf,
+    /// The API server's data directory, where `register` records the agents it started.
+    data: PathBuf,
     karmada: Client,
     member_clients: Vec<(String, Client)>,
+    _dir: tempfile::TempDir,
+}
+
+/// The controller-manager with a 2 s status period, signing the Pull agents' client certificates with the API
+/// server's CA.
+fn start_controller_manager(launcher: &Launcher, apiserver: &ApiServer) -> anyhow::Result<Process> {
+    let pki = apiserver.data.join("pki");
+    let ca_cert = pki.join("ca.crt").to_string_lossy().to_string();
+    let ca_key = pki.join("ca.key").to_string_lossy().to_string();
+    start_component(
+        launcher,
+        "controller-manager",
+        &apiserver.kubeconfig,
+        "127.0.0.1:0",
+        &[
+            "--cluster-status-update-frequency",
+            "2s",
+            "--cluster-success-threshold",
+            "1s",
+            "--cluster-signing-cert-file",
+            &ca_cert,
+            "--cluster-signing-key-file",
+            &ca_key,
+        ],
+    )
+}
+
+/// The arguments of the `karmadactl register` command that `karmadactl token create` prints.
+async fn register_command(karmadactl: &Path, kubeconfig: &Path) -> anyhow::Result<Vec<String>> {
+    let out = tokio::process::Command::new(karmadactl)
+        .args([
+            "token",
+            "create",
+            "--print-register-command",
+            "--kubeconfig",
+        ])
+        .arg(kubeconfig)
+        .output()
+        .await
+        .with_context(|| format!("running {}", karmadactl.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("karmadactl register "))
+        .with_context(|| format!("token create printed no register command: {text}"))?;
+    Ok(line
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_string)
+        .collect())
+}
+
+/// Registers one member in Pull mode; `register` starts its agent.
+async fn join_pull(
+    launcher: &Launcher,
+    register: &[String],
+    name: &str,
+    data: &Path,
+    member_kubeconfig: &Path,
+) -> anyhow::Result<()> {
+    let karmadactl = launcher.karmadactl();
+    let out = tokio::process::Command::new(&karmadactl)
+        .args(register)
+        .args(["--cluster-name", name, "--karmada-data"])
+        .arg(data)
+        .arg("--cluster-kubeconfig")
+        .arg(member_kubeconfig)
+        .arg("--karmada-binary")
+        .arg(launcher.binary())
+        .output()
+        .await
+        .with_context(|| format!("running {}", karmadactl.display()))?;
+    if !out.status.success() {
+        bail!("register {name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(())
+}
+
+/// Connects every member: `karmadactl join` (Push) or `karmadactl register` (Pull).
+async fn connect_members(
+    launcher: &Launcher,
+    apiserver: &ApiServer,
+    sim: &MemberSim,
+    mode: Mode,
+) -> anyhow::Result<()> {
+    let register = match mode {
+        Mode::Push => None,
+        Mode::Pull => Some(register_command(&launcher.karmadactl(), &apiserver.kubeconfig).await?),
+    };
+    for name in &sim.names {
+        let member_kubeconfig = sim.kubeconfig(name);
+        let connected = match &register {
+            None => {
+                join_push(
+                    &launcher.karmadactl(),
+                    name,
+                    &apiserver.kubeconfig,
+                    &member_kubeconfig,
+                )
+                .await
+            }
+            Some(register) => {
+                join_pull(
+                    launcher,
+                    register,
+                    name,
+                    &apiserver.data,
+                    &member_kubeconfig,
+                )
+                .await
+            }
+        };
+        connected.with_context(|| format!("connecting {name} ({})", mode.name()))?;
+    }
+    Ok(())
 }
 
 impl Federation {
@@ -117,199 +224,41 @@ impl Federation {
         logs: &Path,
     ) -> anyhow::Result<Federation> {
         let dir = tempfile::tempdir()?;
-        let data = dir.path().join("karmada");
-        let data_arg = data.to_string_lossy().to_string();
-        let apiserver = Proc::spawn(
-            binary,
-            &[
-                "apiserver",
-                "--secure-port",
-                "0",
-                "--exit-with-stdin",
-                "--data-dir",
-                &data_arg,
-            ],
-            logs,
-            "apiserver",
-        )?;
-        let kubeconfig = data.join("karmada-apiserver.config");
-        wait_for_file(&kubeconfig, "karmada apiserver", READY_TIMEOUT).await?;
-        let karmada = client(&kubeconfig).await?;
-        let kubeconfig_arg = kubeconfig.to_string_lossy().to_string();
-        let members_dir = dir.path().join("members");
-        let members_arg = members_dir.to_string_lossy().to_string();
-        let count = members.to_string();
-        let member_proc = Proc::spawn(
-            binary,
-            &[
-                "member-sim",
-                "--count",
-                &count,
-                "--name-prefix",
-                "member",
-                "--scale-mode",
-                "--exit-with-stdin",
-                "--data-dir",
-                &members_arg,
-            ],
-            logs,
-            "member-sim",
-        )?;
-        let names: Vec<String> = (1..=members).map(|i| format!("member{i}")).collect();
-        for name in &names {
-            wait_for_file(
-                &members_dir.join(format!("{name}.config")),
-                "member-sim",
-                READY_TIMEOUT,
-            )
-            .await?;
-        }
-        // Signs the Pull agents' client certificates.
-        let ca_cert = data
-            .join("pki")
-            .join("ca.crt")
-            .to_string_lossy()
-            .to_string();
-        let ca_key = data
-            .join("pki")
-            .join("ca.key")
-            .to_string_lossy()
-            .to_string();
-        let controller_manager = Proc::spawn(
-            binary,
-            &[
-                "controller-manager",
-                "--kubeconfig",
-                &kubeconfig_arg,
-                "--metrics-bind-address",
-                "127.0.0.1:0",
-                "--cluster-status-update-frequency",
-                "2s",
-                "--cluster-success-threshold",
-                "1s",
-                "--cluster-signing-cert-file",
-                &ca_cert,
-                "--cluster-signing-key-file",
-                &ca_key,
-                "--exit-with-stdin",
-            ],
-            logs,
-            "controller-manager",
-        )?;
-        let scheduler = Proc::spawn(
-            binary,
-            &[
-                "scheduler",
-                "--kubeconfig",
-                &kubeconfig_arg,
-                "--metrics-bind-address",
-                "127.0.0.1:0",
-                "--exit-with-stdin",
-            ],
-            logs,
+        let launcher = Launcher::new(binary, logs, &bench_log_level());
+        let apiserver =
+            start_apiserver(&launcher, dir.path().join("karmada"), READY_TIMEOUT).await?;
+        let sim = start_member_sim(
+            &launcher,
+            dir.path().join("members"),
+            members,
+            &[],
+            READY_TIMEOUT,
+        )
+        .await?;
+        let controller_manager = start_controller_manager(&launcher, &apiserver)?;
+        let scheduler = start_component(
+            &launcher,
             "scheduler",
+            &apiserver.kubeconfig,
+            "127.0.0.1:0",
+            &[],
         )?;
-        let karmadactl = binary.with_file_name("karmadactl");
-        let register = match mode {
-            Mode::Push => None,
-            Mode::Pull => {
-                let out = Command::new(&karmadactl)
-                    .args([
-                        "token",
-                        "create",
-                        "--print-register-command",
-                        "--kubeconfig",
-                        &kubeconfig_arg,
-                    ])
-                    .output()
-                    .with_context(|| format!("running {}", karmadactl.display()))?;
-                let text = String::from_utf8_lossy(&out.stdout).to_string();
-                let line = text
-                    .lines()
-                    .find(|l| l.trim_start().starts_with("karmadactl register "))
-                    .with_context(|| format!("token create printed no register command: {text}"))?;
-                Some(
-                    line.split_whitespace()
-                        .skip(1)
-                        .map(str::to_string)
-                        .collect::<Vec<_>>(),
-                )
-            }
-        };
-        for name in &names {
-            let member_config = members_dir.join(format!("{name}.config"));
-            let mut command = Command::new(&karmadactl);
-            match &register {
-                None => {
-                    command
-                        .args([
-                            "join",
-                            name,
-                            "--kubeconfig",
-                            &kubeconfig_arg,
-                            "--cluster-kubeconfig",
-                        ])
-                        .arg(&member_config);
-                }
-                Some(args) => {
-                    command
-                        .args(args)
-                        .args([
-                            "--cluster-name",
-                            name,
-                            "--karmada-data",
-                            &data_arg,
-                            "--cluster-kubeconfig",
-                        ])
-                        .arg(&member_config)
-                        .arg("--karmada-binary")
-                        .arg(binary);
-                }
-            }
-            let out = command
-                .output()
-                .with_context(|| format!("running {}", karmadactl.display()))?;
-            if !out.status.success() {
-                bail!(
-                    "connecting {name} ({}): {}",
-                    mode.name(),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-        }
-        let mut member_clients = Vec::new();
-        for name in &names {
-            member_clients.push((
-                name.clone(),
-                client(&members_dir.join(format!("{name}.config"))).await?,
-            ));
-        }
-        let federation = Federation {
-            dir,
-            karmadactl,
-            control_plane: vec![apiserver, controller_manager, scheduler],
-            members: member_proc,
-            karmada,
+        connect_members(&launcher, &apiserver, &sim, mode).await?;
+        let member_clients = sim.clients().await?;
+        wait_clusters_ready(&apiserver.client, sim.names.len(), READY_TIMEOUT).await?;
+        Ok(Federation {
+            control_plane: vec![
+                Proc::new(apiserver.process, "apiserver"),
+                Proc::new(controller_manager, "controller-manager"),
+                Proc::new(scheduler, "scheduler"),
+            ],
+            members: Proc::new(sim.process, "member-sim"),
+            karmadactl: launcher.karmadactl(),
+            data: apiserver.data,
+            karmada: apiserver.client,
             member_clients,
-        };
-        federation.wait_clusters_ready(&names).await?;
-        Ok(federation)
-    }
-
-    async fn wait_clusters_ready(&self, names: &[String]) -> anyhow::Result<()> {
-        let api = cluster_api(&self.karmada);
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
-            let list = api.list(&Default::default()).await?;
-            let ready = list.items.iter().filter(|c| is_ready(c)).count();
-            if ready == names.len() {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                bail!("{ready}/{} clusters Ready", names.len());
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+            _dir: dir,
+        })
     }
 
     fn rss_mib(&self) -> f64 {
@@ -328,10 +277,9 @@ impl Federation {
 
     /// Stops the agents `register` started as detached processes (the other processes die with `Proc`).
     fn stop_agents(&self) {
-        let data = self.dir.path().join("karmada");
         let _ = Command::new(&self.karmadactl)
             .args(["deinit", "--force", "--karmada-data"])
-            .arg(&data)
+            .arg(&self.data)
             .output();
     }
 
@@ -542,19 +490,21 @@ async fn wait_all_seen(seen: &Seen, names: &[String], members: usize) -> anyhow:
     }
 }
 
-/// Where the components write their logs: removed after the run unless asked to keep them.
-enum LogDir {
-    Temp(tempfile::TempDir),
-    Kept(PathBuf),
-}
-
-impl LogDir {
-    fn path(&self) -> &Path {
-        match self {
-            LogDir::Temp(dir) => dir.path(),
-            LogDir::Kept(path) => path,
-        }
-    }
+/// The last 40 lines of every log in `dir`, for an error report.
+fn log_tails(dir: &Path) -> anyhow::Result<String> {
+    let tails: Vec<String> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(40).collect();
+            format!(
+                "--- {} ---\n{}",
+                entry.file_name().to_string_lossy(),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            )
+        })
+        .collect();
+    Ok(tails.join("\n"))
 }
 
 async fn measure(
@@ -564,32 +514,11 @@ async fn measure(
     rate: u32,
     args: &Args,
 ) -> anyhow::Result<Vec<Row>> {
-    let logs = tempfile::tempdir()?;
     // KARMADA_BENCH_KEEP_LOGS keeps the components' logs for a look after the run.
-    let logs = if std::env::var_os("KARMADA_BENCH_KEEP_LOGS").is_some() {
-        let kept = logs.keep();
-        eprintln!("component logs kept in {}", kept.display());
-        LogDir::Kept(kept)
-    } else {
-        LogDir::Temp(logs)
-    };
+    let logs = LogDir::from_env()?;
     let federation = match Federation::start(binary, members, mode, logs.path()).await {
         Ok(f) => f,
-        Err(err) => {
-            let tails: Vec<String> = std::fs::read_dir(logs.path())?
-                .filter_map(Result::ok)
-                .map(|entry| {
-                    let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
-                    let tail: Vec<&str> = text.lines().rev().take(40).collect();
-                    format!(
-                        "--- {} ---\n{}",
-                        entry.file_name().to_string_lossy(),
-                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-                    )
-                })
-                .collect();
-            return Err(err.context(tails.join("\n")));
-        }
+        Err(err) => return Err(err.context(log_tails(logs.path())?)),
     };
     let result = measure_on(&federation, members, mode, rate, args).await;
     federation.stop_agents();
@@ -770,13 +699,7 @@ async fn measure_on(
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let binary = match &args.karmada_binary {
-        Some(b) => b.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("exe dir")?
-            .join("karmada"),
-    };
+    let binary = karmada_binary(args.karmada_binary.as_ref())?;
     let mut rows = Vec::new();
     for &mode in &args.modes {
         for (index, &members) in args.members.iter().enumerate() {
