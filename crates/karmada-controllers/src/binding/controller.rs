@@ -18,6 +18,10 @@
 //! OverridePolicies (the bindings of their namespace) and ClusterOverridePolicies (every binding); a
 //! Cluster's labels changing (the bindings targeting it, for label-targeted overrides) — see [`triggers`].
 //! Rendering and writing the Works is in [`render`].
+//!
+//! Works, ResourceBindings and ClusterResourceBindings come from the process's shared watches
+//! ([`BindingConfig::informers`]) as compact objects: orphan detection and the triggers read labels and
+//! annotations from the metadata and decode only the Works of the binding at hand.
 
 mod render;
 mod triggers;
@@ -31,7 +35,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::channel::mpsc;
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 use karmada_api::work::{
     FINALIZER_BINDING_CONTROLLER, FINALIZER_CLUSTER_RESOURCE_BINDING_CONTROLLER,
 };
@@ -41,17 +46,22 @@ use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams
 use kube::runtime::controller::{Action, Config, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher;
+use kube::runtime::watcher::Event;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::works::{BindingScope, orphan_works, waiting_for_direct_purge};
-use crate::execution::queue::{Backoffs, REQUEUE_CAPACITY, reflect_events, spec_changes};
+use crate::execution::queue::{
+    Backoffs, REQUEUE_CAPACITY, reflect_compact_events, shared_spec_changes,
+};
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
-use crate::runtime::{ControllerError, EventRecorder, EventType, reference_of, resources, typed};
+use crate::runtime::{
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, resources, typed,
+};
 
 /// Event reasons on bindings (Karmada's).
 pub const EVENT_SYNC_WORK_SUCCEED: &str = "SyncWorkSucceed";
@@ -61,13 +71,15 @@ pub const EVENT_CLEANUP_WORK_FAILED: &str = "CleanupWorkFailed";
 pub const CONDITION_WORK_SYNCED: &str = "WorkSynced";
 
 /// Settings of the binding controller.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct BindingConfig {
     pub interpreter: Interpreter,
     /// Bindings reconciled at once (per kind).
     pub concurrency: u16,
     /// How often a synced binding is rendered again anyway (a safety net).
     pub resync: Duration,
+    /// The control plane's shared watches (Works, ResourceBindings, ClusterResourceBindings come from here).
+    pub informers: Informers,
 }
 
 impl Default for BindingConfig {
@@ -76,7 +88,18 @@ impl Default for BindingConfig {
             interpreter: Interpreter::native(),
             concurrency: 16,
             resync: Duration::from_secs(600),
+            informers: Informers::default(),
         }
+    }
+}
+
+impl std::fmt::Debug for BindingConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BindingConfig")
+            .field("interpreter", &self.interpreter)
+            .field("concurrency", &self.concurrency)
+            .field("resync", &self.resync)
+            .finish_non_exhaustive()
     }
 }
 
@@ -84,16 +107,36 @@ struct Context {
     client: kube::Client,
     config: BindingConfig,
     recorder: EventRecorder,
-    works: Store<DynamicObject>,
-    override_policies: Store<DynamicObject>,
-    cluster_override_policies: Store<DynamicObject>,
-    clusters: Store<DynamicObject>,
+    /// Every Work (shared).
+    works: Store<CompactObject>,
+    override_policies: Store<CompactObject>,
+    cluster_override_policies: Store<CompactObject>,
+    clusters: Store<CompactObject>,
     templates: TemplateResources,
     backoff: Backoffs<(bool, String, String)>,
+    cancel: CancellationToken,
+}
+
+impl Context {
+    /// Waits until every cache has its first full list (a binding rendered against a partial Work cache would
+    /// miss orphans and recreate existing Works); `false` once `cancel` fired.
+    async fn caches_ready(&self) -> bool {
+        for cache in [
+            &self.works,
+            &self.override_policies,
+            &self.cluster_override_policies,
+            &self.clusters,
+        ] {
+            if !crate::execution::queue::ready(cache, &self.cancel).await {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
-type Refs = mpsc::Sender<ObjectRef<DynamicObject>>;
+type Refs = mpsc::Sender<ObjectRef<CompactObject>>;
 
 pub use render::merge_work;
 use render::{Rendering, TemplateResources, render};
@@ -103,11 +146,21 @@ use triggers::{Bindings, Handler, Senders, annotation, feed};
 pub async fn run(client: kube::Client, config: BindingConfig, cancel: CancellationToken) {
     let rb_resource = resources::resource_binding();
     let crb_resource = resources::cluster_resource_binding();
-    let rb_writer = Writer::new(rb_resource.clone());
-    let crb_writer = Writer::new(crb_resource.clone());
+    // Every subscription's events are read from here on (by a feeder or an applier): a subscriber that stops
+    // reading holds up the shared watch for every other controller.
+    let subscribe = |resource: &ApiResource| {
+        config.informers.subscribe(
+            resources::all(&client, resource),
+            resource,
+            watcher::Config::default(),
+        )
+    };
+    let rbs = subscribe(&rb_resource);
+    let crbs = subscribe(&crb_resource);
+    let works = subscribe(&resources::work());
     let bindings = Bindings {
-        rbs: rb_writer.as_reader(),
-        crbs: crb_writer.as_reader(),
+        rbs: rbs.store.clone(),
+        crbs: crbs.store.clone(),
     };
     let (rb_tx, rb_rx) = mpsc::channel(REQUEUE_CAPACITY);
     let (crb_tx, crb_rx) = mpsc::channel(REQUEUE_CAPACITY);
@@ -116,61 +169,56 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
         crb: crb_tx,
     };
 
-    let spawn = |resource: ApiResource, handler: Handler| {
-        let writer = Writer::new(resource.clone());
-        let cache = writer.as_reader();
-        let events = reflect_events(
-            resources::all(&client, &resource),
-            watcher::Config::default(),
-            writer,
-        );
-        let task = tokio::spawn(feed(
+    let spawn_feed = |events: futures::stream::BoxStream<'static, Event<CompactObject>>,
+                      handler: Handler| {
+        tokio::spawn(feed(
             events,
             handler,
             bindings.clone(),
             senders.clone(),
             cancel.clone(),
-        ));
-        (cache, task)
+        ))
     };
-    let (works, works_task) = spawn(resources::work(), Handler::Works(HashMap::new()));
+    // Policies and clusters are few: caches of their own.
+    let own_cache = |resource: ApiResource, handler: Handler| {
+        let writer = Writer::new(resource.clone());
+        let cache = writer.as_reader();
+        let events = reflect_compact_events(
+            resources::all(&client, &resource),
+            watcher::Config::default(),
+            writer,
+        );
+        (cache, spawn_feed(events.boxed(), handler))
+    };
+    let works_task = spawn_feed(works.events, Handler::Works(HashMap::new()));
     let (override_policies, op_task) =
-        spawn(resources::override_policy(), Handler::OverridePolicies);
-    let (cluster_override_policies, cop_task) = spawn(
+        own_cache(resources::override_policy(), Handler::OverridePolicies);
+    let (cluster_override_policies, cop_task) = own_cache(
         resources::cluster_override_policy(),
         Handler::ClusterOverridePolicies,
     );
-    let (clusters, clusters_task) = spawn(resources::cluster(), Handler::Clusters(HashMap::new()));
+    let (clusters, clusters_task) =
+        own_cache(resources::cluster(), Handler::Clusters(HashMap::new()));
     let feeders = [works_task, op_task, cop_task, clusters_task];
     drop(senders);
-    for cache in [
-        &works,
-        &override_policies,
-        &cluster_override_policies,
-        &clusters,
-    ] {
-        if !crate::execution::queue::ready(cache, &cancel).await {
-            feeders.iter().for_each(|f| f.abort());
-            return;
-        }
-    }
     let context = Arc::new(Context {
         recorder: EventRecorder::new(client.clone(), "binding-controller"),
         client: client.clone(),
         config: config.clone(),
-        works,
+        works: works.store,
         override_policies,
         cluster_override_policies,
         clusters,
         templates: TemplateResources::default(),
         backoff: Backoffs::new(Duration::from_secs(60)),
+        cancel: cancel.clone(),
     });
     tokio::select! {
         () = cancel.cancelled() => {}
         ((), ()) = async {
             tokio::join!(
-                run_scope(BindingScope::Namespaced, rb_resource, rb_writer, rb_rx, context.clone(), cancel.clone()),
-                run_scope(BindingScope::Cluster, crb_resource, crb_writer, crb_rx, context.clone(), cancel.clone()),
+                run_scope(BindingScope::Namespaced, rbs, rb_rx, context.clone(), cancel.clone()),
+                run_scope(BindingScope::Cluster, crbs, crb_rx, context.clone(), cancel.clone()),
             )
         } => {}
     }
@@ -179,34 +227,39 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
 
 async fn run_scope(
     scope: BindingScope,
-    resource: ApiResource,
-    writer: Writer<DynamicObject>,
-    requests: mpsc::Receiver<ObjectRef<DynamicObject>>,
+    bindings: crate::runtime::Subscription,
+    requests: mpsc::Receiver<ObjectRef<CompactObject>>,
     context: Arc<Context>,
     cancel: CancellationToken,
 ) {
-    let store = writer.as_reader();
     let own = trigger_self(
         // Status writes (scheduler, binding status) need no re-rendering.
-        spec_changes(resources::all(&context.client, &resource), writer),
-        resource.clone(),
+        shared_spec_changes(bindings.events),
+        binding_resource(scope),
     );
     let queue = futures::stream::select(own, requests.map(|r| Ok(r.into())))
         .take_until(cancel.clone().cancelled_owned());
     let concurrency = context.config.concurrency;
     let applied = applier(
-        move |binding: Arc<DynamicObject>, ctx: Arc<Context>| -> Reconciling {
-            Box::pin(async move { reconcile(scope, binding, ctx).await })
+        move |binding: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
+            Box::pin(async move {
+                // The applier drains the shared bindings' events from the start, while the other caches
+                // list; reconciles wait for them here instead.
+                if !ctx.caches_ready().await {
+                    return Ok(Action::await_change());
+                }
+                reconcile(scope, binding, ctx).await
+            })
         },
-        move |binding: Arc<DynamicObject>, err: &ControllerError, ctx: Arc<Context>| {
+        move |binding: Arc<CompactObject>, err: &ControllerError, ctx: Arc<Context>| {
             if err.is_conflict() {
                 return Action::requeue(err.retry_after());
             }
-            tracing::warn!(binding = ?binding.metadata.name, %err, "binding controller: reconcile failed");
-            Action::requeue(ctx.backoff.failed(&key(scope, &binding)))
+            tracing::warn!(binding = ?binding.metadata().name, %err, "binding controller: reconcile failed");
+            Action::requeue(ctx.backoff.failed(&key(scope, binding.metadata())))
         },
         context,
-        store,
+        bindings.store,
         queue,
         Config::default().concurrency(concurrency),
     );
@@ -220,12 +273,26 @@ async fn run_scope(
 }
 
 /// Backoff key: (cluster-scoped?, namespace, name).
-fn key(scope: BindingScope, binding: &DynamicObject) -> (bool, String, String) {
+fn key(scope: BindingScope, binding: &ObjectMeta) -> (bool, String, String) {
     (
         scope == BindingScope::Cluster,
-        binding.metadata.namespace.clone().unwrap_or_default(),
-        binding.metadata.name.clone().unwrap_or_default(),
+        binding.namespace.clone().unwrap_or_default(),
+        binding.name.clone().unwrap_or_default(),
     )
+}
+
+/// The binding as the object of an Event.
+fn reference(scope: BindingScope, binding: &ObjectMeta) -> ObjectReference {
+    let resource = binding_resource(scope);
+    ObjectReference {
+        api_version: Some(resource.api_version),
+        kind: Some(resource.kind),
+        name: binding.name.clone(),
+        namespace: binding.namespace.clone(),
+        uid: binding.uid.clone(),
+        resource_version: binding.resource_version.clone(),
+        field_path: None,
+    }
 }
 
 fn finalizer(scope: BindingScope) -> &'static str {
@@ -261,20 +328,16 @@ fn binding_api(
     }
 }
 
-/// Whether `work` was made for this binding: by permanent id when the binding has one, else by annotations.
-fn belongs(work: &DynamicObject, scope: BindingScope, binding: &ResourceBinding) -> bool {
+/// Whether the Work with metadata `work` was made for this binding: by permanent id when the binding has one,
+/// else by annotations.
+fn belongs(work: &ObjectMeta, scope: BindingScope, binding: &ResourceBinding) -> bool {
     let id = binding
         .metadata
         .labels
         .as_ref()
         .and_then(|l| l.get(id_label(scope)));
     if let Some(id) = id.filter(|id| !id.is_empty()) {
-        return work
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(id_label(scope)))
-            == Some(id);
+        return work.labels.as_ref().and_then(|l| l.get(id_label(scope))) == Some(id);
     }
     let name = binding.metadata.name.as_deref();
     match scope {
@@ -287,11 +350,11 @@ fn belongs(work: &DynamicObject, scope: BindingScope, binding: &ResourceBinding)
     }
 }
 
-fn typed_all<T: serde::de::DeserializeOwned>(store: &Store<DynamicObject>) -> Vec<T> {
+fn typed_all<T: serde::de::DeserializeOwned>(store: &Store<CompactObject>) -> Vec<T> {
     store
         .state()
         .iter()
-        .filter_map(|o| typed::to_typed(o).ok())
+        .filter_map(|o| o.decode().ok())
         .collect()
 }
 
@@ -319,10 +382,10 @@ async fn delete_work(client: &kube::Client, work: &Work) -> Result<(), Controlle
 
 async fn reconcile(
     scope: BindingScope,
-    object: Arc<DynamicObject>,
+    object: Arc<CompactObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    let binding: ResourceBinding = typed::to_typed(&object)?;
+    let binding: ResourceBinding = object.decode()?;
     let finalizer = finalizer(scope);
     let has_finalizer = binding
         .metadata
@@ -336,8 +399,8 @@ async fn reconcile(
         .works
         .state()
         .iter()
-        .filter(|w| belongs(w, scope, &binding))
-        .filter_map(|w| typed::to_typed(w).ok())
+        .filter(|w| belongs(w.metadata(), scope, &binding))
+        .filter_map(|w| w.decode().ok())
         .collect();
 
     if binding.metadata.deletion_timestamp.is_some() {
@@ -371,7 +434,7 @@ async fn reconcile(
                 );
                 ctx.recorder
                     .record(
-                        &reference_of(&object),
+                        &reference(scope, object.metadata()),
                         EventType::Warning,
                         EVENT_CLEANUP_WORK_FAILED,
                         &message,
@@ -380,7 +443,7 @@ async fn reconcile(
                 return Err(err);
             }
         }
-        let mut updated = object.as_ref().clone();
+        let mut updated = object.to_dynamic()?;
         updated.metadata.finalizers = updated
             .metadata
             .finalizers
@@ -392,7 +455,7 @@ async fn reconcile(
         };
     }
     if !has_finalizer {
-        let mut updated = object.as_ref().clone();
+        let mut updated = object.to_dynamic()?;
         updated
             .metadata
             .finalizers
@@ -425,8 +488,8 @@ async fn reconcile(
         Err(Rendering::Failed(message)) => vec![message],
         Err(Rendering::Api(err)) => return Err(err),
     };
-    let key = key(scope, &object);
-    let reference = reference_of(&object);
+    let key = key(scope, object.metadata());
+    let reference = reference(scope, object.metadata());
     if failures.is_empty() {
         ctx.backoff.succeeded(&key);
         set_condition(&ctx, scope, &object, None).await?;
@@ -460,10 +523,10 @@ async fn reconcile(
 async fn set_condition(
     ctx: &Context,
     scope: BindingScope,
-    object: &DynamicObject,
+    object: &CompactObject,
     failure: Option<&str>,
 ) -> Result<(), ControllerError> {
-    let mut value = typed::to_json(object)?;
+    let mut value: Value = object.decode()?;
     let conditions: Vec<Condition> = value
         .pointer("/status/conditions")
         .cloned()
@@ -490,7 +553,7 @@ async fn set_condition(
         status: status.to_string(),
         reason: reason.to_string(),
         message,
-        observed_generation: object.metadata.generation,
+        observed_generation: object.metadata().generation,
         last_transition_time: match existing {
             Some(c) if c.status == status => c.last_transition_time.clone(),
             _ => Time(Timestamp::now()),
@@ -511,9 +574,9 @@ async fn set_condition(
         status_map.insert("conditions".into(), serde_json::to_value(conditions)?);
     }
     let body: DynamicObject = serde_json::from_value(value)?;
-    binding_api(&ctx.client, scope, object.metadata.namespace.as_deref())
+    binding_api(&ctx.client, scope, object.metadata().namespace.as_deref())
         .replace_status(
-            object.metadata.name.as_deref().unwrap_or_default(),
+            object.metadata().name.as_deref().unwrap_or_default(),
             &PostParams::default(),
             &body,
         )
@@ -608,21 +671,18 @@ mod tests {
                 "resourcebinding.karmada.io/namespace": "default"}}
         }))
         .expect("object");
-        assert!(belongs(&by_annotations, BindingScope::Namespaced, &binding));
-        assert!(!belongs(&by_annotations, BindingScope::Cluster, &binding));
+        let by_annotations = &by_annotations.metadata;
+        assert!(belongs(by_annotations, BindingScope::Namespaced, &binding));
+        assert!(!belongs(by_annotations, BindingScope::Cluster, &binding));
         binding.metadata.labels = Some(BTreeMap::from([(
             LABEL_RESOURCE_BINDING_PERMANENT_ID.to_string(),
             "id-1".to_string(),
         )]));
-        assert!(!belongs(
-            &by_annotations,
-            BindingScope::Namespaced,
-            &binding
-        ));
+        assert!(!belongs(by_annotations, BindingScope::Namespaced, &binding));
         let by_id = serde_json::from_value::<DynamicObject>(serde_json::json!({
             "metadata": {"name": "w", "labels": {LABEL_RESOURCE_BINDING_PERMANENT_ID: "id-1"}}
         }))
         .expect("object");
-        assert!(belongs(&by_id, BindingScope::Namespaced, &binding));
+        assert!(belongs(&by_id.metadata, BindingScope::Namespaced, &binding));
     }
 }

@@ -4,7 +4,8 @@
 
 use karmada_controllers::binding::controller::{self, BindingConfig};
 use karmada_controllers::names::work_name;
-use karmada_controllers::runtime::resources;
+use karmada_controllers::runtime::{Informers, resources};
+use karmada_controllers::status::binding_status::{self, BindingMetrics, BindingStatusConfig};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -605,6 +606,96 @@ async fn hand_edited_works_are_rewritten_and_new_override_policies_re_render() {
         (manifest(&work)["spec"]["template"]["spec"]["containers"][0]["image"]
             == "mirror.local/nginx:1.27")
             .then_some(())
+    })
+    .await;
+    member.stop().await;
+}
+
+#[tokio::test]
+async fn binding_and_binding_status_controllers_share_their_watches() {
+    // Each of the two controllers subscribes to Works, ResourceBindings and ClusterResourceBindings through
+    // the registry, with the same Api (all namespaces) and selectors (none), so they share one watch of each:
+    // 3, not 6. (Policies and Clusters are few; the binding controller watches them outside the registry.)
+    const SHARED_WATCHES: usize = 3;
+    let control_plane = ControlPlane::start().await;
+    let member = Member::start("member1").await;
+    control_plane.join(&member).await;
+    let informers = Informers::default();
+
+    let status_cancel = CancellationToken::new();
+    let _stop_status = BindingController(status_cancel.clone());
+    let status = tokio::spawn(binding_status::run(
+        control_plane.client.clone(),
+        BindingStatusConfig {
+            informers: informers.clone(),
+            ..BindingStatusConfig::default()
+        },
+        BindingMetrics::default(),
+        status_cancel.clone(),
+    ));
+    eventually(
+        "the binding status controller's watches in the registry",
+        || {
+            let watching = informers.watching();
+            async move { (watching == SHARED_WATCHES).then_some(()) }
+        },
+    )
+    .await;
+
+    let binding_cancel = CancellationToken::new();
+    let _stop_binding = BindingController(binding_cancel.clone());
+    tokio::spawn(controller::run(
+        control_plane.client.clone(),
+        BindingConfig {
+            informers: informers.clone(),
+            ..BindingConfig::default()
+        },
+        binding_cancel.clone(),
+    ));
+    let template = control_plane
+        .create("deployments", deployment("web", 1, "nginx:1.27"))
+        .await;
+    control_plane
+        .create(
+            "resourcebindings",
+            binding(&template, 1, json!([{"name": "member1", "replicas": 1}])),
+        )
+        .await;
+    // Both run on the shared caches: the Work the binding controller wrote is what the binding status
+    // controller aggregated (nothing else runs to write either).
+    let name = work_name("Deployment", "web", "default");
+    eventually("the Work", || get_work(&control_plane, "member1", &name)).await;
+    eventually("member1 in the binding's aggregated status", || async {
+        let rb = support::get(
+            &control_plane.client,
+            "work.karmada.io/v1alpha2",
+            "ResourceBinding",
+            "resourcebindings",
+            Some("default"),
+            "web-deployment",
+        )
+        .await?;
+        rb["status"]["aggregatedStatus"]
+            .as_array()?
+            .iter()
+            .any(|item| item["clusterName"] == "member1")
+            .then_some(())
+    })
+    .await;
+    assert_eq!(informers.watching(), SHARED_WATCHES);
+
+    // The binding status controller gone (its subscriptions dropped with it), the binding controller alone
+    // keeps the same three watches running: it subscribed to them in this registry too.
+    status_cancel.cancel();
+    tokio::time::timeout(support::PATIENCE, status)
+        .await
+        .expect("the binding status controller stops")
+        .expect("it ends without panicking");
+    assert_eq!(informers.watching(), SHARED_WATCHES);
+    binding_cancel.cancel();
+    eventually("no watch left once both stopped", || {
+        let watching = informers.watching();
+        async move { (watching == 0).then_some(()) }
     })
     .await;
     member.stop().await;

@@ -187,7 +187,7 @@ pub(super) async fn upsert_work(
         api.create(&PostParams::default(), &body).await?;
         return Ok(Upserted::Written);
     };
-    let live: Work = typed::to_typed(&cached)?;
+    let live: Work = cached.decode()?;
     if live.metadata.deletion_timestamp.is_some() {
         return Ok(Upserted::Pending);
     }

@@ -1,28 +1,31 @@
 //! What brings a binding back to the binding controller: its Works changing or going, override policies
 //! changing (the bindings they may concern), and a cluster's labels changing (the bindings targeting it).
+//!
+//! Everything here is read from cached metadata; a binding is decoded (only its target namespace and
+//! clusters) when its metadata alone cannot tell.
 
 use std::collections::{BTreeMap, HashMap};
 
-use futures::SinkExt;
-use kube::api::DynamicObject;
+use futures::{SinkExt, StreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event;
-use serde_json::Value;
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::super::works::BindingScope;
 use super::Refs;
-use crate::execution::queue::{next_event, object_ref, spec_and_metadata, touched};
+use crate::execution::queue::{compact_spec_and_metadata, object_ref, touched_compact};
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE,
 };
-use crate::runtime::resources;
+use crate::runtime::{CompactObject, resources};
 
 #[derive(Clone)]
 pub(super) struct Bindings {
-    pub(super) rbs: Store<DynamicObject>,
-    pub(super) crbs: Store<DynamicObject>,
+    pub(super) rbs: Store<CompactObject>,
+    pub(super) crbs: Store<CompactObject>,
 }
 
 #[derive(Clone)]
@@ -42,64 +45,96 @@ pub(super) enum Handler {
     Clusters(HashMap<String, BTreeMap<String, String>>),
 }
 
-fn text<'a>(object: &'a DynamicObject, pointer: &str) -> &'a str {
-    object
-        .data
-        .pointer(pointer)
-        .and_then(Value::as_str)
+pub(super) fn annotation<'a>(metadata: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+    metadata.annotations.as_ref()?.get(key).map(String::as_str)
+}
+
+/// The part of a binding's spec the triggers read; the rest of the JSON is skipped, not decoded. Lenient
+/// like a JSON pointer: absent or null fields read as empty.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Targets {
+    spec: Option<TargetsSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct TargetsSpec {
+    resource: Option<TargetResource>,
+    clusters: Option<Vec<TargetCluster>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct TargetResource {
+    namespace: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct TargetCluster {
+    name: Option<String>,
+}
+
+fn targets(binding: &CompactObject) -> TargetsSpec {
+    binding
+        .decode::<Targets>()
+        .ok()
+        .and_then(|t| t.spec)
         .unwrap_or_default()
 }
 
-pub(super) fn annotation<'a>(object: &'a DynamicObject, key: &str) -> Option<&'a str> {
-    object
-        .metadata
-        .annotations
-        .as_ref()?
-        .get(key)
-        .map(String::as_str)
+/// Whether an OverridePolicy of `namespace` may concern `binding`: by its own namespace (metadata), else by
+/// its template's namespace.
+fn in_namespace(binding: &CompactObject, namespace: &str) -> bool {
+    binding.metadata().namespace.as_deref() == Some(namespace)
+        || targets(binding)
+            .resource
+            .and_then(|r| r.namespace)
+            .unwrap_or_default()
+            == namespace
 }
 
-fn targets_cluster(binding: &DynamicObject, cluster: &str) -> bool {
-    binding
-        .data
-        .pointer("/spec/clusters")
-        .and_then(Value::as_array)
-        .is_some_and(|c| {
-            c.iter()
-                .any(|t| t.get("name").and_then(Value::as_str) == Some(cluster))
-        })
+fn targets_cluster(binding: &CompactObject, cluster: &str) -> bool {
+    targets(binding)
+        .clusters
+        .unwrap_or_default()
+        .iter()
+        .any(|t| t.name.as_deref() == Some(cluster))
 }
 
 impl Handler {
     /// The bindings to look at again after `event`.
     fn affected(
         &mut self,
-        event: &Event<DynamicObject>,
+        event: &Event<CompactObject>,
         bindings: &Bindings,
-    ) -> Vec<(BindingScope, ObjectRef<DynamicObject>)> {
+    ) -> Vec<(BindingScope, ObjectRef<CompactObject>)> {
         let rb = resources::resource_binding();
         let crb = resources::cluster_resource_binding();
         let initial = matches!(event, Event::InitApply(_));
         let deleted = matches!(event, Event::Delete(_));
-        let Some(object) = touched(event) else {
+        let Some(object) = touched_compact(event) else {
             return Vec::new();
         };
-        let all = |filter: &dyn Fn(&DynamicObject) -> bool| -> Vec<(BindingScope, ObjectRef<DynamicObject>)> {
+        let metadata = object.metadata();
+        let all = |filter: &dyn Fn(&CompactObject) -> bool| -> Vec<(BindingScope, ObjectRef<CompactObject>)> {
             let rbs = bindings.rbs.state().into_iter().filter(|b| filter(b)).map(|b| {
-                (BindingScope::Namespaced, object_ref(&rb, b.metadata.namespace.as_deref(), b.metadata.name.as_deref().unwrap_or_default()))
+                let m = b.metadata();
+                (BindingScope::Namespaced, object_ref(&rb, m.namespace.as_deref(), m.name.as_deref().unwrap_or_default()))
             });
             let crbs = bindings.crbs.state().into_iter().filter(|b| filter(b)).map(|b| {
-                (BindingScope::Cluster, object_ref(&crb, None, b.metadata.name.as_deref().unwrap_or_default()))
+                (BindingScope::Cluster, object_ref(&crb, None, b.metadata().name.as_deref().unwrap_or_default()))
             });
             rbs.chain(crbs).collect()
         };
         match self {
             Handler::Works(fingerprints) => {
                 let key = (
-                    object.metadata.namespace.clone().unwrap_or_default(),
-                    object.metadata.name.clone().unwrap_or_default(),
+                    metadata.namespace.clone().unwrap_or_default(),
+                    metadata.name.clone().unwrap_or_default(),
                 );
-                let fingerprint = spec_and_metadata(object).unwrap_or(0);
+                let fingerprint = compact_spec_and_metadata(object).unwrap_or(0);
                 let interesting = if deleted {
                     fingerprints.remove(&key);
                     true
@@ -110,12 +145,12 @@ impl Handler {
                 if !interesting {
                     return Vec::new();
                 }
-                if let Some(name) = annotation(object, ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME) {
+                if let Some(name) = annotation(metadata, ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME) {
                     return vec![(BindingScope::Cluster, object_ref(&crb, None, name))];
                 }
                 match (
-                    annotation(object, ANNOTATION_RESOURCE_BINDING_NAMESPACE),
-                    annotation(object, ANNOTATION_RESOURCE_BINDING_NAME),
+                    annotation(metadata, ANNOTATION_RESOURCE_BINDING_NAMESPACE),
+                    annotation(metadata, ANNOTATION_RESOURCE_BINDING_NAME),
                 ) {
                     (Some(ns), Some(name)) => {
                         vec![(BindingScope::Namespaced, object_ref(&rb, Some(ns), name))]
@@ -126,16 +161,13 @@ impl Handler {
             // The initial list needs nothing: every binding is reconciled when its own cache fills.
             _ if initial => Vec::new(),
             Handler::OverridePolicies => {
-                let namespace = object.metadata.namespace.clone().unwrap_or_default();
-                all(&|b| {
-                    b.metadata.namespace.as_deref() == Some(namespace.as_str())
-                        || text(b, "/spec/resource/namespace") == namespace
-                })
+                let namespace = metadata.namespace.clone().unwrap_or_default();
+                all(&|b| in_namespace(b, &namespace))
             }
             Handler::ClusterOverridePolicies => all(&|_| true),
             Handler::Clusters(seen) => {
-                let name = object.metadata.name.clone().unwrap_or_default();
-                let labels = object.metadata.labels.clone().unwrap_or_default();
+                let name = metadata.name.clone().unwrap_or_default();
+                let labels = metadata.labels.clone().unwrap_or_default();
                 let changed = if deleted {
                     seen.remove(&name);
                     false
@@ -154,14 +186,21 @@ impl Handler {
 }
 
 pub(super) async fn feed(
-    events: impl futures::Stream<Item = Event<DynamicObject>> + Send,
+    events: impl futures::Stream<Item = Event<CompactObject>> + Send,
     mut handler: Handler,
     bindings: Bindings,
     mut senders: Senders,
     cancel: CancellationToken,
 ) {
     let mut events = Box::pin(events);
-    while let Some(event) = next_event(&mut events, &cancel).await {
+    loop {
+        let event = tokio::select! {
+            () = cancel.cancelled() => return,
+            event = events.next() => event,
+        };
+        let Some(event) = event else {
+            return;
+        };
         for (scope, reference) in handler.affected(&event, &bindings) {
             let sender = match scope {
                 BindingScope::Namespaced => &mut senders.rb,
@@ -171,5 +210,84 @@ pub(super) async fn feed(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::api::DynamicObject;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn compact(value: Value) -> CompactObject {
+        let object: DynamicObject = serde_json::from_value(value).expect("object");
+        CompactObject::from_dynamic(&object).expect("compact")
+    }
+
+    fn crb(spec: Value) -> CompactObject {
+        compact(json!({
+            "apiVersion": "work.karmada.io/v1alpha2", "kind": "ClusterResourceBinding",
+            "metadata": {"name": "b"}, "spec": spec,
+        }))
+    }
+
+    fn work(replicas: i64, status: Value) -> CompactObject {
+        compact(json!({
+            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "w", "namespace": "karmada-es-a", "annotations": {
+                ANNOTATION_RESOURCE_BINDING_NAMESPACE: "default",
+                ANNOTATION_RESOURCE_BINDING_NAME: "web-deployment"}},
+            "spec": {"workload": {"manifests": [{"spec": {"replicas": replicas}}]}},
+            "status": status,
+        }))
+    }
+
+    #[test]
+    fn bindings_are_matched_by_metadata_or_their_decoded_targets() {
+        let rb = compact(json!({
+            "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+            "metadata": {"name": "b", "namespace": "team"}, "spec": {},
+        }));
+        assert!(in_namespace(&rb, "team"));
+        assert!(!in_namespace(&rb, "other"));
+        let targeted = crb(json!({"resource": {"namespace": "team"},
+                                  "clusters": [{"name": "member1"}, {"name": "member2"}]}));
+        assert!(in_namespace(&targeted, "team"));
+        assert!(targets_cluster(&targeted, "member2"));
+        assert!(!targets_cluster(&targeted, "member3"));
+        // Absent or null fields read as empty, as the JSON pointers did.
+        let sparse = crb(json!({"resource": {"namespace": null}, "clusters": null}));
+        assert!(!in_namespace(&sparse, "team"));
+        assert!(in_namespace(&sparse, ""));
+        assert!(!targets_cluster(&sparse, "member1"));
+    }
+
+    #[test]
+    fn works_bring_their_binding_back_on_spec_changes_and_deletion_not_on_status() {
+        let bindings = Bindings {
+            rbs: kube::runtime::reflector::store::Writer::new(resources::resource_binding())
+                .as_reader(),
+            crbs: kube::runtime::reflector::store::Writer::new(
+                resources::cluster_resource_binding(),
+            )
+            .as_reader(),
+        };
+        let mut handler = Handler::Works(HashMap::new());
+        let mut affected = |event: Event<CompactObject>| -> Vec<String> {
+            handler
+                .affected(&event, &bindings)
+                .into_iter()
+                .map(|(scope, r)| {
+                    format!("{scope:?} {}/{}", r.namespace.unwrap_or_default(), r.name)
+                })
+                .collect()
+        };
+        assert!(affected(Event::InitApply(work(1, json!({})))).is_empty());
+        let applied = json!({"conditions": [{"type": "Applied", "status": "True"}]});
+        assert!(affected(Event::Apply(work(1, applied))).is_empty());
+        let expected = vec!["Namespaced default/web-deployment".to_string()];
+        assert_eq!(affected(Event::Apply(work(2, json!({})))), expected);
+        assert_eq!(affected(Event::Delete(work(2, json!({})))), expected);
     }
 }

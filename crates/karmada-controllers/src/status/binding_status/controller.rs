@@ -1,6 +1,8 @@
 //! The binding status controller's runtime: one applier over ResourceBindings and one over
 //! ClusterResourceBindings, fed by a shared Work cache. A Work names its binding in annotations
 //! (`resourcebinding.karmada.io/namespace` + `/name`, or `clusterresourcebinding.karmada.io/name`).
+//! Works and bindings come from the process's shared watches ([`BindingStatusConfig::informers`]) as compact
+//! objects: a binding's Works are picked by label from the metadata and only they are decoded.
 //!
 //! Per binding: take its Works from the cache by the binding's permanent-id label, write
 //! `status.aggregatedStatus` and the FullyApplied condition through the status subresource (read
@@ -29,7 +31,7 @@ use std::time::Duration;
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use karmada_api::ResourceBinding;
 use karmada_api::work::{
     AggregatedStatusItem, CONDITION_FULLY_APPLIED, ResourceBindingStatus, Work,
@@ -37,7 +39,7 @@ use karmada_api::work::{
 use karmada_interpreter::{Interpreter, Operation, Target};
 use kube::api::{ApiResource, DynamicObject, PostParams};
 use kube::runtime::controller::{Action, Config as ControllerConfig, applier, trigger_self};
-use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -46,15 +48,16 @@ use super::aggregate::{desired_binding_status, ready_replicas};
 use super::metrics::BindingMetrics;
 use super::template::TemplateResolver;
 use crate::binding::BindingScope;
-use crate::execution::queue::{
-    REQUEUE_CAPACITY, next_event, ready, reflect_slim_events, spec_changes,
-};
+use crate::execution::queue::{REQUEUE_CAPACITY, ready, shared_spec_changes};
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
-use crate::runtime::{ControllerError, EventRecorder, EventType, resources, typed};
+use crate::runtime::{
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, Subscription, resources,
+    typed,
+};
 use crate::status::coalesce::coalesced;
 
 /// Component name on the Events it records.
@@ -74,13 +77,15 @@ const METRICS_SWEEP: Duration = Duration::from_secs(30);
 pub const WINDOW: Duration = Duration::from_secs(1);
 
 /// Settings of the binding status controller.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct BindingStatusConfig {
     pub interpreter: Interpreter,
     /// `--concurrent-resourcebinding-syncs` (and the cluster-scoped one): bindings reconciled at once.
     pub concurrency: u16,
     /// See [`WINDOW`].
     pub window: Duration,
+    /// The control plane's shared watches (Works, ResourceBindings, ClusterResourceBindings come from here).
+    pub informers: Informers,
 }
 
 impl Default for BindingStatusConfig {
@@ -89,7 +94,18 @@ impl Default for BindingStatusConfig {
             interpreter: Interpreter::native(),
             concurrency: 5,
             window: WINDOW,
+            informers: Informers::default(),
         }
+    }
+}
+
+impl std::fmt::Debug for BindingStatusConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BindingStatusConfig")
+            .field("interpreter", &self.interpreter)
+            .field("concurrency", &self.concurrency)
+            .field("window", &self.window)
+            .finish_non_exhaustive()
     }
 }
 
@@ -99,8 +115,9 @@ struct Shared {
     resolver: TemplateResolver,
     recorder: EventRecorder,
     metrics: BindingMetrics,
-    /// Every Work, read instead of listing them per reconcile.
-    works: Store<DynamicObject>,
+    /// Every Work (shared), read instead of listing them per reconcile.
+    works: Store<CompactObject>,
+    cancel: CancellationToken,
 }
 
 struct Context {
@@ -110,7 +127,7 @@ struct Context {
 }
 
 type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
-type Wake = mpsc::Receiver<ObjectRef<DynamicObject>>;
+type Wake = mpsc::Receiver<ObjectRef<CompactObject>>;
 
 /// Runs both controllers until `cancel` fires.
 pub async fn run(
@@ -119,15 +136,26 @@ pub async fn run(
     metrics: BindingMetrics,
     cancel: CancellationToken,
 ) {
-    let work_writer = Writer::new(resources::work());
-    let works = work_writer.as_reader();
+    // Every subscription's events are read from here on (by `feed_works` or an applier): a subscriber that
+    // stops reading holds up the shared watch for every other controller.
+    let subscribe = |resource: &ApiResource| {
+        config.informers.subscribe(
+            resources::all(&client, resource),
+            resource,
+            watcher::Config::default(),
+        )
+    };
+    let works = subscribe(&resources::work());
+    let rbs = subscribe(&resources::resource_binding());
+    let crbs = subscribe(&resources::cluster_resource_binding());
     let shared = Arc::new(Shared {
         resolver: TemplateResolver::new(client.clone()),
         recorder: EventRecorder::new(client.clone(), COMPONENT),
         interpreter: config.interpreter.clone(),
         metrics: metrics.clone(),
         client: client.clone(),
-        works: works.clone(),
+        works: works.store,
+        cancel: cancel.clone(),
     });
     let namespaced = Arc::new(Context {
         shared: shared.clone(),
@@ -141,18 +169,11 @@ pub async fn run(
     });
     let (rb_wake, rb_woken) = mpsc::channel(REQUEUE_CAPACITY);
     let (crb_wake, crb_woken) = mpsc::channel(REQUEUE_CAPACITY);
-    let rb_writer = Writer::new(namespaced.resource.clone());
-    let crb_writer = Writer::new(cluster.resource.clone());
-    let stores = [rb_writer.as_reader(), crb_writer.as_reader()];
-    let work_events = reflect_slim_events(
-        resources::all(&client, &resources::work()),
-        watcher::Config::default(),
-        work_writer,
-    );
+    let stores = [rbs.store.clone(), crbs.store.clone()];
     tokio::join!(
-        feed_works(work_events, rb_wake, crb_wake, cancel.clone()),
-        drive(namespaced, rb_writer, rb_woken, &config, &cancel),
-        drive(cluster, crb_writer, crb_woken, &config, &cancel),
+        feed_works(works.events, rb_wake, crb_wake, cancel.clone()),
+        drive(namespaced, rbs, rb_woken, &config, &cancel),
+        drive(cluster, crbs, crb_woken, &config, &cancel),
         sweep_metrics(metrics, stores, cancel.clone()),
     );
 }
@@ -160,9 +181,9 @@ pub async fn run(
 /// Keeps the Work cache (through `events`) and wakes the binding each changed or deleted Work names (after
 /// the first list: see the comment inside).
 async fn feed_works(
-    events: impl futures::Stream<Item = Event<DynamicObject>> + Send,
-    mut rb_wake: mpsc::Sender<ObjectRef<DynamicObject>>,
-    mut crb_wake: mpsc::Sender<ObjectRef<DynamicObject>>,
+    events: impl futures::Stream<Item = Event<CompactObject>> + Send,
+    mut rb_wake: mpsc::Sender<ObjectRef<CompactObject>>,
+    mut crb_wake: mpsc::Sender<ObjectRef<CompactObject>>,
     cancel: CancellationToken,
 ) {
     let mut events = Box::pin(events);
@@ -171,7 +192,14 @@ async fn feed_works(
     // The appliers start once the first list is complete and then reconcile every binding anyway; waking
     // them for that list would only fill the channel nobody drains yet.
     let mut synced = false;
-    while let Some(event) = next_event(&mut events, &cancel).await {
+    loop {
+        let event = tokio::select! {
+            () = cancel.cancelled() => return,
+            event = events.next() => event,
+        };
+        let Some(event) = event else {
+            return;
+        };
         let work = match &event {
             Event::Apply(w) | Event::Delete(w) => w,
             Event::InitApply(w) if synced => w,
@@ -181,6 +209,7 @@ async fn feed_works(
             }
             Event::InitApply(_) | Event::Init => continue,
         };
+        let work = work.metadata();
         let sent =
             if let Some(binding) = binding_of_work(work, BindingScope::Namespaced, &namespaced) {
                 rb_wake.send(binding).await
@@ -196,40 +225,39 @@ async fn feed_works(
     }
 }
 
-/// Runs one scope's applier once the Work cache is complete (a binding reconciled against a partial cache
-/// would briefly lose its aggregated items).
+/// Runs one scope's applier; reconciles wait until the Work cache is complete (a binding reconciled against a
+/// partial cache would briefly lose its aggregated items).
 async fn drive(
     context: Arc<Context>,
-    writer: Writer<DynamicObject>,
+    bindings: Subscription,
     woken: Wake,
     config: &BindingStatusConfig,
     cancel: &CancellationToken,
 ) {
-    let bindings = writer.as_reader();
     let own = trigger_self(
         // Spec and metadata only: the binding's status is this controller's (and the scheduler's) output.
-        spec_changes(
-            resources::all(&context.shared.client, &context.resource),
-            writer,
-        ),
+        shared_spec_changes(bindings.events),
         context.resource.clone(),
     );
     let woken = coalesced(woken, config.window).map(|r| Ok(r.into()));
     let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
-    let works = context.shared.works.clone();
+    // Polled from the start, so the shared bindings' events are drained while the Work cache lists; the
+    // reconciles wait for the Work cache instead.
     let applied = applier(
-        |binding: Arc<DynamicObject>, ctx: Arc<Context>| -> Reconciling {
-            Box::pin(async move { reconcile(binding, ctx).await })
+        |binding: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
+            Box::pin(async move {
+                if !ready(&ctx.shared.works, &ctx.shared.cancel).await {
+                    return Ok(Action::await_change());
+                }
+                reconcile(binding, ctx).await
+            })
         },
         error_policy,
         context,
-        bindings,
+        bindings.store,
         queue,
         ControllerConfig::default().concurrency(config.concurrency),
     );
-    if !ready(&works, cancel).await {
-        return;
-    }
     applied
         .for_each(|result| async move {
             if let Err(err) = result {
@@ -242,7 +270,7 @@ async fn drive(
 /// Drops the gauge series of bindings no longer in either controller's cache.
 async fn sweep_metrics(
     metrics: BindingMetrics,
-    stores: [Store<DynamicObject>; 2],
+    stores: [Store<CompactObject>; 2],
     cancel: CancellationToken,
 ) {
     // Starts one period in: series only exist for bindings reconciled after the caches synced.
@@ -257,9 +285,10 @@ async fn sweep_metrics(
             .iter()
             .flat_map(|s| s.state())
             .map(|b| {
+                let metadata = b.metadata();
                 (
-                    b.metadata.namespace.clone().unwrap_or_default(),
-                    b.metadata.name.clone().unwrap_or_default(),
+                    metadata.namespace.clone().unwrap_or_default(),
+                    metadata.name.clone().unwrap_or_default(),
                 )
             })
             .collect();
@@ -269,11 +298,11 @@ async fn sweep_metrics(
 
 /// The binding a Work belongs to, from the annotations the binding controller writes on it.
 fn binding_of_work(
-    work: &DynamicObject,
+    work: &ObjectMeta,
     scope: BindingScope,
     resource: &ApiResource,
-) -> Option<ObjectRef<DynamicObject>> {
-    let annotations = work.metadata.annotations.as_ref()?;
+) -> Option<ObjectRef<CompactObject>> {
+    let annotations = work.annotations.as_ref()?;
     match scope {
         BindingScope::Namespaced => {
             let namespace = annotations.get(ANNOTATION_RESOURCE_BINDING_NAMESPACE)?;
@@ -287,7 +316,7 @@ fn binding_of_work(
     }
 }
 
-fn error_policy(_: Arc<DynamicObject>, err: &ControllerError, _: Arc<Context>) -> Action {
+fn error_policy(_: Arc<CompactObject>, err: &ControllerError, _: Arc<Context>) -> Action {
     Action::requeue(err.retry_after())
 }
 
@@ -297,14 +326,14 @@ fn now() -> Time {
 }
 
 async fn reconcile(
-    object: Arc<DynamicObject>,
+    object: Arc<CompactObject>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    if object.metadata.deletion_timestamp.is_some() {
+    if object.metadata().deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
     let shared = &context.shared;
-    let binding: ResourceBinding = typed::to_typed(&object)?;
+    let binding: ResourceBinding = object.decode()?;
     let id_label = match context.scope {
         BindingScope::Namespaced => LABEL_RESOURCE_BINDING_PERMANENT_ID,
         BindingScope::Cluster => LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
@@ -352,22 +381,23 @@ fn awaiting_works(binding: &ResourceBinding, works: &[Work]) -> bool {
         })
 }
 
-/// The Works labelled with the binding's permanent id, from the cache.
-fn binding_works(works: &Store<DynamicObject>, id_label: &str, id: &str) -> Vec<Work> {
+/// The Works labelled with the binding's permanent id, from the cache: selected on metadata, and only those
+/// decoded.
+fn binding_works(works: &Store<CompactObject>, id_label: &str, id: &str) -> Vec<Work> {
     works
         .state()
         .iter()
         .filter(|work| {
-            work.metadata
+            work.metadata()
                 .labels
                 .as_ref()
                 .and_then(|l| l.get(id_label))
                 .is_some_and(|value| value == id)
         })
-        .filter_map(|work| match typed::to_typed::<Work>(work) {
+        .filter_map(|work| match work.decode::<Work>() {
             Ok(work) => Some(work),
             Err(err) => {
-                tracing::warn!(%err, work = ?work.metadata.name, "skipping a malformed Work");
+                tracing::warn!(%err, work = ?work.metadata().name, "skipping a malformed Work");
                 None
             }
         })
@@ -376,16 +406,17 @@ fn binding_works(works: &Store<DynamicObject>, id_label: &str, id: &str) -> Vec<
 
 async fn write_binding_status(
     context: &Context,
-    object: &DynamicObject,
+    object: &CompactObject,
     status: &ResourceBindingStatus,
 ) -> Result<(), ControllerError> {
-    let mut value = typed::to_json(object)?;
+    let mut value: Value = object.decode()?;
     if let Some(root) = value.as_object_mut() {
         root.insert("status".into(), serde_json::to_value(status)?);
     }
     let updated: DynamicObject = serde_json::from_value(value)?;
-    let name = object.metadata.name.clone().unwrap_or_default();
-    let api = match &object.metadata.namespace {
+    let metadata = object.metadata();
+    let name = metadata.name.clone().unwrap_or_default();
+    let api = match &metadata.namespace {
         Some(namespace) => {
             resources::namespaced(&context.shared.client, &context.resource, namespace)
         }
@@ -506,9 +537,33 @@ fn same_status(a: Option<&Value>, b: Option<&Value>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use kube::runtime::reflector::store::Writer;
     use serde_json::{Value, json};
 
-    use super::same_status;
+    use super::*;
+
+    #[test]
+    fn a_bindings_works_are_picked_by_label() {
+        let mut writer = Writer::<CompactObject>::new(resources::work());
+        for (name, id) in [("mine", "id-1"), ("other", "id-2")] {
+            let object: DynamicObject = serde_json::from_value(json!({
+                "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+                "metadata": {"name": name, "namespace": "karmada-es-a",
+                             "labels": {LABEL_RESOURCE_BINDING_PERMANENT_ID: id}},
+                "spec": {"workload": {"manifests": []}},
+            }))
+            .expect("work");
+            let compact = CompactObject::from_dynamic(&object).expect("compact");
+            writer.apply_watcher_event(&Event::Apply(compact));
+        }
+        let works = binding_works(
+            &writer.as_reader(),
+            LABEL_RESOURCE_BINDING_PERMANENT_ID,
+            "id-1",
+        );
+        let names: Vec<_> = works.iter().map(|w| w.metadata.name.as_deref()).collect();
+        assert_eq!(names, [Some("mine")]);
+    }
 
     #[test]
     fn an_empty_status_is_no_status() {
