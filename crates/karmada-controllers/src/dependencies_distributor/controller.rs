@@ -1,5 +1,6 @@
-//! The dependencies distributor's runtime: a `kube::runtime::Controller` over ResourceBindings, also woken by
-//! attached bindings (through their `requiredBy` snapshots) and by ConfigMaps, Secrets, ServiceAccounts and
+//! The dependencies distributor's runtime: a `kube::runtime` applier over ResourceBindings, read through a
+//! subscription to the process's shared watches ([`Informers`]), also woken by attached bindings (through their
+//! `requiredBy` snapshots, from the same subscription) and by ConfigMaps, Secrets, ServiceAccounts and
 //! PersistentVolumeClaims that some binding depends on (through the [`DependencyIndex`]).
 //!
 //! Per binding with `propagateDeps: true`: keep the distributor's finalizer on it, read the workload, ask the
@@ -9,20 +10,27 @@
 //! are replaces with the read resourceVersion (or deletes with uid and resourceVersion preconditions); a 409
 //! requeues.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Secret, ServiceAccount};
+use futures::stream::BoxStream;
+use k8s_openapi::api::core::v1::{
+    ConfigMap, ObjectReference, PersistentVolumeClaim, Secret, ServiceAccount,
+};
 use karmada_api::ResourceBinding;
 use karmada_interpreter::{DependentObjectReference, Interpreter};
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
     Preconditions,
 };
-use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::controller::{Action, Config as ControllerConfig, applier, trigger_with};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
@@ -32,7 +40,9 @@ use super::attached::{
 };
 use super::index::{BindingKey, DependencyIndex, dependency_key};
 use crate::names::depended_by_label_key;
-use crate::runtime::{ControllerError, EventRecorder, EventType, reference_of, resources, typed};
+use crate::runtime::{
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, resources, typed,
+};
 use crate::status::binding_status::TemplateResolver;
 
 /// Component name on the Events it records.
@@ -41,11 +51,22 @@ pub const COMPONENT: &str = "dependencies-distributor";
 pub const REASON_DISTRIBUTE_DEPENDENCIES_FAILED: &str = "DistributeDependenciesFailed";
 
 /// Settings of the dependencies distributor.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct DistributorConfig {
     pub interpreter: Interpreter,
     /// `--concurrent-dependent-resource-syncs` (Karmada's default 2).
     pub concurrency: u16,
+    /// The process's shared watches; the ResourceBindings are read through them.
+    pub informers: Informers,
+}
+
+impl std::fmt::Debug for DistributorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DistributorConfig")
+            .field("interpreter", &self.interpreter)
+            .field("concurrency", &self.concurrency)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for DistributorConfig {
@@ -53,6 +74,7 @@ impl Default for DistributorConfig {
         Self {
             interpreter: Interpreter::native(),
             concurrency: 2,
+            informers: Informers::default(),
         }
     }
 }
@@ -65,30 +87,35 @@ struct Context {
     index: Arc<Mutex<DependencyIndex>>,
 }
 
+/// What wakes a binding: a request for the reconcile queue.
+type Trigger = BoxStream<'static, Result<ObjectRef<CompactObject>, watcher::Error>>;
+
 /// Runs until `cancel` fires.
 pub async fn run(client: kube::Client, config: DistributorConfig, cancel: CancellationToken) {
     let binding = resources::resource_binding();
     let index: Arc<Mutex<DependencyIndex>> = Arc::default();
-    let bindings = resources::all(&client, &binding);
-    let for_attached = binding.clone();
-    let controller = Controller::new_with(
-        bindings.clone(),
+    let subscription = config.informers.subscribe(
+        resources::all(&client, &binding),
+        &binding,
         watcher::Config::default(),
-        binding.clone(),
-    )
-    .with_config(ControllerConfig::default().concurrency(config.concurrency))
-    .watches_with(
-        bindings,
-        binding.clone(),
-        watcher::Config::default(),
-        move |attached| requiring_bindings(&attached, &for_attached),
     );
-    let controller = watch_dependency::<ConfigMap>(controller, &client, &index, &binding);
-    let controller = watch_dependency::<Secret>(controller, &client, &index, &binding);
-    let controller = watch_dependency::<ServiceAccount>(controller, &client, &index, &binding);
-    let controller =
-        watch_dependency::<PersistentVolumeClaim>(controller, &client, &index, &binding)
-            .graceful_shutdown_on(cancel.cancelled_owned());
+    // One watch wakes a binding on its own change and, for an attached binding, the bindings that require it
+    // (kube's `Controller` would watch the bindings a second time for the latter).
+    let for_bindings = binding.clone();
+    let bindings: Trigger = trigger_with(
+        subscription.events.map(Ok::<_, watcher::Error>),
+        move |event| woken_by_binding(event, &for_bindings),
+    )
+    .map(|request| request.map(|r| r.obj_ref))
+    .boxed();
+    let triggers = futures::stream::select_all([
+        bindings,
+        watch_dependency::<ConfigMap>(&client, &index, &binding),
+        watch_dependency::<Secret>(&client, &index, &binding),
+        watch_dependency::<ServiceAccount>(&client, &index, &binding),
+        watch_dependency::<PersistentVolumeClaim>(&client, &index, &binding),
+    ])
+    .take_until(cancel.clone().cancelled_owned());
     let context = Arc::new(Context {
         resolver: TemplateResolver::new(client.clone()),
         recorder: EventRecorder::new(client.clone(), COMPONENT),
@@ -96,23 +123,51 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
         index,
         client,
     });
-    controller
-        .run(reconcile, error_policy, context)
-        .for_each(|result| async move {
+    let applied = applier(
+        |object,
+         context|
+         -> Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>> {
+            Box::pin(reconcile(object, context))
+        },
+        error_policy,
+        context,
+        subscription.store,
+        triggers,
+        ControllerConfig::default().concurrency(config.concurrency),
+    );
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = applied.for_each(|result| async move {
             if let Err(err) = result {
                 tracing::debug!(%err, "dependencies distributor reconcile");
             }
-        })
-        .await;
+        }) => {}
+    }
+}
+
+/// The bindings a watch event of a binding wakes: the binding itself when applied, and the independent
+/// bindings an attached one names (applied or deleted).
+fn woken_by_binding(
+    event: Event<CompactObject>,
+    binding: &ApiResource,
+) -> Vec<ObjectRef<CompactObject>> {
+    match event {
+        Event::Apply(object) | Event::InitApply(object) => {
+            let mut woken = vec![ObjectRef::from_obj_with(&object, binding.clone())];
+            woken.extend(requiring_bindings(&object, binding));
+            woken
+        }
+        Event::Delete(object) => requiring_bindings(&object, binding),
+        Event::Init | Event::InitDone => Vec::new(),
+    }
 }
 
 /// Wakes the bindings that depend on objects of kind `K`.
 fn watch_dependency<K>(
-    controller: Controller<DynamicObject>,
     client: &kube::Client,
     index: &Arc<Mutex<DependencyIndex>>,
     binding: &ApiResource,
-) -> Controller<DynamicObject>
+) -> Trigger
 where
     K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
         + Clone
@@ -123,55 +178,64 @@ where
 {
     let index = index.clone();
     let binding = binding.clone();
-    controller.watches(
-        Api::<K>::all(client.clone()),
-        watcher::Config::default(),
-        move |object| {
-            let key = (
-                K::kind(&()).to_string(),
-                object.namespace().unwrap_or_default(),
-                object.name_any(),
-            );
-            let parents = index
-                .lock()
-                .map(|index| index.bindings_of(&key))
-                .unwrap_or_default();
-            parents
-                .into_iter()
-                .map(|(namespace, name)| {
-                    ObjectRef::new_with(&name, binding.clone()).within(&namespace)
-                })
-                .collect::<Vec<_>>()
-        },
-    )
+    let objects = watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .touched_objects();
+    trigger_with(objects, move |object: K| {
+        let key = (
+            K::kind(&()).to_string(),
+            object.namespace().unwrap_or_default(),
+            object.name_any(),
+        );
+        let parents = index
+            .lock()
+            .map(|index| index.bindings_of(&key))
+            .unwrap_or_default();
+        parents
+            .into_iter()
+            .map(|(namespace, name)| {
+                ObjectRef::<CompactObject>::new_with(&name, binding.clone()).within(&namespace)
+            })
+            .collect::<Vec<_>>()
+    })
+    .map(|request| request.map(|r| r.obj_ref))
+    .boxed()
 }
 
-/// The independent bindings an attached binding names in `spec.requiredBy`.
+/// The independent bindings an attached binding names in `spec.requiredBy` (only those fields are decoded).
 fn requiring_bindings(
-    attached: &DynamicObject,
+    attached: &CompactObject,
     binding: &ApiResource,
-) -> Vec<ObjectRef<DynamicObject>> {
-    attached
-        .data
-        .pointer("/spec/requiredBy")
-        .and_then(|r| r.as_array())
-        .map(|snapshots| {
-            snapshots
-                .iter()
-                .filter_map(|s| {
-                    let name = s.get("name")?.as_str()?;
-                    let namespace = s
-                        .get("namespace")
-                        .and_then(|n| n.as_str())
-                        .unwrap_or_default();
-                    Some(ObjectRef::new_with(name, binding.clone()).within(namespace))
-                })
-                .collect()
+) -> Vec<ObjectRef<CompactObject>> {
+    #[derive(Deserialize)]
+    struct Attached {
+        spec: Option<Spec>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Spec {
+        required_by: Option<Vec<Snapshot>>,
+    }
+    #[derive(Deserialize)]
+    struct Snapshot {
+        name: Option<String>,
+        namespace: Option<String>,
+    }
+    let Ok(Attached { spec: Some(spec) }) = serde_json::from_str::<Attached>(attached.json())
+    else {
+        return Vec::new();
+    };
+    spec.required_by
+        .into_iter()
+        .flatten()
+        .filter_map(|s| {
+            let namespace = s.namespace.unwrap_or_default();
+            Some(ObjectRef::new_with(&s.name?, binding.clone()).within(&namespace))
         })
-        .unwrap_or_default()
+        .collect()
 }
 
-fn error_policy(_: Arc<DynamicObject>, err: &ControllerError, _: Arc<Context>) -> Action {
+fn error_policy(_: Arc<CompactObject>, err: &ControllerError, _: Arc<Context>) -> Action {
     Action::requeue(err.retry_after())
 }
 
@@ -185,10 +249,10 @@ fn has_finalizer(binding: &ResourceBinding) -> bool {
 }
 
 async fn reconcile(
-    object: Arc<DynamicObject>,
+    object: Arc<CompactObject>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    let mut binding: ResourceBinding = typed::to_typed(&object)?;
+    let mut binding: ResourceBinding = object.decode()?;
     let namespace = binding.metadata.namespace.clone().unwrap_or_default();
     let name = binding.metadata.name.clone().unwrap_or_default();
     let key: BindingKey = (namespace.clone(), name.clone());
@@ -228,7 +292,7 @@ async fn reconcile(
         Err(err) => {
             warn(
                 &context,
-                &object,
+                &binding,
                 &format!("interpreting dependencies: {err}"),
             )
             .await;
@@ -254,7 +318,7 @@ async fn reconcile(
         let desired = match attached_binding(&binding, &typed::to_json(&found)?) {
             Ok(desired) => desired,
             Err(err) => {
-                warn(&context, &object, &err.to_string()).await;
+                warn(&context, &binding, &err.to_string()).await;
                 return Ok(Action::await_change());
             }
         };
@@ -266,11 +330,21 @@ async fn reconcile(
     Ok(Action::await_change())
 }
 
-async fn warn(context: &Context, binding: &DynamicObject, message: &str) {
+async fn warn(context: &Context, binding: &ResourceBinding, message: &str) {
+    let resource = resources::resource_binding();
+    let reference = ObjectReference {
+        api_version: Some(resource.api_version),
+        kind: Some(resource.kind),
+        name: binding.metadata.name.clone(),
+        namespace: binding.metadata.namespace.clone(),
+        uid: binding.metadata.uid.clone(),
+        resource_version: binding.metadata.resource_version.clone(),
+        field_path: None,
+    };
     context
         .recorder
         .record(
-            &reference_of(binding),
+            &reference,
             EventType::Warning,
             REASON_DISTRIBUTE_DEPENDENCIES_FAILED,
             message,
@@ -422,6 +496,7 @@ mod tests {
                                     {"namespace": "default", "name": "api-deployment"}]},
         }))
         .expect("binding");
+        let attached = CompactObject::from_dynamic(&attached).expect("compact");
         let woken: Vec<String> = requiring_bindings(&attached, &resource)
             .iter()
             .map(|r| format!("{}/{}", r.namespace.clone().unwrap_or_default(), r.name))
@@ -432,6 +507,7 @@ mod tests {
             "metadata": {"name": "web-deployment", "namespace": "default"}, "spec": {},
         }))
         .expect("binding");
+        let plain = CompactObject::from_dynamic(&plain).expect("compact");
         assert!(requiring_bindings(&plain, &resource).is_empty());
     }
 }

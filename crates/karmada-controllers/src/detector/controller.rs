@@ -30,7 +30,7 @@ use karmada_api::{
     ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
 };
 use karmada_interpreter::Interpreter;
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -45,7 +45,9 @@ use super::skip::DetectorFilter;
 use super::templates::{TemplateKey, Templates, run_discovery};
 use super::{desired_binding, update_binding};
 use crate::names::binding_name;
-use crate::runtime::{ControllerError, EventRecorder, EventType, reference_of, resources, typed};
+use crate::runtime::{
+    ControllerError, EventRecorder, EventType, Informers, reference_of, resources, typed,
+};
 
 mod policy_events;
 use policy_events::{finalizer_worker, watch_policies};
@@ -57,7 +59,7 @@ pub const EVENT_APPLY_POLICY_FAILED: &str = "ApplyPolicyFailed";
 pub const COMPONENT: &str = "resource-detector";
 
 /// The detector's settings.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct DetectorConfig {
     /// `--skipped-propagating-namespaces` and `--skipped-propagating-apis`.
     pub filter: DetectorFilter,
@@ -70,6 +72,21 @@ pub struct DetectorConfig {
     /// How often API resources are discovered again (new CRDs).
     pub discovery_period: Duration,
     pub interpreter: Interpreter,
+    /// The process's shared watches; the resource templates are read through them.
+    pub informers: Informers,
+}
+
+impl std::fmt::Debug for DetectorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DetectorConfig")
+            .field("filter", &self.filter)
+            .field("preemption", &self.preemption)
+            .field("workers", &self.workers)
+            .field("queue_capacity", &self.queue_capacity)
+            .field("discovery_period", &self.discovery_period)
+            .field("interpreter", &self.interpreter)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for DetectorConfig {
@@ -81,6 +98,7 @@ impl Default for DetectorConfig {
             queue_capacity: 65_536,
             discovery_period: Duration::from_secs(30),
             interpreter: Interpreter::native(),
+            informers: Informers::default(),
         }
     }
 }
@@ -173,6 +191,7 @@ pub async fn run(client: kube::Client, config: DetectorConfig, cancel: Cancellat
         () = synced => {
             tasks.spawn(run_discovery(
                 client,
+                detector.config.informers.clone(),
                 detector.templates.clone(),
                 detector.config.filter.clone(),
                 queue.clone(),
@@ -215,9 +234,8 @@ async fn worker(detector: Arc<Detector>, cancel: CancellationToken) {
     }
 }
 
-fn label<'a>(object: &'a DynamicObject, key: &str) -> Option<&'a str> {
-    object
-        .metadata
+fn label<'a>(metadata: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+    metadata
         .labels
         .as_ref()
         .and_then(|labels| labels.get(key))
@@ -233,7 +251,7 @@ fn api_version_of(object: &Value) -> &str {
 
 impl Detector {
     async fn reconcile(&self, key: &TemplateKey) -> Result<Next, ControllerError> {
-        let Some(object) = self.templates.get(key) else {
+        let Some(object) = self.templates.get(key)? else {
             return Ok(Next::Done);
         };
         if object.metadata.deletion_timestamp.is_some() {

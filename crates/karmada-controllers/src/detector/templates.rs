@@ -1,26 +1,33 @@
 //! Resource templates: which API resources of the control plane the detector watches (discovered at start and
-//! again periodically, so CRDs created later are picked up), one watcher per kind keeping a cache of its
-//! objects and feeding the detector's one queue with `(gvk, namespace, name)` keys.
+//! again periodically, so CRDs created later are picked up), one subscription per kind to the process's shared
+//! watches ([`Informers`]: the user's Deployments etc. are cached once, compactly, whoever else reads them)
+//! feeding the detector's one queue with `(gvk, namespace, name)` keys.
 //!
 //! Invariants: a kind is watched only when it can be listed and watched and is not excluded by
 //! [`crate::reserved`] or `--skipped-propagating-apis`; objects in reserved or skipped namespaces are neither
-//! cached nor queued; an update that changes only `status` (or resourceVersion/managedFields) queues nothing,
-//! as Karmada ignores such updates; keys listed during a (re)list are queued only once the cache holds the list.
+//! seen (the shared cache may hold them, the detector's reads skip them) nor queued; an update that changes
+//! only `status` (or resourceVersion/managedFields) queues nothing, as Karmada ignores such updates; keys
+//! listed during a (re)list are queued only once the cache holds the list.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
 use kube::discovery::{ApiCapabilities, Discovery, Scope, verbs};
-use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::queue::WorkQueue;
 use super::skip::DetectorFilter;
 use crate::reserved::{is_never_propagated_api, is_reserved_namespace};
-use crate::runtime::watch::next_event;
+use crate::runtime::{CompactObject, ControllerError, Informers, resources};
 
 /// A resource template's identity in the detector's queue.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -72,23 +79,31 @@ pub fn watchable(
         .collect()
 }
 
-/// Whether an update from `old` to `new` is one the detector acts on: anything but status, resourceVersion,
-/// managedFields and generation bookkeeping.
-pub fn spec_changed(old: &DynamicObject, new: &DynamicObject) -> bool {
-    let meta = |object: &DynamicObject| {
-        let mut meta = object.metadata.clone();
-        meta.resource_version = None;
-        meta.managed_fields = None;
-        meta
-    };
-    let data = |object: &DynamicObject| {
-        let mut data = object.data.clone();
-        if let Some(map) = data.as_object_mut() {
-            map.remove("status");
+/// What of a template the detector acts on: everything but status, resourceVersion and managedFields (the
+/// cache has none). Two versions with equal fingerprints differ only in what Karmada ignores on update.
+pub fn fingerprint(object: &CompactObject) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    let mut metadata = object.metadata().clone();
+    metadata.resource_version = None;
+    metadata.managed_fields = None;
+    // ObjectMeta has no Hash; its JSON (fields in a fixed order, maps sorted) stands in for it.
+    serde_json::to_string(&metadata)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    // The top-level fields as text: the JSON was written from a sorted map, so equal content is equal text.
+    let fields: std::collections::BTreeMap<&str, &RawValue> =
+        serde_json::from_str(object.json()).unwrap_or_default();
+    for (field, value) in fields {
+        if field != "status" && field != "metadata" {
+            (field, value.get()).hash(&mut hasher);
         }
-        data
-    };
-    meta(old) != meta(new) || data(old) != data(new)
+    }
+    hasher.finish()
+}
+
+/// Whether an update from `old` to `new` is one the detector acts on (see [`fingerprint`]).
+pub fn spec_changed(old: &CompactObject, new: &CompactObject) -> bool {
+    fingerprint(old) != fingerprint(new)
 }
 
 /// Whether objects in `namespace` are never propagated (so not even cached).
@@ -98,17 +113,26 @@ fn ignored_namespace(namespace: Option<&str>, filter: &DetectorFilter) -> bool {
 
 /// Whether `object` of `kind` is never propagated because of the namespace it is in — or, for a Namespace
 /// object, the namespace it is (`karmada-es-*`, `kube-system`, ... are not propagated either).
-fn ignored(object: &DynamicObject, kind: &WatchedKind, filter: &DetectorFilter) -> bool {
+fn ignored(metadata: &ObjectMeta, kind: &WatchedKind, filter: &DetectorFilter) -> bool {
     if kind.resource.group.is_empty() && kind.resource.kind == "Namespace" {
-        return ignored_namespace(object.metadata.name.as_deref(), filter);
+        return ignored_namespace(metadata.name.as_deref(), filter);
     }
-    ignored_namespace(object.metadata.namespace.as_deref(), filter)
+    ignored_namespace(metadata.namespace.as_deref(), filter)
 }
 
 struct KindWatch {
     kind: WatchedKind,
-    store: Store<DynamicObject>,
+    /// The shared cache of this kind; it may hold objects the detector ignores (see [`ignored`]).
+    store: Store<CompactObject>,
+    filter: DetectorFilter,
     cancel: CancellationToken,
+}
+
+/// What a scan over the cached templates sees of each: its type and metadata, without decoding it.
+pub struct TemplateMeta<'a> {
+    pub api_version: &'a str,
+    pub kind: &'a str,
+    pub metadata: &'a ObjectMeta,
 }
 
 /// The cached templates of every watched kind.
@@ -122,15 +146,30 @@ fn gvk_of(resource: &ApiResource) -> GroupVersionKind {
 }
 
 impl Templates {
-    /// The cached template of `key`.
-    pub fn get(&self, key: &TemplateKey) -> Option<Arc<DynamicObject>> {
-        let kinds = self.kinds.read().unwrap_or_else(PoisonError::into_inner);
-        let watch = kinds.get(&key.gvk)?;
-        let mut reference = ObjectRef::new_with(&key.name, watch.kind.resource.clone());
-        if !key.namespace.is_empty() {
-            reference = reference.within(&key.namespace);
-        }
-        watch.store.get(&reference)
+    /// The cached template of `key`, decoded (with its apiVersion and kind, which list items may lack).
+    pub fn get(&self, key: &TemplateKey) -> Result<Option<DynamicObject>, ControllerError> {
+        let (cached, resource) = {
+            let kinds = self.kinds.read().unwrap_or_else(PoisonError::into_inner);
+            let Some(watch) = kinds.get(&key.gvk) else {
+                return Ok(None);
+            };
+            let mut reference = ObjectRef::new_with(&key.name, watch.kind.resource.clone());
+            if !key.namespace.is_empty() {
+                reference = reference.within(&key.namespace);
+            }
+            match watch.store.get(&reference) {
+                Some(cached) if !ignored(cached.metadata(), &watch.kind, &watch.filter) => {
+                    (cached, watch.kind.resource.clone())
+                }
+                _ => return Ok(None),
+            }
+        };
+        let mut object = cached.to_dynamic()?;
+        object.types = Some(TypeMeta {
+            api_version: resource.api_version,
+            kind: resource.kind,
+        });
+        Ok(Some(object))
     }
 
     /// The watched kind of `gvk`.
@@ -143,7 +182,7 @@ impl Templates {
     pub fn keys_where(
         &self,
         api_version_kind: Option<(&str, &str)>,
-        keep: impl Fn(&DynamicObject) -> bool,
+        keep: impl Fn(&TemplateMeta<'_>) -> bool,
     ) -> Vec<TemplateKey> {
         let kinds = self.kinds.read().unwrap_or_else(PoisonError::into_inner);
         let mut keys = Vec::new();
@@ -154,22 +193,28 @@ impl Templates {
                 continue;
             }
             for object in watch.store.state() {
-                if keep(&object) {
-                    keys.push(TemplateKey {
-                        gvk: gvk.clone(),
-                        namespace: object.metadata.namespace.clone().unwrap_or_default(),
-                        name: object.metadata.name.clone().unwrap_or_default(),
-                    });
+                let metadata = object.metadata();
+                if ignored(metadata, &watch.kind, &watch.filter) {
+                    continue;
+                }
+                let view = TemplateMeta {
+                    api_version: &watch.kind.resource.api_version,
+                    kind: &watch.kind.resource.kind,
+                    metadata,
+                };
+                if keep(&view) {
+                    keys.push(key_of(metadata, gvk));
                 }
             }
         }
         keys
     }
 
-    /// Watches exactly `wanted`: starts watchers for new kinds, stops those of kinds that disappeared.
+    /// Watches exactly `wanted`: subscribes to new kinds, drops the subscriptions of kinds that disappeared.
     pub fn reconcile_kinds(
         &self,
         client: &kube::Client,
+        informers: &Informers,
         wanted: Vec<WatchedKind>,
         filter: &DetectorFilter,
         queue: &WorkQueue<TemplateKey>,
@@ -192,13 +237,15 @@ impl Templates {
             if kinds.contains_key(&gvk) {
                 continue;
             }
-            let writer = Writer::new(kind.resource.clone());
-            let store = writer.as_reader();
+            let subscription = informers.subscribe(
+                resources::all(client, &kind.resource),
+                &kind.resource,
+                watcher::Config::default(),
+            );
             let child = cancel.child_token();
             tokio::spawn(watch_kind(
-                client.clone(),
                 kind.clone(),
-                writer,
+                subscription.events,
                 filter.clone(),
                 queue.clone(),
                 child.clone(),
@@ -208,7 +255,8 @@ impl Templates {
                 gvk,
                 KindWatch {
                     kind,
-                    store,
+                    store: subscription.store,
+                    filter: filter.clone(),
                     cancel: child,
                 },
             );
@@ -227,7 +275,7 @@ trait ReadySync {
     fn is_ready_sync(&self) -> bool;
 }
 
-impl ReadySync for Store<DynamicObject> {
+impl ReadySync for Store<CompactObject> {
     fn is_ready_sync(&self) -> bool {
         futures::FutureExt::now_or_never(self.wait_until_ready()).is_some_and(|r| r.is_ok())
     }
@@ -246,69 +294,75 @@ pub async fn discover(
     Ok(watchable(&discovered, filter))
 }
 
-fn key_of(object: &DynamicObject, gvk: &GroupVersionKind) -> TemplateKey {
+fn key_of(metadata: &ObjectMeta, gvk: &GroupVersionKind) -> TemplateKey {
     TemplateKey {
         gvk: gvk.clone(),
-        namespace: object.metadata.namespace.clone().unwrap_or_default(),
-        name: object.metadata.name.clone().unwrap_or_default(),
+        namespace: metadata.namespace.clone().unwrap_or_default(),
+        name: metadata.name.clone().unwrap_or_default(),
     }
 }
 
-/// Watches one kind until `cancel` fires, keeping `writer`'s cache and queueing keys.
+/// Follows one kind's shared watch until `cancel` fires (dropping the events ends this subscription),
+/// queueing keys.
 async fn watch_kind(
-    client: kube::Client,
     kind: WatchedKind,
-    mut writer: Writer<DynamicObject>,
+    mut events: BoxStream<'static, watcher::Event<CompactObject>>,
     filter: DetectorFilter,
     queue: WorkQueue<TemplateKey>,
     cancel: CancellationToken,
 ) {
     let gvk = gvk_of(&kind.resource);
-    let types = TypeMeta {
-        api_version: kind.resource.api_version.clone(),
-        kind: kind.resource.kind.clone(),
-    };
-    let api: Api<DynamicObject> = Api::all_with(client, &kind.resource);
-    let reader = writer.as_reader();
-    let stream = watcher(api, watcher::Config::default()).default_backoff();
-    futures::pin_mut!(stream);
+    // The shared cache already holds the new version when its event arrives, so what the detector last acted
+    // on is remembered here, as a fingerprint per object (not a copy of it).
+    let mut seen: HashMap<(String, String), u64> = HashMap::new();
     let mut listed: Vec<TemplateKey> = Vec::new();
     loop {
-        let Some(event) = next_event(&mut stream, &cancel, "template", &gvk.kind).await else {
+        let event = tokio::select! {
+            () = cancel.cancelled() => return,
+            event = events.next() => event,
+        };
+        let Some(event) = event else {
             return;
         };
-        // List items may come without apiVersion/kind; managedFields are dead weight in the cache.
-        let event = event.modify(|object| {
-            object.types = Some(types.clone());
-            object.metadata.managed_fields = None;
-        });
         let mut ready: Vec<TemplateKey> = Vec::new();
         match &event {
             watcher::Event::Apply(object) => {
-                if ignored(object, &kind, &filter) {
+                if ignored(object.metadata(), &kind, &filter) {
                     continue;
                 }
-                let key = key_of(object, &gvk);
-                let reference = ObjectRef::from_obj_with(object, kind.resource.clone());
-                let changed = reader
-                    .get(&reference)
-                    .is_none_or(|old| spec_changed(&old, object));
-                if changed {
+                let key = key_of(object.metadata(), &gvk);
+                let print = fingerprint(object);
+                let identity = (key.namespace.clone(), key.name.clone());
+                if seen.insert(identity, print) != Some(print) {
                     ready.push(key);
                 }
             }
             watcher::Event::InitApply(object) => {
-                if ignored(object, &kind, &filter) {
+                if ignored(object.metadata(), &kind, &filter) {
                     continue;
                 }
-                listed.push(key_of(object, &gvk));
+                let key = key_of(object.metadata(), &gvk);
+                seen.insert(
+                    (key.namespace.clone(), key.name.clone()),
+                    fingerprint(object),
+                );
+                listed.push(key);
             }
             watcher::Event::InitDone => ready = std::mem::take(&mut listed),
-            watcher::Event::Init => listed.clear(),
+            watcher::Event::Init => {
+                listed.clear();
+                // Objects deleted while disconnected are not relisted; forget them.
+                seen.clear();
+            }
             // The binding goes with its template through the ownerReference; nothing to queue.
-            watcher::Event::Delete(_) => {}
+            watcher::Event::Delete(object) => {
+                let metadata = object.metadata();
+                seen.remove(&(
+                    metadata.namespace.clone().unwrap_or_default(),
+                    metadata.name.clone().unwrap_or_default(),
+                ));
+            }
         }
-        writer.apply_watcher_event(&event);
         for key in ready {
             tokio::select! {
                 () = cancel.cancelled() => return,
@@ -321,6 +375,7 @@ async fn watch_kind(
 /// Discovers and (re)starts watchers now and every `period` until `cancel` fires.
 pub async fn run_discovery(
     client: kube::Client,
+    informers: Informers,
     templates: Templates,
     filter: DetectorFilter,
     queue: WorkQueue<TemplateKey>,
@@ -335,7 +390,9 @@ pub async fn run_discovery(
             _ = ticker.tick() => {}
         }
         match discover(&client, &filter).await {
-            Ok(kinds) => templates.reconcile_kinds(&client, kinds, &filter, &queue, &cancel),
+            Ok(kinds) => {
+                templates.reconcile_kinds(&client, &informers, kinds, &filter, &queue, &cancel);
+            }
             Err(err) => tracing::warn!(%err, "discovering API resources for the resource detector"),
         }
     }
@@ -449,8 +506,8 @@ mod tests {
         );
     }
 
-    fn object(labels: serde_json::Value, data: serde_json::Value, rv: &str) -> DynamicObject {
-        DynamicObject {
+    fn object(labels: serde_json::Value, data: serde_json::Value, rv: &str) -> CompactObject {
+        let object = DynamicObject {
             types: None,
             metadata: ObjectMeta {
                 name: Some("web".into()),
@@ -460,7 +517,8 @@ mod tests {
                 ..ObjectMeta::default()
             },
             data,
-        }
+        };
+        CompactObject::from_dynamic(&object).expect("compact")
     }
 
     #[test]
@@ -529,8 +587,20 @@ mod tests {
             },
             data: json!({}),
         };
-        assert!(ignored(&named("karmada-es-member1"), &namespaces, &filter));
-        assert!(ignored(&named("kube-system"), &namespaces, &filter));
-        assert!(!ignored(&named("production"), &namespaces, &filter));
+        assert!(ignored(
+            &named("karmada-es-member1").metadata,
+            &namespaces,
+            &filter
+        ));
+        assert!(ignored(
+            &named("kube-system").metadata,
+            &namespaces,
+            &filter
+        ));
+        assert!(!ignored(
+            &named("production").metadata,
+            &namespaces,
+            &filter
+        ));
     }
 }

@@ -9,7 +9,6 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
 
 use super::app_health::{
@@ -19,13 +18,13 @@ use super::app_health::{
 use super::driver::{BindingCtx, Held, requeue_at};
 use super::tasks::evict_cluster;
 use super::{EVENT_EVICT_FAILED, EVENT_EVICT_SUCCEED};
-use crate::runtime::{ControllerError, EventType};
+use crate::runtime::{CompactObject, ControllerError, EventType};
 
 /// Controller name (metrics, queue depth).
 pub const NAME: &str = "application-failover";
 
 pub(crate) async fn reconcile(
-    object: Arc<DynamicObject>,
+    object: Arc<CompactObject>,
     ctx: Arc<BindingCtx>,
 ) -> Result<Action, ControllerError> {
     let read = ctx.decode(&object)?;

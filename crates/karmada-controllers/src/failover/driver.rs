@@ -22,9 +22,11 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{
     Action, Config as ControllerConfig, ReconcileRequest, applier, trigger_self,
 };
-use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
-use kube::runtime::watcher::{self, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -33,7 +35,7 @@ use super::budget::{EvictionBudget, RateLimiter};
 use super::metrics::FailoverMetrics;
 use super::purge::normalize_legacy_purge_modes;
 use super::tasks::MemberState;
-use crate::runtime::{ControllerError, EventRecorder, resources, typed};
+use crate::runtime::{CompactObject, ControllerError, EventRecorder, resources, typed};
 
 /// Component name on the failover controllers' events.
 pub const COMPONENT: &str = "failover-controller";
@@ -202,8 +204,8 @@ pub(crate) struct Read {
 }
 
 impl BindingCtx {
-    pub(crate) fn decode(&self, object: &DynamicObject) -> Result<Read, ControllerError> {
-        let mut json = typed::to_json(object)?;
+    pub(crate) fn decode(&self, object: &CompactObject) -> Result<Read, ControllerError> {
+        let mut json: Value = object.decode()?;
         if json.get("apiVersion").is_none() {
             json["apiVersion"] = Value::String(self.resource.api_version.clone());
             json["kind"] = Value::String(self.resource.kind.clone());
@@ -296,32 +298,47 @@ impl BindingCtx {
     }
 }
 
-/// The clusters a binding object names (targets and eviction tasks), read from raw JSON.
-fn named_clusters(object: &DynamicObject) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for pointer in ["/spec/clusters", "/spec/gracefulEvictionTasks"] {
-        let field = if pointer.ends_with("clusters") {
-            "name"
-        } else {
-            "fromCluster"
-        };
-        for item in object
-            .data
-            .pointer(pointer)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(name) = item.get(field).and_then(Value::as_str) {
-                out.insert(name.to_string());
-            }
-        }
+/// The clusters a binding object names (targets and eviction tasks), decoding only those fields.
+fn named_clusters(object: &CompactObject) -> BTreeSet<String> {
+    #[derive(Deserialize)]
+    struct Binding {
+        #[serde(default)]
+        spec: Option<Spec>,
     }
-    out
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Spec {
+        #[serde(default)]
+        clusters: Option<Vec<Named>>,
+        #[serde(default)]
+        graceful_eviction_tasks: Option<Vec<Evicted>>,
+    }
+    #[derive(Deserialize)]
+    struct Named {
+        name: Option<String>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Evicted {
+        from_cluster: Option<String>,
+    }
+    let Ok(Binding { spec: Some(spec) }) = serde_json::from_str::<Binding>(object.json()) else {
+        return BTreeSet::new();
+    };
+    let targets = spec.clusters.into_iter().flatten().filter_map(|c| c.name);
+    let evicted = spec
+        .graceful_eviction_tasks
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.from_cluster);
+    targets.chain(evicted).collect()
 }
 
 /// Runs one failover controller over one binding kind until `cancel` fires. `reconcile` decides and writes;
 /// its latency and result are counted under `name`.
+///
+/// The bindings come from a subscription to `shared.config.informers`: the three failover controllers (and
+/// any other controller of the process) share one watch and one compact cache per binding kind.
 ///
 /// Woken by a binding change that touches what the failover controllers read ([`failover_inputs`]: not the
 /// replica counts and conditions the status controller keeps rewriting, which at scale would wake every
@@ -334,7 +351,7 @@ pub(crate) async fn run_binding_controller<F, Fut>(
     mut reconcile: F,
     cancel: CancellationToken,
 ) where
-    F: FnMut(Arc<DynamicObject>, Arc<BindingCtx>) -> Fut + Send + 'static,
+    F: FnMut(Arc<CompactObject>, Arc<BindingCtx>) -> Fut + Send + 'static,
     Fut: Future<Output = Result<Action, ControllerError>> + Send + 'static,
 {
     let resource = if cluster_scoped {
@@ -342,18 +359,18 @@ pub(crate) async fn run_binding_controller<F, Fut>(
     } else {
         resources::resource_binding()
     };
-    let writer = Writer::new(resource.clone());
-    let store = writer.as_reader();
+    let subscription = shared.config.informers.subscribe(
+        resources::all(&shared.client, &resource),
+        &resource,
+        watcher::Config::default(),
+    );
+    let store = subscription.store;
     let own = trigger_self(
-        watcher(
-            resources::all(&shared.client, &resource),
-            watcher::Config::default(),
-        )
-        .default_backoff()
-        .modify(crate::runtime::watch::without_managed_fields)
-        .reflect(writer)
-        .applied_objects()
-        .predicate_filter(failover_inputs, Default::default()),
+        subscription
+            .events
+            .map(Ok)
+            .applied_objects()
+            .predicate_filter(failover_inputs, Default::default()),
         resource.clone(),
     );
     // Woken by the reflector that fills the Cluster cache reconciles read (see `Shared::wake`), so a binding
@@ -369,7 +386,7 @@ pub(crate) async fn run_binding_controller<F, Fut>(
         Some((next, rx))
     });
     let woken = wake.flat_map(move |cluster: Option<String>| {
-        let requests: Vec<Result<ReconcileRequest<DynamicObject>, watcher::Error>> = bindings
+        let requests: Vec<Result<ReconcileRequest<CompactObject>, watcher::Error>> = bindings
             .state()
             .into_iter()
             .filter(|b| {
@@ -421,27 +438,62 @@ pub(crate) async fn run_binding_controller<F, Fut>(
 
 /// What of a binding the failover controllers read: spec (targets, tasks, placement, failover behaviour),
 /// annotations (applied placement, unhealthy-since), deletion, and of the status only the scheduler's observed
-/// generation and each copy's health. A predicate for `WatchStreamExt::predicate_filter`.
-pub(crate) fn failover_inputs(object: &DynamicObject) -> Option<u64> {
+/// generation and each copy's health. A predicate for `WatchStreamExt::predicate_filter`; the spec is hashed
+/// as text and only those status fields are decoded.
+pub(crate) fn failover_inputs(object: &CompactObject) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Binding<'a> {
+        #[serde(borrow, default)]
+        spec: Option<&'a RawValue>,
+        #[serde(default)]
+        status: Option<Status>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Status {
+        #[serde(default)]
+        scheduler_observed_generation: Option<Value>,
+        #[serde(default)]
+        aggregated_status: Option<Vec<CopyHealth>>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct CopyHealth {
+        #[serde(default)]
+        cluster_name: Option<Value>,
+        #[serde(default)]
+        health: Option<Value>,
+    }
+    let text = |value: &Option<Value>| value.as_ref().map(ToString::to_string);
+    // An undecodable binding still gets a fingerprint (of its whole text), so its changes wake the controllers,
+    // whose decode reports the error.
+    let Ok(binding) = serde_json::from_str::<Binding<'_>>(object.json()) else {
+        let mut hasher = std::hash::DefaultHasher::new();
+        object.json().hash(&mut hasher);
+        return Some(std::hash::Hasher::finish(&hasher));
+    };
     let mut hasher = std::hash::DefaultHasher::new();
-    let metadata = &object.metadata;
-    let status = object.data.get("status");
-    let health: Vec<(String, String)> = status
-        .and_then(|s| s.get("aggregatedStatus"))
-        .and_then(Value::as_array)
+    let metadata = object.metadata();
+    let health: Vec<(Option<String>, Option<String>)> = binding
+        .status
+        .as_ref()
+        .and_then(|s| s.aggregated_status.as_ref())
         .into_iter()
         .flatten()
-        .map(|item| (item["clusterName"].to_string(), item["health"].to_string()))
+        .map(|copy| (text(&copy.cluster_name), text(&copy.health)))
         .collect();
     (
-        object.data.get("spec").map(ToString::to_string),
+        binding.spec.map(RawValue::get),
         &metadata.generation,
         metadata
             .deletion_timestamp
             .as_ref()
             .map(|t| t.0.to_string()),
         &metadata.annotations,
-        status.map(|s| s["schedulerObservedGeneration"].to_string()),
+        binding
+            .status
+            .as_ref()
+            .map(|s| text(&s.scheduler_observed_generation)),
         health,
     )
         .hash(&mut hasher);

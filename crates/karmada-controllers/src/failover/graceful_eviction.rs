@@ -14,20 +14,19 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use karmada_api::work::EVICTION_REASON_TAINT_UNTOLERATED;
-use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
 
 use super::driver::{BindingCtx, requeue_at};
 use super::tasks::{KeepReason, LifecycleInput, TaskAction, TaskFacts, plan_tasks};
 use super::toleration::{TaintVerdict, tolerations_in_force, verdict};
 use super::{EVENT_EVICTION_CANCELLED, EVENT_TASK_REMOVED};
-use crate::runtime::{ControllerError, EventType};
+use crate::runtime::{CompactObject, ControllerError, EventType};
 
 /// Controller name (metrics).
 pub const NAME: &str = "graceful-eviction";
 
 pub(crate) async fn reconcile(
-    object: Arc<DynamicObject>,
+    object: Arc<CompactObject>,
     ctx: Arc<BindingCtx>,
 ) -> Result<Action, ControllerError> {
     let read = ctx.decode(&object)?;

@@ -49,7 +49,7 @@ use tokio_util::sync::CancellationToken;
 pub use driver::COMPONENT;
 pub use metrics::FailoverMetrics;
 
-use crate::runtime::resources;
+use crate::runtime::{Informers, resources};
 
 /// Cluster wake-ups buffered per failover controller; one that falls further behind wakes every binding.
 const WAKE_CAPACITY: usize = 256;
@@ -67,7 +67,7 @@ pub const EVENT_TASK_REMOVED: &str = "GracefulEvictionTaskRemoved";
 pub const EVENT_EVICTION_CANCELLED: &str = "EvictionCancelled";
 
 /// Settings of the failover controllers.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct FailoverConfig {
     /// `--enable-taint-manager` and `--enable-no-execute-taint-eviction` together: evict on NoExecute taints.
     /// Off by default, as in Karmada.
@@ -96,6 +96,29 @@ pub struct FailoverConfig {
     pub resync: Duration,
     /// Concurrent reconciles per controller.
     pub concurrency: u16,
+    /// The process's shared watches; every failover controller reads the (Cluster)ResourceBindings through
+    /// them, so the three controllers share one watch and one cache per binding kind.
+    pub informers: Informers,
+}
+
+impl std::fmt::Debug for FailoverConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FailoverConfig")
+            .field("taint_eviction", &self.taint_eviction)
+            .field("application_failover", &self.application_failover)
+            .field("graceful_eviction", &self.graceful_eviction)
+            .field("cluster_taint_policy", &self.cluster_taint_policy)
+            .field("default_taint_policy", &self.default_taint_policy)
+            .field("default_purge_mode", &self.default_purge_mode)
+            .field("graceful_eviction_timeout", &self.graceful_eviction_timeout)
+            .field("eviction_rate", &self.eviction_rate)
+            .field("eviction_burst", &self.eviction_burst)
+            .field("eviction_budget_clusters", &self.eviction_budget_clusters)
+            .field("eviction_budget_interval", &self.eviction_budget_interval)
+            .field("resync", &self.resync)
+            .field("concurrency", &self.concurrency)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for FailoverConfig {
@@ -118,6 +141,7 @@ impl Default for FailoverConfig {
             resync: Duration::from_secs(300),
             // Evicting is a few API calls (the binding, two events); 500 bindings must move in seconds.
             concurrency: 16,
+            informers: Informers::default(),
         }
     }
 }

@@ -15,7 +15,6 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use karmada_api::policy::PurgeMode;
 use karmada_api::work::{EVICTION_PRODUCER_TAINT_MANAGER, EVICTION_REASON_TAINT_UNTOLERATED};
-use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
 
 use super::driver::{BindingCtx, Held, requeue_at};
@@ -23,13 +22,13 @@ use super::preservation::preserved_label_state;
 use super::tasks::{EvictionRequest, evict_cluster};
 use super::toleration::{decide, tolerations_in_force};
 use super::{EVENT_EVICT_FAILED, EVENT_EVICT_SUCCEED};
-use crate::runtime::{ControllerError, EventType};
+use crate::runtime::{CompactObject, ControllerError, EventType};
 
 /// Controller name (metrics, queue depth).
 pub const NAME: &str = "taint-manager";
 
 pub(crate) async fn reconcile(
-    object: Arc<DynamicObject>,
+    object: Arc<CompactObject>,
     ctx: Arc<BindingCtx>,
 ) -> Result<Action, ControllerError> {
     let read = ctx.decode(&object)?;

@@ -44,7 +44,7 @@ use super::metrics::{
 };
 use crate::detector::queue::{Backoff, WorkQueue};
 use crate::runtime::watch::next_event;
-use crate::runtime::{ControllerError, EventRecorder, EventType, resources, typed};
+use crate::runtime::{CompactObject, ControllerError, EventRecorder, EventType, resources, typed};
 
 /// Event reasons Karmada's scheduler records on bindings and their templates.
 pub const EVENT_SCHEDULE_BINDING_SUCCEED: &str = "ScheduleBindingSucceed";
@@ -109,8 +109,9 @@ struct Runner {
     queue: WorkQueue<BindingKey>,
     backoff: Backoff<BindingKey>,
     recorder: EventRecorder,
-    bindings: Store<DynamicObject>,
-    cluster_bindings: Store<DynamicObject>,
+    /// Compact caches (typed metadata and JSON text, decoded per reconcile): every binding is cached.
+    bindings: Store<CompactObject>,
+    cluster_bindings: Store<CompactObject>,
     clusters: Store<DynamicObject>,
     /// Parsed clusters, rebuilt on every Cluster event.
     snapshots: RwLock<Arc<Vec<ClusterSnapshot>>>,
@@ -193,25 +194,30 @@ fn binding_resource(cluster_scoped: bool) -> ApiResource {
     }
 }
 
-fn key_of(object: &DynamicObject, cluster_scoped: bool) -> BindingKey {
+fn key_of(object: &CompactObject, cluster_scoped: bool) -> BindingKey {
+    let metadata = object.metadata();
     BindingKey {
         cluster_scoped,
-        namespace: object.metadata.namespace.clone().unwrap_or_default(),
-        name: object.metadata.name.clone().unwrap_or_default(),
+        namespace: metadata.namespace.clone().unwrap_or_default(),
+        name: metadata.name.clone().unwrap_or_default(),
     }
 }
 
 /// Whether a binding update can call for scheduling: anything but a status-only change.
-fn binding_changed(old: &DynamicObject, new: &DynamicObject) -> bool {
-    old.metadata.generation != new.metadata.generation
-        || old.metadata.labels != new.metadata.labels
-        || old.metadata.annotations != new.metadata.annotations
-        || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+fn binding_changed(old: &CompactObject, new: &CompactObject) -> bool {
+    let (old, new) = (old.metadata(), new.metadata());
+    old.generation != new.generation
+        || old.labels != new.labels
+        || old.annotations != new.annotations
+        || old.deletion_timestamp != new.deletion_timestamp
 }
 
+/// Keeps `writer`'s compact cache of one binding kind and queues the bindings that may need scheduling. The
+/// event is compared with the cached version before the cache takes it, so this is its own reflector rather
+/// than `queue::reflect_compact_events` (which updates the cache first).
 async fn watch_bindings(
     runner: Arc<Runner>,
-    mut writer: Writer<DynamicObject>,
+    mut writer: Writer<CompactObject>,
     cluster_scoped: bool,
     cancel: CancellationToken,
 ) {
@@ -225,7 +231,14 @@ async fn watch_bindings(
         let Some(event) = next_event(&mut stream, &cancel, "binding", &resource.kind).await else {
             return;
         };
-        let event = event.modify(|object| object.metadata.managed_fields = None);
+        // Compacting drops managedFields too.
+        let event = match crate::runtime::informer::compact(event) {
+            Ok(event) => event,
+            Err(err) => {
+                tracing::warn!(%err, kind = %resource.kind, "binding event not cached");
+                continue;
+            }
+        };
         let mut ready = Vec::new();
         match &event {
             watcher::Event::Apply(object) => {
@@ -408,10 +421,10 @@ impl Runner {
         let Some(object) = store.get(&reference) else {
             return Ok(None);
         };
-        if object.metadata.deletion_timestamp.is_some() {
+        if object.metadata().deletion_timestamp.is_some() {
             return Ok(None);
         }
-        let mut current = typed::to_json(&object)?;
+        let mut current: Value = object.decode()?;
         if current.get("apiVersion").is_none() {
             current["apiVersion"] = Value::String(resource.api_version.clone());
             current["kind"] = Value::String(resource.kind.clone());
@@ -583,14 +596,15 @@ mod tests {
 
     use super::*;
 
-    fn binding(generation: i64, annotations: Value, status: Value) -> DynamicObject {
-        serde_json::from_value(json!({
+    fn binding(generation: i64, annotations: Value, status: Value) -> CompactObject {
+        let object: DynamicObject = serde_json::from_value(json!({
             "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
             "metadata": {"name": "b", "namespace": "ns", "generation": generation, "annotations": annotations},
             "spec": {"replicas": 1},
             "status": status,
         }))
-        .expect("binding")
+        .expect("binding");
+        CompactObject::from_dynamic(&object).expect("compact")
     }
 
     #[test]

@@ -993,3 +993,44 @@ async fn many_workloads_move_off_a_failed_member_then_all_is_quiet() {
             >= N as u64
     );
 }
+
+/// The taint manager, application failover and graceful eviction each run over every ResourceBinding and
+/// ClusterResourceBinding; through one registry they share one watch (and one cache) per binding kind instead
+/// of six of each. The registry runs exactly two: the Cluster and ClusterTaintPolicy watches are the failover
+/// controllers' own and not in it.
+#[tokio::test]
+async fn failover_controllers_share_one_binding_watch_per_kind() {
+    use karmada_controllers::failover::{application, graceful_eviction, taint_manager};
+    use karmada_controllers::runtime::Informers;
+
+    let informers = Informers::default();
+    let bed = start(fast(FailoverConfig {
+        informers: informers.clone(),
+        ..FailoverConfig::enabled()
+    }))
+    .await;
+    add_cluster(&bed, "member1").await;
+    add_binding(
+        &bed,
+        "shared",
+        json!([{"name": "member1", "replicas": 4}]),
+        json!({}),
+    )
+    .await;
+    // A controller that reconciled the binding has subscribed (its subscription is the first thing it makes).
+    for controller in [
+        taint_manager::NAME,
+        application::NAME,
+        graceful_eviction::NAME,
+    ] {
+        reached(&bed, controller, 1).await;
+    }
+    // Unshared, the three ResourceBinding subscriptions alone would already be three watches, and watches only
+    // stop when their subscribers go; so this settles at 2 only if they are shared. (The ClusterResourceBinding
+    // controllers start alongside but may subscribe a moment later.)
+    support::eventually("two shared binding watches", || {
+        let informers = informers.clone();
+        async move { (informers.watching() == 2).then_some(()) }
+    })
+    .await;
+}

@@ -12,7 +12,7 @@ use karmada_api::policy::{
 use karmada_api::{
     ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
 };
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -24,7 +24,7 @@ use crate::detector::claim::{current_claim, policy_id};
 use crate::detector::finalizer::{FinalizerAction, PolicyKey, finalizer_action, finalizers_patch};
 use crate::detector::matching::{ImplicitPriority, PolicyRef};
 use crate::detector::policies::selected_kinds;
-use crate::detector::templates::TemplateKey;
+use crate::detector::templates::{TemplateKey, TemplateMeta};
 use crate::keys::{
     LABEL_CLUSTER_PROPAGATION_POLICY_PERMANENT_ID, LABEL_PROPAGATION_POLICY_PERMANENT_ID,
 };
@@ -268,9 +268,9 @@ fn apply_object<P: WatchedPolicy>(
 
 /// A cheap first check before [`PolicyRef::matches`]: whether some selector of `policy` names `object`'s
 /// namespace and name or leaves them open (apiVersion and kind were matched by the caller).
-fn could_select(policy: PolicyRef<'_>, object: &DynamicObject) -> bool {
-    let namespace = object.metadata.namespace.as_deref().unwrap_or_default();
-    let name = object.metadata.name.as_deref().unwrap_or_default();
+fn could_select(policy: PolicyRef<'_>, metadata: &ObjectMeta) -> bool {
+    let namespace = metadata.namespace.as_deref().unwrap_or_default();
+    let name = metadata.name.as_deref().unwrap_or_default();
     if !policy.is_cluster() && policy.namespace() != namespace {
         return false;
     }
@@ -281,11 +281,10 @@ fn could_select(policy: PolicyRef<'_>, object: &DynamicObject) -> bool {
 }
 
 /// The part of a template that selectors look at, without serializing the whole object.
-fn selector_view(object: &DynamicObject) -> Value {
-    let types = object.types.as_ref();
+fn selector_view(object: &TemplateMeta<'_>) -> Value {
     json!({
-        "apiVersion": types.map(|t| t.api_version.as_str()).unwrap_or_default(),
-        "kind": types.map(|t| t.kind.as_str()).unwrap_or_default(),
+        "apiVersion": object.api_version,
+        "kind": object.kind,
         "metadata": {
             "name": object.metadata.name,
             "namespace": object.metadata.namespace,
@@ -334,24 +333,28 @@ impl Detector {
             keys.extend(
                 self.templates
                     .keys_where(Some((api_version, kind)), |object| {
-                        let claimed_by_this = label(object, id_label)
+                        let claimed_by_this = label(object.metadata, id_label)
                             .is_some_and(|id| ids.iter().any(|own| own == id));
                         let view = || selector_view(object);
                         let selected = new.is_some_and(|p| {
                             p.metadata().deletion_timestamp.is_none()
-                                && could_select(p, object)
+                                && could_select(p, object.metadata)
                                 && p.matches(&view()) != ImplicitPriority::Mismatch
                         });
                         if claimed_by_this {
                             if new.is_some() && !selected {
-                                unselected.borrow_mut().insert(namespace_name(object));
+                                unselected.borrow_mut().insert((
+                                    object.metadata.namespace.clone().unwrap_or_default(),
+                                    object.metadata.name.clone().unwrap_or_default(),
+                                ));
                             }
                             // Lazy: a policy change reaches a bound template only when the template changes.
                             !(lazy_update && selected)
                         } else {
                             selected
                                 && (preempting
-                                    || current_claim(&view_with_claim(object, &view())).is_none())
+                                    || current_claim(&view_with_claim(object.metadata, &view()))
+                                        .is_none())
                         }
                     }),
             );
@@ -429,11 +432,11 @@ impl Detector {
             } else {
                 LABEL_PROPAGATION_POLICY_PERMANENT_ID
             };
-            let claimed = self
-                .templates
-                .keys_where(None, |object| label(object, id_label) == Some(id.as_str()));
+            let claimed = self.templates.keys_where(None, |object| {
+                label(object.metadata, id_label) == Some(id.as_str())
+            });
             for template_key in claimed {
-                if let Some(object) = self.templates.get(&template_key) {
+                if let Some(object) = self.templates.get(&template_key)? {
                     let template = typed::to_json(&object)?;
                     self.release(&template_key, &object, &template, &id).await?;
                 }
@@ -452,9 +455,9 @@ impl Detector {
 }
 
 /// `view` with the claim metadata of `object`, so [`current_claim`] can read it.
-fn view_with_claim(object: &DynamicObject, view: &Value) -> Value {
+fn view_with_claim(metadata: &ObjectMeta, view: &Value) -> Value {
     let mut view = view.clone();
-    view["metadata"]["annotations"] = json!(object.metadata.annotations);
+    view["metadata"]["annotations"] = json!(metadata.annotations);
     view
 }
 
@@ -477,7 +480,11 @@ mod tests {
         }))
         .expect("policy");
         let full = typed::to_json(&object).expect("json");
-        let view = selector_view(&object);
+        let view = selector_view(&TemplateMeta {
+            api_version: "apps/v1",
+            kind: "Deployment",
+            metadata: &object.metadata,
+        });
         let policy = PolicyRef::Namespaced(&policy);
         assert_eq!(policy.matches(&view), policy.matches(&full));
         assert_eq!(policy.matches(&view), ImplicitPriority::LabelSelector);
@@ -529,12 +536,17 @@ mod tests {
             let policy = PolicyRef::Namespaced(&policy);
             let object = object(namespace, name);
             assert_eq!(
-                could_select(policy, &object),
+                could_select(policy, &object.metadata),
                 expected,
                 "{selectors} {namespace}/{name}"
             );
-            if policy.matches(&selector_view(&object)) != ImplicitPriority::Mismatch {
-                assert!(could_select(policy, &object));
+            let view = selector_view(&TemplateMeta {
+                api_version: "apps/v1",
+                kind: "Deployment",
+                metadata: &object.metadata,
+            });
+            if policy.matches(&view) != ImplicitPriority::Mismatch {
+                assert!(could_select(policy, &object.metadata));
             }
         }
     }
