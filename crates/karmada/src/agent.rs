@@ -148,6 +148,8 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     members.pin(&name, member).await;
     let mut registry = prometheus_client::registry::Registry::default();
     let execution_metrics = ExecutionMetrics::register(&mut registry);
+    // The config's registry serves both controllers (run_with_status shares it): one watch of this cluster's
+    // Works; the member's objects are watched outside it.
     tasks.spawn(execution::run_with_status(
         karmada,
         ExecutionConfig::new(ServedClusters::Only(name.clone()), members),

@@ -39,11 +39,12 @@ use super::conditions;
 use super::discovery::MemberResources;
 use super::metrics::{ApplyResult, ExecutionMetrics};
 use super::queue::{
-    Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_changes,
+    Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, shared_spec_changes,
 };
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
 use crate::runtime::{
-    ControllerError, EventRecorder, EventType, MemberClients, reference_of, resources, typed,
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
+    typed,
 };
 
 /// Settings of the execution controller.
@@ -56,6 +57,9 @@ pub struct ExecutionConfig {
     pub concurrency: u16,
     /// How often a healthy Work is re-applied anyway (a safety net; drift is normally seen at once).
     pub resync: Duration,
+    /// Where the Work watch comes from; [`super::run_with_status`] hands the same registry to the work status
+    /// controller, so both read one watch and one cache.
+    pub informers: Informers,
 }
 
 impl ExecutionConfig {
@@ -66,6 +70,7 @@ impl ExecutionConfig {
             interpreter: Interpreter::native(),
             concurrency: 16,
             resync: Duration::from_secs(600),
+            informers: Informers::default(),
         }
     }
 }
@@ -102,15 +107,16 @@ pub async fn run(
     let cluster_resource = resources::cluster();
     let cluster_writer = Writer::new(cluster_resource.clone());
     let clusters = cluster_writer.as_reader();
-    let work_writer = Writer::new(work_resource.clone());
-    let works = work_writer.as_reader();
     let (internal_tx, internal_rx) = mpsc::channel(super::queue::REQUEUE_CAPACITY);
+    // Subscribed once Clusters are listed: until the applier polls them, this subscriber's events would hold
+    // the shared watch back (it waits for every subscriber).
+    let (works_tx, works_rx) = tokio::sync::oneshot::channel::<Store<CompactObject>>();
 
     let feeder = tokio::spawn(feed_clusters(
         resources::all(&client, &cluster_resource),
         config.served.clusters_config(),
         cluster_writer,
-        works.clone(),
+        works_rx,
         internal_tx,
         cancel.clone(),
     ));
@@ -118,6 +124,13 @@ pub async fn run(
         feeder.abort();
         return;
     }
+    let subscription = config.informers.subscribe(
+        config.served.works_api(&client),
+        &work_resource,
+        works_watch_config(),
+    );
+    let works = subscription.store;
+    let _ = works_tx.send(works.clone());
 
     let concurrency = config.concurrency;
     let context = Arc::new(Context {
@@ -132,7 +145,7 @@ pub async fn run(
     });
 
     let own = trigger_self(
-        spec_changes(config.served.works_api(&client), work_writer),
+        shared_spec_changes(subscription.events),
         work_resource.clone(),
     );
     let requested = {
@@ -141,19 +154,19 @@ pub async fn run(
             .rx
             .map(move |(ns, name)| Ok(object_ref(&work_resource, Some(&ns), &name).into()))
     };
-    let internal = internal_rx.map(|r: ObjectRef<DynamicObject>| Ok(r.into()));
+    let internal = internal_rx.map(|r: ObjectRef<CompactObject>| Ok(r.into()));
     let queue = futures::stream::select(own, futures::stream::select(requested, internal))
         .take_until(cancel.clone().cancelled_owned());
 
     let applied = applier(
-        |work: Arc<DynamicObject>, ctx: Arc<Context>| -> Reconciling {
+        |work: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
             Box::pin(async move { reconcile(work, ctx).await })
         },
-        |work: Arc<DynamicObject>, err: &ControllerError, ctx: Arc<Context>| {
+        |work: Arc<CompactObject>, err: &ControllerError, ctx: Arc<Context>| {
             if err.is_conflict() {
                 return Action::requeue(err.retry_after());
             }
-            tracing::warn!(work = ?work.metadata.name, %err, "execution: reconcile failed");
+            tracing::warn!(work = ?work.metadata().name, %err, "execution: reconcile failed");
             Action::requeue(ctx.backoff.failed(&key(&work)))
         },
         context,
@@ -172,11 +185,32 @@ pub async fn run(
     feeder.abort();
 }
 
-fn key(work: &DynamicObject) -> (String, String) {
+/// The watch of Works, as the execution and work status controllers both subscribe to it: sharing one watch
+/// needs the same Api ([`ServedClusters::works_api`]) and this same configuration.
+pub(crate) fn works_watch_config() -> watcher::Config {
+    watcher::Config::default()
+}
+
+pub(crate) fn key(work: &CompactObject) -> (String, String) {
+    let metadata = work.metadata();
     (
-        work.metadata.namespace.clone().unwrap_or_default(),
-        work.metadata.name.clone().unwrap_or_default(),
+        metadata.namespace.clone().unwrap_or_default(),
+        metadata.name.clone().unwrap_or_default(),
     )
+}
+
+/// The reference Events about `work` point at.
+pub(crate) fn work_reference(work: &Work) -> ObjectReference {
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    ObjectReference {
+        api_version: non_empty(&work.api_version),
+        kind: non_empty(&work.kind),
+        name: work.metadata.name.clone(),
+        namespace: work.metadata.namespace.clone(),
+        uid: work.metadata.uid.clone(),
+        resource_version: work.metadata.resource_version.clone(),
+        field_path: None,
+    }
 }
 
 fn is_ready(cluster: &Cluster) -> bool {
@@ -190,11 +224,13 @@ async fn feed_clusters(
     api: kube::Api<DynamicObject>,
     config: watcher::Config,
     writer: Writer<DynamicObject>,
-    works: Store<DynamicObject>,
-    mut requeue: mpsc::Sender<ObjectRef<DynamicObject>>,
+    mut works: tokio::sync::oneshot::Receiver<Store<CompactObject>>,
+    mut requeue: mpsc::Sender<ObjectRef<CompactObject>>,
     cancel: CancellationToken,
 ) {
     let mut events = Box::pin(reflect_events(api, config, writer));
+    // Until the Works are subscribed there are none to retry (nothing is reconciled yet either).
+    let mut work_store: Option<Store<CompactObject>> = None;
     // Cluster name → (Ready, spec) last seen.
     let mut seen: HashMap<String, (bool, String)> = HashMap::new();
     let work_resource = resources::work();
@@ -213,13 +249,16 @@ async fn feed_clusters(
         // their backoff.
         let retry = previous
             .is_some_and(|(was_ready, old_spec)| now_ready && (!was_ready || old_spec != spec));
-        if retry {
+        if work_store.is_none() {
+            work_store = works.try_recv().ok();
+        }
+        if retry && let Some(store) = &work_store {
             let namespace = execution_namespace(&name);
-            let refs: Vec<_> = works
+            let refs: Vec<_> = store
                 .state()
                 .iter()
-                .filter(|w| w.metadata.namespace.as_deref() == Some(namespace.as_str()))
-                .filter_map(|w| w.metadata.name.clone())
+                .filter(|w| w.metadata().namespace.as_deref() == Some(namespace.as_str()))
+                .filter_map(|w| w.metadata().name.clone())
                 .map(|n| object_ref(&work_resource, Some(&namespace), &n))
                 .collect();
             for r in refs {
@@ -259,10 +298,10 @@ async fn replace_status(client: &kube::Client, work: &Work) -> Result<(), Contro
 }
 
 async fn reconcile(
-    object: Arc<DynamicObject>,
+    object: Arc<CompactObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    let namespace = object.metadata.namespace.clone().unwrap_or_default();
+    let namespace = object.metadata().namespace.clone().unwrap_or_default();
     let Some(cluster_name) = cluster_of_execution_namespace(&namespace) else {
         return Ok(Action::await_change());
     };
@@ -279,8 +318,8 @@ async fn reconcile(
     {
         return Ok(Action::await_change());
     }
-    let work: Work = typed::to_typed(&object)?;
-    let reference = reference_of(&object);
+    let work: Work = object.decode()?;
+    let reference = work_reference(&work);
     let key = key(&object);
 
     if work.metadata.deletion_timestamp.is_some() {

@@ -45,6 +45,8 @@ pub async fn run_with_status(
         members: config.members.clone(),
         interpreter: config.interpreter.clone(),
         concurrency: config.concurrency,
+        // The same registry: both controllers read one Work watch and one cache.
+        informers: config.informers.clone(),
     };
     tokio::join!(
         run(client.clone(), config, metrics, receiver, cancel.clone()),

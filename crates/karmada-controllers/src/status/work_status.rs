@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::channel::mpsc;
@@ -26,6 +26,7 @@ use karmada_api::work::{ManifestStatus, ResourceIdentifier};
 use karmada_api::{Cluster, Work};
 use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
+use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{Action, Config, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
@@ -34,16 +35,21 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::execution::ServedClusters;
+use crate::execution::controller::{key, work_reference, works_watch_config};
 use crate::execution::discovery::{DiscoveryError, MemberResource, MemberResources, type_of};
 use crate::execution::drift::covers;
 use crate::execution::queue::{
     Backoffs, REQUEUE_CAPACITY, WorkRequeue, next_event, object_ref, reflect_events,
-    reflect_slim_events, spec_changes,
+    shared_spec_changes,
 };
-use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
+use crate::keys::{
+    ANNOTATION_LAST_APPLIED, ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED,
+    MANAGED_VALUE,
+};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
 use crate::runtime::{
-    ControllerError, EventRecorder, EventType, MemberClients, reference_of, resources, typed,
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
+    typed,
 };
 
 /// Settings of the work status controller.
@@ -54,6 +60,9 @@ pub struct WorkStatusConfig {
     pub interpreter: Interpreter,
     /// Works reconciled at once.
     pub concurrency: u16,
+    /// Where the Work watch comes from (the execution controller's registry in
+    /// [`crate::execution::run_with_status`], so the two share it). Member watches never go through it.
+    pub informers: Informers,
 }
 
 impl WorkStatusConfig {
@@ -63,6 +72,7 @@ impl WorkStatusConfig {
             members,
             interpreter: Interpreter::native(),
             concurrency: 16,
+            informers: Informers::default(),
         }
     }
 }
@@ -71,7 +81,7 @@ impl WorkStatusConfig {
 #[derive(Clone)]
 struct MemberWatch {
     resource: MemberResource,
-    store: Store<DynamicObject>,
+    store: Store<CompactObject>,
     ready: Arc<AtomicBool>,
     cancel: CancellationToken,
 }
@@ -82,11 +92,12 @@ struct Context {
     client: kube::Client,
     config: WorkStatusConfig,
     clusters: Store<DynamicObject>,
-    works: Store<DynamicObject>,
+    /// The shared Work cache, set once Clusters are listed (see [`run`]).
+    works: OnceLock<Store<CompactObject>>,
     resources: MemberResources,
     watches: Mutex<HashMap<WatchKey, MemberWatch>>,
     /// Work keys to reconcile (from member events).
-    wake: mpsc::Sender<ObjectRef<DynamicObject>>,
+    wake: mpsc::Sender<ObjectRef<CompactObject>>,
     requeue: WorkRequeue,
     recorder: EventRecorder,
     backoff: Backoffs<(String, String)>,
@@ -116,14 +127,12 @@ pub async fn run(
     let work_resource = resources::work();
     let cluster_writer = Writer::new(resources::cluster());
     let clusters = cluster_writer.as_reader();
-    let work_writer = Writer::new(work_resource.clone());
-    let works = work_writer.as_reader();
     let (wake, woken) = mpsc::channel(REQUEUE_CAPACITY);
     let context = Arc::new(Context {
         client: client.clone(),
         config: config.clone(),
         clusters: clusters.clone(),
-        works: works.clone(),
+        works: OnceLock::new(),
         resources: MemberResources::default(),
         watches: Mutex::new(HashMap::new()),
         wake,
@@ -144,21 +153,27 @@ pub async fn run(
         feeder.abort();
         return;
     }
-    let own = trigger_self(
-        spec_changes(config.served.works_api(&client), work_writer),
-        work_resource,
+    // Subscribed only now: a subscriber whose events nobody polls yet would hold the shared watch back. The
+    // Api and configuration are execution's, so the two controllers share one watch.
+    let subscription = config.informers.subscribe(
+        config.served.works_api(&client),
+        &work_resource,
+        works_watch_config(),
     );
+    let works = subscription.store;
+    let _ = context.works.set(works.clone());
+    let own = trigger_self(shared_spec_changes(subscription.events), work_resource);
     let woken = crate::status::coalesce::coalesced(woken, WINDOW).map(|r| Ok(r.into()));
     let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
     let applied = applier(
-        |work: Arc<DynamicObject>, ctx: Arc<Context>| -> Reconciling {
+        |work: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
             Box::pin(async move { reconcile(work, ctx).await })
         },
-        |work: Arc<DynamicObject>, err: &ControllerError, ctx: Arc<Context>| {
+        |work: Arc<CompactObject>, err: &ControllerError, ctx: Arc<Context>| {
             if err.is_conflict() {
                 return Action::requeue(err.retry_after());
             }
-            tracing::debug!(work = ?work.metadata.name, %err, "work status: reconcile failed");
+            tracing::debug!(work = ?work.metadata().name, %err, "work status: reconcile failed");
             Action::requeue(ctx.backoff.failed(&key(&work)))
         },
         context.clone(),
@@ -178,13 +193,6 @@ pub async fn run(
     for watch in context.watches.lock().await.values() {
         watch.cancel.cancel();
     }
-}
-
-fn key(work: &DynamicObject) -> (String, String) {
-    (
-        work.metadata.namespace.clone().unwrap_or_default(),
-        work.metadata.name.clone().unwrap_or_default(),
-    )
 }
 
 /// Keeps the Cluster cache; a cluster removed or re-pointed (spec changed) loses its member watches, which
@@ -222,14 +230,14 @@ async fn feed_clusters(
             keep
         });
         ctx.resources.forget(&name).await;
-        if !deleted {
+        // Before the Works are subscribed none has been reconciled, so none has a member watch to restart.
+        if !deleted && let Some(works) = ctx.works.get() {
             let namespace = execution_namespace(&name);
-            let refs: Vec<_> = ctx
-                .works
+            let refs: Vec<_> = works
                 .state()
                 .iter()
-                .filter(|w| w.metadata.namespace.as_deref() == Some(namespace.as_str()))
-                .filter_map(|w| w.metadata.name.clone())
+                .filter(|w| w.metadata().namespace.as_deref() == Some(namespace.as_str()))
+                .filter_map(|w| w.metadata().name.clone())
                 .map(|n| object_ref(&resources::work(), Some(&namespace), &n))
                 .collect();
             let mut wake = ctx.wake.clone();
@@ -242,9 +250,9 @@ async fn feed_clusters(
     }
 }
 
-fn annotation<'a>(object: &'a DynamicObject, key: &str) -> Option<&'a str> {
+fn annotation<'a>(object: &'a CompactObject, key: &str) -> Option<&'a str> {
     object
-        .metadata
+        .metadata()
         .annotations
         .as_ref()?
         .get(key)
@@ -280,7 +288,7 @@ pub fn drifted(interpreter: &Interpreter, manifest: &Value, observed: &Value) ->
 
 /// Reacts to one member event: the owning Work's status is rebuilt, and a drifted or deleted object sends the
 /// Work back to execution.
-async fn on_member_event(ctx: &Context, event: Event<DynamicObject>, ready: &AtomicBool) {
+async fn on_member_event(ctx: &Context, event: Event<CompactObject>, ready: &AtomicBool) {
     let (object, deleted) = match &event {
         Event::Apply(o) | Event::InitApply(o) => (o, false),
         Event::Delete(o) => (o, true),
@@ -297,18 +305,18 @@ async fn on_member_event(ctx: &Context, event: Event<DynamicObject>, ready: &Ato
         return;
     };
     let reference = object_ref(&resources::work(), Some(namespace), name);
-    let Some(work) = ctx.works.get(&reference) else {
+    let Some(work) = ctx.works.get().and_then(|works| works.get(&reference)) else {
         return;
     };
     let mut wake = ctx.wake.clone();
     let _ = wake.send(reference).await;
-    let Ok(work) = typed::to_typed::<Work>(&work) else {
+    let Ok(work) = work.decode::<Work>() else {
         return;
     };
     if work.metadata.deletion_timestamp.is_some() || work.spec.suspend_dispatching == Some(true) {
         return;
     }
-    let Ok(observed) = typed::to_json(object) else {
+    let Ok(observed) = object.decode::<Value>() else {
         return;
     };
     let Some(manifest) = manifest_of(&work, &observed) else {
@@ -347,7 +355,7 @@ async fn member_watch(
         ready: Arc::new(AtomicBool::new(false)),
         cancel: ctx.cancel.child_token(),
     };
-    let events = reflect_slim_events(
+    let events = reflect_member_events(
         kube::Api::all_with(member.clone(), &resource.resource),
         watcher::Config::default().labels(&format!("{LABEL_MANAGED}={MANAGED_VALUE}")),
         writer,
@@ -356,12 +364,48 @@ async fn member_watch(
     let task_watch = watch.clone();
     tokio::spawn(async move {
         let mut events = Box::pin(events);
-        while let Some(event) = next_event(&mut events, &task_watch.cancel).await {
+        loop {
+            let event = tokio::select! {
+                () = task_watch.cancel.cancelled() => return,
+                event = events.next() => event,
+            };
+            let Some(event) = event else { return };
             on_member_event(&task_ctx, event, &task_watch.ready).await;
         }
     });
     watches.insert(key, watch.clone());
     Ok(watch)
+}
+
+/// A member watch into a compact cache of this controller's own (a member is not the control plane, whose
+/// shared registry it must not enter). kubectl's last-applied annotation, a second copy of the object that
+/// nothing here reads, is dropped before the object is made compact (which drops managedFields).
+fn reflect_member_events(
+    api: kube::Api<DynamicObject>,
+    config: watcher::Config,
+    mut writer: Writer<CompactObject>,
+) -> impl futures::Stream<Item = Event<CompactObject>> + Send {
+    watcher::watcher(api, config)
+        .default_backoff()
+        .modify(|object: &mut DynamicObject| {
+            if let Some(annotations) = object.metadata.annotations.as_mut() {
+                annotations.remove(ANNOTATION_LAST_APPLIED);
+            }
+        })
+        .filter_map(move |event| {
+            let compacted = event
+                .map_err(|err| tracing::debug!(%err, "member watch failed; retrying"))
+                .ok()
+                .and_then(|event| {
+                    crate::runtime::informer::compact(event)
+                        .map_err(|err| tracing::warn!(%err, "member event not cached"))
+                        .ok()
+                });
+            if let Some(event) = &compacted {
+                writer.apply_watcher_event(event);
+            }
+            std::future::ready(compacted)
+        })
 }
 
 fn identifier(ordinal: usize, manifest: &Value, resource: &MemberResource) -> ResourceIdentifier {
@@ -382,14 +426,15 @@ fn identifier(ordinal: usize, manifest: &Value, resource: &MemberResource) -> Re
 }
 
 async fn reconcile(
-    object: Arc<DynamicObject>,
+    object: Arc<CompactObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    let namespace = object.metadata.namespace.clone().unwrap_or_default();
+    let namespace = object.metadata().namespace.clone().unwrap_or_default();
     let Some(cluster_name) = cluster_of_execution_namespace(&namespace) else {
         return Ok(Action::await_change());
     };
-    if !ctx.config.served.may_serve(cluster_name) || object.metadata.deletion_timestamp.is_some() {
+    if !ctx.config.served.may_serve(cluster_name) || object.metadata().deletion_timestamp.is_some()
+    {
         return Ok(Action::await_change());
     }
     let Some(cluster) = ctx
@@ -403,7 +448,7 @@ async fn reconcile(
     if !ctx.config.served.serves(&cluster) {
         return Ok(Action::await_change());
     }
-    let work: Work = typed::to_typed(&object)?;
+    let work: Work = object.decode()?;
     let member = ctx.config.members.client(&cluster).await?;
     let mut statuses = Vec::new();
     for (ordinal, manifest) in work.spec.workload.manifests.iter().enumerate() {
@@ -436,14 +481,14 @@ async fn reconcile(
         {
             continue;
         }
-        let observed = typed::to_json(&found)?;
+        let observed: Value = found.decode()?;
         let status = match ctx.config.interpreter.reflect_status(&observed) {
             Ok(status) => status,
             Err(err) => {
                 let message = format!("reflecting the status of {}/{}: {err}", id.kind, id.name);
                 ctx.recorder
                     .record(
-                        &reference_of(&object),
+                        &work_reference(&work),
                         EventType::Warning,
                         EVENT_REFLECT_STATUS_FAILED,
                         &message,

@@ -3,7 +3,7 @@
 
 use k8s_openapi::api::apps::v1::Deployment;
 use karmada_controllers::execution::{self, ExecutionConfig, ExecutionMetrics, ServedClusters};
-use karmada_controllers::runtime::resources;
+use karmada_controllers::runtime::{Informers, resources};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -14,6 +14,8 @@ use super::support::{self, ControlPlane, Member, eventually};
 pub struct Running {
     pub cancel: CancellationToken,
     pub registry: std::sync::Arc<std::sync::Mutex<prometheus_client::registry::Registry>>,
+    /// The shared-watch registry both controllers were given.
+    pub informers: Informers,
 }
 
 impl Drop for Running {
@@ -32,6 +34,7 @@ pub fn start_execution_for(control_plane: &ControlPlane, served: ServedClusters)
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = ExecutionMetrics::register(&mut registry);
     let config = ExecutionConfig::new(served, control_plane.members.clone());
+    let informers = config.informers.clone();
     tokio::spawn(execution::run_with_status(
         control_plane.client.clone(),
         config,
@@ -41,6 +44,7 @@ pub fn start_execution_for(control_plane: &ControlPlane, served: ServedClusters)
     Running {
         cancel,
         registry: std::sync::Arc::new(std::sync::Mutex::new(registry)),
+        informers,
     }
 }
 
@@ -776,5 +780,38 @@ async fn a_deleted_work_keeps_its_member_object_until_the_cluster_is_ready_again
     // Ready again: the deferred deletion goes through, then the Work itself goes.
     set_cluster_ready(&control_plane, "member1", "True").await;
     deployment_then_work_gone(&control_plane, &member, "web", "web-1").await;
+    member.stop().await;
+}
+
+#[tokio::test]
+async fn execution_and_work_status_share_one_work_watch() {
+    let control_plane = ControlPlane::start().await;
+    let member = Member::start("member1").await;
+    control_plane.join(&member).await;
+    let running = start_execution(&control_plane);
+    control_plane
+        .create(
+            "works",
+            work_for(
+                "member1",
+                "web-1",
+                deployment("web", 1, "nginx:1.27"),
+                "abort",
+            ),
+        )
+        .await;
+    // Applied comes from execution and manifestStatuses from work status: each reconciles only Works of its
+    // subscription, so both controllers are subscribed by now.
+    eventually("Applied=True and a manifest status", || async {
+        let work = get_work(&control_plane, "member1", "web-1").await?;
+        (applied(&work)?.0 == "True" && work["status"]["manifestStatuses"].get(0).is_some())
+            .then_some(())
+    })
+    .await;
+    // The registry holds only control-plane watches of Works (Clusters and member objects are watched outside
+    // it), so exactly one means the two controllers' Work subscriptions landed on the same watch; two would
+    // mean they built different Apis or watch configurations.
+    assert_eq!(running.informers.watching(), 1);
+    drop(running);
     member.stop().await;
 }

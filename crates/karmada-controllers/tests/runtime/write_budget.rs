@@ -180,6 +180,7 @@ fn start_controllers(cp: &ControlPlane, counts: &Counts) {
         members: config.members.clone(),
         interpreter: config.interpreter.clone(),
         concurrency: config.concurrency,
+        informers: Default::default(),
     };
     let (requeue, receiver) = execution::work_requeue();
     tokio::spawn(execution::run(
