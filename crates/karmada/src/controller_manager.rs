@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use karmada_controllers::binding::controller::BindingConfig;
 use karmada_controllers::cluster::cluster_controller::{
     ClusterControllerConfig, run_cluster_controller_with,
 };
@@ -19,12 +20,15 @@ use karmada_controllers::cluster::metrics::ClusterMetrics;
 use karmada_controllers::cluster::status_controller::{
     StatusControllerConfig, run_status_controller,
 };
+use karmada_controllers::dependencies_distributor::DistributorConfig;
 use karmada_controllers::descheduler::{DeschedulerConfig, DeschedulerMetrics};
+use karmada_controllers::detector::controller::DetectorConfig;
 use karmada_controllers::execution::{ExecutionConfig, ExecutionMetrics, ServedClusters};
 use karmada_controllers::failover::{FailoverConfig, FailoverMetrics};
-use karmada_controllers::runtime::MemberClients;
 use karmada_controllers::runtime::leader_election::run_leader_elected;
+use karmada_controllers::runtime::{Informers, MemberClients};
 use karmada_controllers::status::binding_status::BindingMetrics;
+use karmada_controllers::status::binding_status::BindingStatusConfig;
 use tokio_util::sync::CancellationToken;
 
 use crate::component::{self, LeaderElectionArgs, parse_duration};
@@ -106,6 +110,8 @@ impl Controllers {
     async fn run(self: Arc<Self>, cancel: CancellationToken) {
         let client = &self.client;
         let members = MemberClients::new(client.clone(), self.status.probe_timeout);
+        // One watch and one compact cache per resource for every controller below (Works, bindings, templates).
+        let informers = Informers::default();
         let mut tasks = tokio::task::JoinSet::new();
         tasks.spawn(run_cluster_controller_with(
             client.clone(),
@@ -131,23 +137,35 @@ impl Controllers {
         }
         tasks.spawn(karmada_controllers::detector::controller::run(
             client.clone(),
-            Default::default(),
+            DetectorConfig {
+                informers: informers.clone(),
+                ..Default::default()
+            },
             cancel.child_token(),
         ));
         tasks.spawn(karmada_controllers::binding::controller::run(
             client.clone(),
-            Default::default(),
+            BindingConfig {
+                informers: informers.clone(),
+                ..Default::default()
+            },
             cancel.child_token(),
         ));
         tasks.spawn(karmada_controllers::execution::run_with_status(
             client.clone(),
-            ExecutionConfig::new(ServedClusters::Push, members),
+            ExecutionConfig {
+                informers: informers.clone(),
+                ..ExecutionConfig::new(ServedClusters::Push, members)
+            },
             self.execution_metrics.clone(),
             cancel.child_token(),
         ));
         tasks.spawn(karmada_controllers::status::binding_status::run(
             client.clone(),
-            Default::default(),
+            BindingStatusConfig {
+                informers: informers.clone(),
+                ..Default::default()
+            },
             self.binding_metrics.clone(),
             cancel.child_token(),
         ));
@@ -158,7 +176,10 @@ impl Controllers {
         ));
         tasks.spawn(karmada_controllers::dependencies_distributor::run(
             client.clone(),
-            Default::default(),
+            DistributorConfig {
+                informers: informers.clone(),
+                ..Default::default()
+            },
             cancel.child_token(),
         ));
         tasks.spawn(karmada_controllers::workload_rebalancer::run(
@@ -168,7 +189,10 @@ impl Controllers {
         ));
         tasks.spawn(karmada_controllers::failover::run(
             client.clone(),
-            self.failover.clone(),
+            FailoverConfig {
+                informers: informers.clone(),
+                ..self.failover.clone()
+            },
             self.failover_metrics.clone(),
             cancel.child_token(),
         ));
