@@ -82,14 +82,22 @@ pub fn spec_changes(
         .predicate_filter(spec_and_metadata, Default::default())
 }
 
-/// [`reflect_events`] into a cache of compact objects (managedFields dropped), for a watch no other controller
-/// shares, such as a member cluster's objects. Objects that cannot be re-encoded are logged and skipped.
+/// [`reflect_events`] into a cache of compact objects, for a watch no other controller shares, such as a member
+/// cluster's objects. managedFields and kubectl's last-applied annotation (a second copy of the object) are
+/// dropped: no controller reads them from a cache. Objects that cannot be re-encoded are logged and skipped.
 pub fn reflect_compact_events(
     api: kube::Api<DynamicObject>,
     config: watcher::Config,
     mut writer: reflector::store::Writer<CompactObject>,
 ) -> impl Stream<Item = Event<CompactObject>> + Send {
-    log_errors(watcher(api, config).default_backoff()).filter_map(move |event| {
+    let trimmed = watcher(api, config)
+        .default_backoff()
+        .modify(|object: &mut DynamicObject| {
+            if let Some(annotations) = object.metadata.annotations.as_mut() {
+                annotations.remove(crate::keys::ANNOTATION_LAST_APPLIED);
+            }
+        });
+    log_errors(trimmed).filter_map(move |event| {
         let compacted = crate::runtime::informer::compact(event);
         if let Ok(event) = &compacted {
             writer.apply_watcher_event(event);
@@ -100,26 +108,6 @@ pub fn reflect_compact_events(
                 .ok()
         }
     })
-}
-
-/// [`reflect_events`] for a read-only cache: `managedFields` and kubectl's last-applied annotation are
-/// dropped before storing, which keeps a member-wide cache small.
-pub fn reflect_slim_events(
-    api: kube::Api<DynamicObject>,
-    config: watcher::Config,
-    writer: reflector::store::Writer<DynamicObject>,
-) -> impl Stream<Item = Event<DynamicObject>> + Send {
-    log_errors(
-        watcher(api, config)
-            .default_backoff()
-            .modify(|object: &mut DynamicObject| {
-                crate::runtime::watch::without_managed_fields(object);
-                if let Some(annotations) = object.metadata.annotations.as_mut() {
-                    annotations.remove(crate::keys::ANNOTATION_LAST_APPLIED);
-                }
-            })
-            .reflect(writer),
-    )
 }
 
 fn log_errors(

@@ -26,7 +26,6 @@ use karmada_api::work::{ManifestStatus, ResourceIdentifier};
 use karmada_api::{Cluster, Work};
 use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{Action, Config, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
@@ -39,13 +38,10 @@ use crate::execution::controller::{key, work_reference, works_watch_config};
 use crate::execution::discovery::{DiscoveryError, MemberResource, MemberResources, type_of};
 use crate::execution::drift::covers;
 use crate::execution::queue::{
-    Backoffs, REQUEUE_CAPACITY, WorkRequeue, next_event, object_ref, reflect_events,
-    shared_spec_changes,
+    Backoffs, REQUEUE_CAPACITY, WorkRequeue, next_event, object_ref, reflect_compact_events,
+    reflect_events, shared_spec_changes,
 };
-use crate::keys::{
-    ANNOTATION_LAST_APPLIED, ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED,
-    MANAGED_VALUE,
-};
+use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
@@ -355,7 +351,7 @@ async fn member_watch(
         ready: Arc::new(AtomicBool::new(false)),
         cancel: ctx.cancel.child_token(),
     };
-    let events = reflect_member_events(
+    let events = reflect_compact_events(
         kube::Api::all_with(member.clone(), &resource.resource),
         watcher::Config::default().labels(&format!("{LABEL_MANAGED}={MANAGED_VALUE}")),
         writer,
@@ -375,37 +371,6 @@ async fn member_watch(
     });
     watches.insert(key, watch.clone());
     Ok(watch)
-}
-
-/// A member watch into a compact cache of this controller's own (a member is not the control plane, whose
-/// shared registry it must not enter). kubectl's last-applied annotation, a second copy of the object that
-/// nothing here reads, is dropped before the object is made compact (which drops managedFields).
-fn reflect_member_events(
-    api: kube::Api<DynamicObject>,
-    config: watcher::Config,
-    mut writer: Writer<CompactObject>,
-) -> impl futures::Stream<Item = Event<CompactObject>> + Send {
-    watcher::watcher(api, config)
-        .default_backoff()
-        .modify(|object: &mut DynamicObject| {
-            if let Some(annotations) = object.metadata.annotations.as_mut() {
-                annotations.remove(ANNOTATION_LAST_APPLIED);
-            }
-        })
-        .filter_map(move |event| {
-            let compacted = event
-                .map_err(|err| tracing::debug!(%err, "member watch failed; retrying"))
-                .ok()
-                .and_then(|event| {
-                    crate::runtime::informer::compact(event)
-                        .map_err(|err| tracing::warn!(%err, "member event not cached"))
-                        .ok()
-                });
-            if let Some(event) = &compacted {
-                writer.apply_watcher_event(event);
-            }
-            std::future::ready(compacted)
-        })
 }
 
 fn identifier(ordinal: usize, manifest: &Value, resource: &MemberResource) -> ResourceIdentifier {
