@@ -221,8 +221,8 @@ fn requiring_bindings(
         name: Option<String>,
         namespace: Option<String>,
     }
-    let Ok(Attached { spec: Some(spec) }) = serde_json::from_str::<Attached>(attached.json())
-    else {
+    let json = attached.json().unwrap_or_default();
+    let Ok(Attached { spec: Some(spec) }) = serde_json::from_str::<Attached>(&json) else {
         return Vec::new();
     };
     spec.required_by

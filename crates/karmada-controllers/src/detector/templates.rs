@@ -90,9 +90,10 @@ pub fn fingerprint(object: &CompactObject) -> u64 {
     serde_json::to_string(&metadata)
         .unwrap_or_default()
         .hash(&mut hasher);
-    // The top-level fields as text: the JSON was written from a sorted map, so equal content is equal text.
+    // The top-level fields as text: the same object always serializes to the same text.
+    let json = object.json().unwrap_or_default();
     let fields: std::collections::BTreeMap<&str, &RawValue> =
-        serde_json::from_str(object.json()).unwrap_or_default();
+        serde_json::from_str(&json).unwrap_or_default();
     for (field, value) in fields {
         if field != "status" && field != "metadata" {
             (field, value.get()).hash(&mut hasher);

@@ -172,7 +172,8 @@ pub fn compact_spec_and_metadata(object: &CompactObject) -> Option<u64> {
         #[serde(borrow)]
         spec: Option<&'a serde_json::value::RawValue>,
     }
-    let spec = serde_json::from_str::<SpecText<'_>>(object.json())
+    let json = object.json().unwrap_or_default();
+    let spec = serde_json::from_str::<SpecText<'_>>(&json)
         .ok()
         .and_then(|s| s.spec.map(serde_json::value::RawValue::get));
     let mut hasher = std::hash::DefaultHasher::new();

@@ -322,7 +322,8 @@ fn named_clusters(object: &CompactObject) -> BTreeSet<String> {
     struct Evicted {
         from_cluster: Option<String>,
     }
-    let Ok(Binding { spec: Some(spec) }) = serde_json::from_str::<Binding>(object.json()) else {
+    let json = object.json().unwrap_or_default();
+    let Ok(Binding { spec: Some(spec) }) = serde_json::from_str::<Binding>(&json) else {
         return BTreeSet::new();
     };
     let targets = spec.clusters.into_iter().flatten().filter_map(|c| c.name);
@@ -467,9 +468,10 @@ pub(crate) fn failover_inputs(object: &CompactObject) -> Option<u64> {
     let text = |value: &Option<Value>| value.as_ref().map(ToString::to_string);
     // An undecodable binding still gets a fingerprint (of its whole text), so its changes wake the controllers,
     // whose decode reports the error.
-    let Ok(binding) = serde_json::from_str::<Binding<'_>>(object.json()) else {
+    let json = object.json().unwrap_or_default();
+    let Ok(binding) = serde_json::from_str::<Binding<'_>>(&json) else {
         let mut hasher = std::hash::DefaultHasher::new();
-        object.json().hash(&mut hasher);
+        json.hash(&mut hasher);
         return Some(std::hash::Hasher::finish(&hasher));
     };
     let mut hasher = std::hash::DefaultHasher::new();
