@@ -13,10 +13,6 @@ mod scheduler;
 
 use clap::{Parser, Subcommand};
 
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "karmada",
