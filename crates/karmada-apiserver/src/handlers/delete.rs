@@ -107,12 +107,10 @@ pub async fn delete_object(
     name: &str,
     options: &DeleteOptions,
 ) -> Result<Written, ApiError> {
-    for _ in 0..super::RACE_ATTEMPTS {
-        if let Some(written) = delete_attempt(server, def, namespace, name, options).await? {
-            return Ok(written);
-        }
-    }
-    Err(ApiError::conflict(&def.group, &def.plural, name))
+    super::redo_lost_races(def, name, || {
+        delete_attempt(server, def, namespace, name, options)
+    })
+    .await
 }
 
 /// One read-check-write round of [`delete_object`]; `None` when another write came in between.

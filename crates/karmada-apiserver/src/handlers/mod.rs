@@ -154,7 +154,26 @@ pub(crate) fn admit(
 
 /// 404 for a missing object of `def`.
 /// How often a write that lost a race to another writer is redone before the client gets the 409.
-pub(crate) const RACE_ATTEMPTS: usize = 16;
+const RACE_ATTEMPTS: usize = 16;
+
+/// Runs one read-check-write `attempt` until it is not overtaken by another writer (`None`), as kube-apiserver
+/// redoes an update from a fresh read; the client's own preconditions fail inside the attempt, with their 409.
+pub(crate) async fn redo_lost_races<F, Fut>(
+    def: &ResourceDef,
+    name: &str,
+    mut attempt: F,
+) -> Result<Written, ApiError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<Written>, ApiError>>,
+{
+    for _ in 0..RACE_ATTEMPTS {
+        if let Some(written) = attempt().await? {
+            return Ok(written);
+        }
+    }
+    Err(ApiError::conflict(&def.group, &def.plural, name))
+}
 
 pub fn not_found(def: &ResourceDef, name: &str) -> ApiError {
     ApiError::not_found(&def.group, &def.plural, name)

@@ -25,13 +25,10 @@ pub async fn update_object(
     part: Part,
     options: &WriteOptions,
 ) -> Result<Written, ApiError> {
-    for _ in 0..super::RACE_ATTEMPTS {
-        let attempt = update_attempt(server, def, namespace, name, body.clone(), part, options);
-        if let Some(written) = attempt.await? {
-            return Ok(written);
-        }
-    }
-    Err(ApiError::conflict(&def.group, &def.plural, name))
+    super::redo_lost_races(def, name, || {
+        update_attempt(server, def, namespace, name, body.clone(), part, options)
+    })
+    .await
 }
 
 /// One read-check-write round of [`update_object`]; `None` when another write came in between.
@@ -92,13 +89,10 @@ pub async fn patch_object(
     part: Part,
     options: &WriteOptions,
 ) -> Result<Written, ApiError> {
-    for _ in 0..super::RACE_ATTEMPTS {
-        let attempt = patch_attempt(server, def, namespace, name, kind, body, part, options);
-        if let Some(written) = attempt.await? {
-            return Ok(written);
-        }
-    }
-    Err(ApiError::conflict(&def.group, &def.plural, name))
+    super::redo_lost_races(def, name, || {
+        patch_attempt(server, def, namespace, name, kind, body, part, options)
+    })
+    .await
 }
 
 /// One read-patch-write round of [`patch_object`]; `None` when another write came in between.
