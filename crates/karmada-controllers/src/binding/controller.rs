@@ -51,9 +51,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::works::{BindingScope, orphan_works, waiting_for_direct_purge};
-use crate::execution::queue::{
-    Backoffs, REQUEUE_CAPACITY, reflect_compact_events, shared_spec_changes,
-};
+use crate::execution::queue::{Backoffs, REQUEUE_CAPACITY, reflect_compact_events, spec_changes};
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
@@ -234,7 +232,7 @@ async fn run_scope(
 ) {
     let own = trigger_self(
         // Status writes (scheduler, binding status) need no re-rendering.
-        shared_spec_changes(bindings.events),
+        spec_changes(bindings.events),
         binding_resource(scope),
     );
     let queue = futures::stream::select(own, requests.map(|r| Ok(r.into())))

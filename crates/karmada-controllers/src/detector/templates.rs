@@ -14,7 +14,6 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use futures::StreamExt;
 use futures::stream::BoxStream;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
@@ -317,14 +316,7 @@ async fn watch_kind(
     // on is remembered here, as a fingerprint per object (not a copy of it).
     let mut seen: HashMap<(String, String), u64> = HashMap::new();
     let mut listed: Vec<TemplateKey> = Vec::new();
-    loop {
-        let event = tokio::select! {
-            () = cancel.cancelled() => return,
-            event = events.next() => event,
-        };
-        let Some(event) = event else {
-            return;
-        };
+    while let Some(event) = crate::execution::queue::next_event(&mut events, &cancel).await {
         let mut ready: Vec<TemplateKey> = Vec::new();
         match &event {
             watcher::Event::Apply(object) => {

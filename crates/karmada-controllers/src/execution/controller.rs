@@ -39,7 +39,7 @@ use super::conditions;
 use super::discovery::MemberResources;
 use super::metrics::{ApplyResult, ExecutionMetrics};
 use super::queue::{
-    Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, shared_spec_changes,
+    Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_changes,
 };
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
 use crate::runtime::{
@@ -144,10 +144,7 @@ pub async fn run(
         backoff: Backoffs::new(Duration::from_secs(60)),
     });
 
-    let own = trigger_self(
-        shared_spec_changes(subscription.events),
-        work_resource.clone(),
-    );
+    let own = trigger_self(spec_changes(subscription.events), work_resource.clone());
     let requested = {
         let work_resource = work_resource.clone();
         requeue

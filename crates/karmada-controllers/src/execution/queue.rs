@@ -68,20 +68,6 @@ pub fn reflect_events(
     log_errors(watcher(api, config).default_backoff().reflect(writer))
 }
 
-/// The objects of `api` whose spec or metadata changed, kept in `writer`'s store without managedFields: the
-/// trigger of a controller whose own writes go to status (which would otherwise wake it again).
-pub fn spec_changes(
-    api: kube::Api<DynamicObject>,
-    writer: reflector::store::Writer<DynamicObject>,
-) -> impl Stream<Item = Result<DynamicObject, watcher::Error>> + Send {
-    watcher(api, watcher::Config::default())
-        .default_backoff()
-        .modify(crate::runtime::watch::without_managed_fields)
-        .reflect(writer)
-        .applied_objects()
-        .predicate_filter(spec_and_metadata, Default::default())
-}
-
 /// [`reflect_events`] into a cache of compact objects, for a watch no other controller shares, such as a member
 /// cluster's objects. managedFields and kubectl's last-applied annotation (a second copy of the object) are
 /// dropped: no controller reads them from a cache. Objects that cannot be re-encoded are logged and skipped.
@@ -131,42 +117,22 @@ fn watcher(
     watcher::watcher(api, config)
 }
 
-/// What makes a Work worth reconciling again: its spec and metadata, not its status (the controllers'
-/// own status writes would otherwise bring every Work straight back). A predicate for
-/// `WatchStreamExt::predicate_filter`.
-pub fn spec_and_metadata(object: &DynamicObject) -> Option<u64> {
-    let mut hasher = std::hash::DefaultHasher::new();
-    let metadata = &object.metadata;
-    (
-        object.data.get("spec").map(ToString::to_string),
-        &metadata.generation,
-        &metadata
-            .deletion_timestamp
-            .as_ref()
-            .map(|t| t.0.to_string()),
-        &metadata.finalizers,
-        &metadata.labels,
-        &metadata.annotations,
-    )
-        .hash(&mut hasher);
-    Some(std::hash::Hasher::finish(&hasher))
-}
-
-/// The objects of a shared watch whose spec or metadata changed: [`spec_changes`] for a [`Subscription`]'s
-/// events (the cache is the subscription's store, already current).
+/// The objects of a shared watch whose spec or metadata changed: the trigger of a controller whose own writes go
+/// to status (which would otherwise wake it again). The cache is the [`Subscription`]'s store, already current.
 ///
 /// [`Subscription`]: crate::runtime::Subscription
-pub fn shared_spec_changes(
+pub fn spec_changes(
     events: impl Stream<Item = Event<CompactObject>> + Send,
 ) -> impl Stream<Item = Result<CompactObject, watcher::Error>> + Send {
     events
         .map(Ok)
         .applied_objects()
-        .predicate_filter(compact_spec_and_metadata, Default::default())
+        .predicate_filter(spec_and_metadata, Default::default())
 }
 
-/// [`spec_and_metadata`] of a compact object; its spec is hashed as text, without decoding it.
-pub fn compact_spec_and_metadata(object: &CompactObject) -> Option<u64> {
+/// What makes an object worth reconciling again: its spec and metadata, not its status. The spec is hashed as
+/// text, without decoding it. A predicate for `WatchStreamExt::predicate_filter`.
+pub fn spec_and_metadata(object: &CompactObject) -> Option<u64> {
     #[derive(serde::Deserialize)]
     struct SpecText<'a> {
         #[serde(borrow)]
@@ -194,15 +160,7 @@ pub fn compact_spec_and_metadata(object: &CompactObject) -> Option<u64> {
 }
 
 /// Objects a shared watch's event touched (applied or deleted); none for the list markers.
-pub fn touched_compact(event: &Event<CompactObject>) -> Option<&CompactObject> {
-    match event {
-        Event::Apply(o) | Event::InitApply(o) | Event::Delete(o) => Some(o),
-        Event::Init | Event::InitDone => None,
-    }
-}
-
-/// Objects an event touched (applied or deleted); none for the list markers.
-pub fn touched(event: &Event<DynamicObject>) -> Option<&DynamicObject> {
+pub fn touched(event: &Event<CompactObject>) -> Option<&CompactObject> {
     match event {
         Event::Apply(o) | Event::InitApply(o) | Event::Delete(o) => Some(o),
         Event::Init | Event::InitDone => None,
@@ -210,12 +168,9 @@ pub fn touched(event: &Event<DynamicObject>) -> Option<&DynamicObject> {
 }
 
 /// The next event of `events`, or `None` when `cancel` fired or the stream ended.
-pub async fn next_event<S>(
-    events: &mut S,
-    cancel: &CancellationToken,
-) -> Option<Event<DynamicObject>>
+pub async fn next_event<S>(events: &mut S, cancel: &CancellationToken) -> Option<S::Item>
 where
-    S: Stream<Item = Event<DynamicObject>> + Unpin,
+    S: Stream + Unpin,
 {
     tokio::select! {
         () = cancel.cancelled() => None,
@@ -294,34 +249,7 @@ mod tests {
     }
 
     #[test]
-    fn status_changes_do_not_change_the_work_fingerprint() {
-        let work = |status: serde_json::Value, replicas: i64| -> DynamicObject {
-            serde_json::from_value(serde_json::json!({
-                "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-                "metadata": {"name": "w", "namespace": "karmada-es-a", "resourceVersion": "1"},
-                "spec": {"workload": {"manifests": [{"spec": {"replicas": replicas}}]}},
-                "status": status,
-            }))
-            .expect("work")
-        };
-        let base = spec_and_metadata(&work(serde_json::json!({}), 1));
-        assert_eq!(
-            base,
-            spec_and_metadata(&work(
-                serde_json::json!({"conditions": [{"type": "Applied"}]}),
-                1
-            ))
-        );
-        assert_ne!(base, spec_and_metadata(&work(serde_json::json!({}), 2)));
-        let mut deleting = work(serde_json::json!({}), 1);
-        deleting.metadata.deletion_timestamp = Some(
-            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH),
-        );
-        assert_ne!(base, spec_and_metadata(&deleting));
-    }
-
-    #[test]
-    fn compact_fingerprint_follows_spec_and_metadata_not_status() {
+    fn fingerprint_follows_spec_and_metadata_not_status() {
         let work = |status: serde_json::Value, replicas: i64| -> CompactObject {
             let object: DynamicObject = serde_json::from_value(serde_json::json!({
                 "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
@@ -332,17 +260,14 @@ mod tests {
             .expect("work");
             CompactObject::from_dynamic(&object).expect("compact")
         };
-        let base = compact_spec_and_metadata(&work(serde_json::json!({}), 1));
+        let base = spec_and_metadata(&work(serde_json::json!({}), 1));
         let applied = serde_json::json!({"conditions": [{"type": "Applied"}]});
-        assert_eq!(base, compact_spec_and_metadata(&work(applied, 1)));
-        assert_ne!(
-            base,
-            compact_spec_and_metadata(&work(serde_json::json!({}), 2))
-        );
+        assert_eq!(base, spec_and_metadata(&work(applied, 1)));
+        assert_ne!(base, spec_and_metadata(&work(serde_json::json!({}), 2)));
         let mut labelled = work(serde_json::json!({}), 1);
         kube::Resource::meta_mut(&mut labelled).labels =
             Some([("a".to_string(), "b".to_string())].into());
-        assert_ne!(base, compact_spec_and_metadata(&labelled));
+        assert_ne!(base, spec_and_metadata(&labelled));
     }
 
     #[test]

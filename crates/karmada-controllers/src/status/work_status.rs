@@ -39,7 +39,7 @@ use crate::execution::discovery::{DiscoveryError, MemberResource, MemberResource
 use crate::execution::drift::covers;
 use crate::execution::queue::{
     Backoffs, REQUEUE_CAPACITY, WorkRequeue, next_event, object_ref, reflect_compact_events,
-    reflect_events, shared_spec_changes,
+    reflect_events, spec_changes,
 };
 use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
@@ -158,7 +158,7 @@ pub async fn run(
     );
     let works = subscription.store;
     let _ = context.works.set(works.clone());
-    let own = trigger_self(shared_spec_changes(subscription.events), work_resource);
+    let own = trigger_self(spec_changes(subscription.events), work_resource);
     let woken = crate::status::coalesce::coalesced(woken, WINDOW).map(|r| Ok(r.into()));
     let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
     let applied = applier(

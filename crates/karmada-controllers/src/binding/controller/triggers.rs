@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use futures::{SinkExt, StreamExt};
+use futures::SinkExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event;
@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::works::BindingScope;
 use super::Refs;
-use crate::execution::queue::{compact_spec_and_metadata, object_ref, touched_compact};
+use crate::execution::queue::{object_ref, spec_and_metadata, touched};
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE,
@@ -114,7 +114,7 @@ impl Handler {
         let crb = resources::cluster_resource_binding();
         let initial = matches!(event, Event::InitApply(_));
         let deleted = matches!(event, Event::Delete(_));
-        let Some(object) = touched_compact(event) else {
+        let Some(object) = touched(event) else {
             return Vec::new();
         };
         let metadata = object.metadata();
@@ -134,7 +134,7 @@ impl Handler {
                     metadata.namespace.clone().unwrap_or_default(),
                     metadata.name.clone().unwrap_or_default(),
                 );
-                let fingerprint = compact_spec_and_metadata(object).unwrap_or(0);
+                let fingerprint = spec_and_metadata(object).unwrap_or(0);
                 let interesting = if deleted {
                     fingerprints.remove(&key);
                     true
@@ -193,14 +193,7 @@ pub(super) async fn feed(
     cancel: CancellationToken,
 ) {
     let mut events = Box::pin(events);
-    loop {
-        let event = tokio::select! {
-            () = cancel.cancelled() => return,
-            event = events.next() => event,
-        };
-        let Some(event) = event else {
-            return;
-        };
+    while let Some(event) = crate::execution::queue::next_event(&mut events, &cancel).await {
         for (scope, reference) in handler.affected(&event, &bindings) {
             let sender = match scope {
                 BindingScope::Namespaced => &mut senders.rb,

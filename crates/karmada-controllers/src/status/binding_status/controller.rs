@@ -48,7 +48,7 @@ use super::aggregate::{desired_binding_status, ready_replicas};
 use super::metrics::BindingMetrics;
 use super::template::TemplateResolver;
 use crate::binding::BindingScope;
-use crate::execution::queue::{REQUEUE_CAPACITY, ready, shared_spec_changes};
+use crate::execution::queue::{REQUEUE_CAPACITY, ready, spec_changes};
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
@@ -192,14 +192,7 @@ async fn feed_works(
     // The appliers start once the first list is complete and then reconcile every binding anyway; waking
     // them for that list would only fill the channel nobody drains yet.
     let mut synced = false;
-    loop {
-        let event = tokio::select! {
-            () = cancel.cancelled() => return,
-            event = events.next() => event,
-        };
-        let Some(event) = event else {
-            return;
-        };
+    while let Some(event) = crate::execution::queue::next_event(&mut events, &cancel).await {
         let work = match &event {
             Event::Apply(w) | Event::Delete(w) => w,
             Event::InitApply(w) if synced => w,
@@ -236,7 +229,7 @@ async fn drive(
 ) {
     let own = trigger_self(
         // Spec and metadata only: the binding's status is this controller's (and the scheduler's) output.
-        shared_spec_changes(bindings.events),
+        spec_changes(bindings.events),
         context.resource.clone(),
     );
     let woken = coalesced(woken, config.window).map(|r| Ok(r.into()));
