@@ -3,7 +3,6 @@
 use http::StatusCode;
 use serde_json::json;
 
-
 use super::harness::Harness;
 
 const CM: &str = "/api/v1/namespaces/default/configmaps";

@@ -182,7 +182,10 @@ mod tests {
             text.len()
         );
         let back: serde_json::Value = compact.decode().expect("decodes");
-        assert_eq!(back, serde_json::from_str::<serde_json::Value>(text).expect("json"));
+        assert_eq!(
+            back,
+            serde_json::from_str::<serde_json::Value>(text).expect("json")
+        );
     }
 
     #[test]
