@@ -43,6 +43,23 @@ impl Process {
         rss_mib(self.child.id())
     }
 
+    /// Closes the child's stdin, which a `--exit-with-stdin` component takes as a clean shutdown (it releases
+    /// its leader Lease, so a successor need not wait for it to expire), and waits for it to exit.
+    pub async fn shut_down(mut self, timeout: Duration) -> anyhow::Result<()> {
+        drop(self.child.stdin.take());
+        let deadline = Instant::now() + timeout;
+        while self.child.try_wait()?.is_none() {
+            if Instant::now() > deadline {
+                bail!(
+                    "process {} did not exit within {timeout:?}",
+                    self.child.id()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(())
+    }
+
     pub fn cpu_seconds(&self) -> f64 {
         cpu_seconds(self.child.id()).unwrap_or(0.0)
     }

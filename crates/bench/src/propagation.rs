@@ -99,6 +99,8 @@ struct Federation {
     data: PathBuf,
     karmada: Client,
     member_clients: Vec<(String, Client)>,
+    launcher: Launcher,
+    kubeconfig: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -257,6 +259,8 @@ impl Federation {
             data: apiserver.data,
             karmada: apiserver.client,
             member_clients,
+            launcher,
+            kubeconfig: apiserver.kubeconfig,
             _dir: dir,
         })
     }
@@ -283,12 +287,12 @@ impl Federation {
             .output();
     }
 
-    fn rss_detail(&self) -> String {
+    /// Each control-plane process's RSS now.
+    fn rss_each(&self) -> Vec<(String, f64)> {
         self.control_plane
             .iter()
-            .map(|p| format!("{} {:.0}", p.name, p.rss_mib()))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .map(|p| (p.name.clone(), p.rss_mib()))
+            .collect()
     }
 }
 
@@ -364,8 +368,14 @@ fn watch_members(federation: &Federation, seen: Seen, stop: &tokio_util::sync::C
     }
 }
 
-/// First time each template's ResourceBinding had a placement (`spec.clusters` non-empty), by template name.
-type Scheduled = Arc<Mutex<HashMap<String, Instant>>>;
+/// By template name: first time its ResourceBinding was seen, and first time it had a placement
+/// (`spec.clusters` non-empty).
+#[derive(Default)]
+struct BindingTimes {
+    created: HashMap<String, Instant>,
+    placed: HashMap<String, Instant>,
+}
+type Scheduled = Arc<Mutex<BindingTimes>>;
 
 fn watch_scheduled(
     federation: &Federation,
@@ -396,13 +406,12 @@ fn watch_scheduled(
                 .as_array()
                 .is_some_and(|clusters| !clusters.is_empty());
             let template = binding.data["spec"]["resource"]["name"].as_str();
-            if let (true, Some(template)) = (placed, template) {
-                let now = Instant::now();
-                scheduled
-                    .lock()
-                    .await
-                    .entry(template.to_string())
-                    .or_insert(now);
+            let Some(template) = template else { continue };
+            let now = Instant::now();
+            let mut times = scheduled.lock().await;
+            times.created.entry(template.to_string()).or_insert(now);
+            if placed {
+                times.placed.entry(template.to_string()).or_insert(now);
             }
         }
     });
@@ -516,17 +525,160 @@ async fn measure(
 ) -> anyhow::Result<Vec<Row>> {
     // KARMADA_BENCH_KEEP_LOGS keeps the components' logs for a look after the run.
     let logs = LogDir::from_env()?;
-    let federation = match Federation::start(binary, members, mode, logs.path()).await {
+    let mut federation = match Federation::start(binary, members, mode, logs.path()).await {
         Ok(f) => f,
         Err(err) => return Err(err.context(log_tails(logs.path())?)),
     };
-    let result = measure_on(&federation, members, mode, rate, args).await;
+    let result = measure_on(&mut federation, members, mode, rate, args).await;
     federation.stop_agents();
     result
 }
 
+/// Creates `names` as fast as 32 clients can.
+async fn create_burst(api: &Api<Deployment>, names: &[String]) -> anyhow::Result<()> {
+    let queue = Arc::new(Mutex::new(names.to_vec()));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..32 {
+        let api = api.clone();
+        let queue = queue.clone();
+        tasks.spawn(async move {
+            loop {
+                let Some(name) = queue.lock().await.pop() else {
+                    return anyhow::Ok(());
+                };
+                api.create(&PostParams::default(), &deployment(&name)?)
+                    .await?;
+            }
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result??;
+    }
+    Ok(())
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to process `pid`.
+fn signal(pid: u32, signal: &str) -> anyhow::Result<()> {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()?;
+    if !status.success() {
+        bail!("kill -{signal} {pid} failed");
+    }
+    Ok(())
+}
+
+/// Waits until `done` holds for the binding times, polling them.
+async fn wait_bindings(
+    scheduled: &Scheduled,
+    what: &str,
+    done: impl Fn(&BindingTimes) -> bool,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    while !done(&*scheduled.lock().await) {
+        if Instant::now() > deadline {
+            bail!("timed out waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    Ok(())
+}
+
+/// Phase 3, the scheduler stage alone: with the scheduler stopped, a burst of templates gets its
+/// ResourceBindings from the detector; the controller-manager is then paused (so nothing but the API server and
+/// the scheduler runs) and a fresh scheduler process is started. Timed from its spawn to the last placement, so
+/// process start-up, the initial lists and every PATCH and Event through the API server are inside the figure.
+async fn scheduler_backlog(
+    federation: &mut Federation,
+    scheduled: &Scheduled,
+    seen: &Seen,
+    members: u32,
+    mode: Mode,
+    args: &Args,
+) -> anyhow::Result<Row> {
+    let index = federation
+        .control_plane
+        .iter()
+        .position(|p| p.name == "scheduler")
+        .context("no scheduler process")?;
+    federation
+        .control_plane
+        .remove(index)
+        .process
+        .shut_down(Duration::from_secs(30))
+        .await?;
+    let names: Vec<String> = (0..args.workloads)
+        .map(|i| format!("backlog-{i:05}"))
+        .collect();
+    let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
+    create_burst(&api, &names).await?;
+    wait_bindings(scheduled, "the backlog's ResourceBindings", |t| {
+        names.iter().all(|n| t.created.contains_key(n))
+    })
+    .await?;
+    let controller_manager = federation
+        .control_plane
+        .iter()
+        .find(|p| p.name == "controller-manager")
+        .context("no controller-manager process")?
+        .process
+        .id();
+    signal(controller_manager, "STOP")?;
+    let started = Instant::now();
+    let scheduler = start_component(
+        &federation.launcher,
+        "scheduler",
+        &federation.kubeconfig,
+        "127.0.0.1:0",
+        &[],
+    );
+    let placed = match scheduler {
+        Ok(scheduler) => {
+            federation
+                .control_plane
+                .push(Proc::new(scheduler, "scheduler"));
+            wait_bindings(scheduled, "the backlog's placements", |t| {
+                names.iter().all(|n| t.placed.contains_key(n))
+            })
+            .await
+        }
+        Err(err) => Err(err),
+    };
+    // Resume the controller-manager whatever happened, then check the backlog still reaches every member.
+    signal(controller_manager, "CONT")?;
+    placed?;
+    let last = {
+        let times = scheduled.lock().await;
+        names
+            .iter()
+            .filter_map(|n| times.placed.get(n).copied())
+            .max()
+            .context("no backlog binding was placed")?
+    };
+    let elapsed = last.saturating_duration_since(started);
+    wait_all_seen(seen, &names, members as usize).await?;
+    Ok(Row {
+        name: format!(
+            "scheduler stage alone, {members} members, {}, {} pending ResourceBindings",
+            mode.name(),
+            args.workloads
+        ),
+        ops_per_sec: Some(f64::from(args.workloads) / elapsed.as_secs_f64().max(f64::MIN_POSITIVE)),
+        p50_ms: None,
+        p99_ms: None,
+        target: "≥ 500 bindings/s".into(),
+        note: format!(
+            "a fresh scheduler process placed all {} through the API server (PATCH + Events) {:.2} s after its \
+             spawn, controller-manager paused; all then reached every member",
+            args.workloads,
+            elapsed.as_secs_f64()
+        ),
+    })
+}
+
 async fn measure_on(
-    federation: &Federation,
+    federation: &mut Federation,
     members: u32,
     mode: Mode,
     rate: u32,
@@ -534,6 +686,7 @@ async fn measure_on(
 ) -> anyhow::Result<Vec<Row>> {
     setup_namespace_and_policy(federation).await?;
     let rss_before = federation.rss_mib();
+    let rss_each_before = federation.rss_each();
     let cpu_before = federation.cpu_seconds();
     let seen: Seen = Arc::default();
     let stop = tokio_util::sync::CancellationToken::new();
@@ -586,31 +739,14 @@ async fn measure_on(
         .map(|i| format!("burst-{i:05}"))
         .collect();
     let started = Instant::now();
-    let queue = Arc::new(Mutex::new(burst.clone()));
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..32 {
-        let api = api.clone();
-        let queue = queue.clone();
-        tasks.spawn(async move {
-            loop {
-                let Some(name) = queue.lock().await.pop() else {
-                    return anyhow::Ok(());
-                };
-                api.create(&PostParams::default(), &deployment(&name)?)
-                    .await?;
-            }
-        });
-    }
-    while let Some(result) = tasks.join_next().await {
-        result??;
-    }
+    create_burst(&api, &burst).await?;
     let last = wait_all_seen(&seen, &burst, members as usize).await?;
     let elapsed = last.saturating_duration_since(started);
     let (placed, last_scheduled) = {
         let scheduled = scheduled.lock().await;
         let times: Vec<Instant> = burst
             .iter()
-            .filter_map(|n| scheduled.get(n).copied())
+            .filter_map(|n| scheduled.placed.get(n).copied())
             .collect();
         (times.len(), times.into_iter().max())
     };
@@ -624,8 +760,16 @@ async fn measure_on(
     // Let the status controllers settle before reading memory.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let rss_after = federation.rss_mib();
+    let detail = federation
+        .rss_each()
+        .iter()
+        .zip(&rss_each_before)
+        .map(|((name, after), (_, before))| format!("{name} {before:.0} → {after:.0}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let scheduler_alone =
+        scheduler_backlog(federation, &scheduled, &seen, members, mode, args).await?;
     stop.cancel();
-    let detail = federation.rss_detail();
     let workloads_total = f64::from(args.workloads) * 2.0;
     let per_thousand = (rss_after - rss_before) / (workloads_total / 1000.0);
     let per_thousand_x3 = per_thousand * 3.0 / f64::from(members);
@@ -680,6 +824,7 @@ async fn measure_on(
                 scheduling.as_secs_f64()
             ),
         },
+        scheduler_alone,
         cpu_row(members, mode, args.workloads * 2, &cpu_before, &cpu_after),
         Row {
             name: format!(

@@ -83,8 +83,9 @@ pub fn reflect_compact_events(
                 annotations.remove(crate::keys::ANNOTATION_LAST_APPLIED);
             }
         });
+    let mut packer = crate::runtime::compact::Packer::default();
     log_errors(trimmed).filter_map(move |event| {
-        let compacted = crate::runtime::informer::compact(event);
+        let compacted = packer.event(event);
         if let Ok(event) = &compacted {
             writer.apply_watcher_event(event);
         }

@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::api::{ApiResource, DynamicObject};
 use kube::core::DynamicResourceScope;
+use kube::runtime::watcher::Event;
 use serde::de::DeserializeOwned;
 
 use super::ControllerError;
@@ -21,9 +22,11 @@ use super::ControllerError;
 #[derive(Clone, Debug)]
 struct Inner {
     metadata: ObjectMeta,
-    /// The whole object as JSON (apiVersion, kind, metadata without managedFields, spec, status), LZ4-compressed
-    /// with its length prepended.
+    /// The object as JSON without its metadata (apiVersion, kind, spec, status), LZ4-compressed against
+    /// `dictionary` with its length prepended. The metadata is spliced back in when the object is decoded.
     packed: Box<[u8]>,
+    /// Earlier bodies of the same watch, which this body was compressed against (see [`Packer`]).
+    dictionary: Option<Arc<[u8]>>,
 }
 
 /// An object of any kind, as cached by the controllers (see the module documentation).
@@ -31,19 +34,20 @@ struct Inner {
 pub struct CompactObject(Arc<Inner>);
 
 impl CompactObject {
-    /// The compact form of `object`, without its managedFields (no controller reads them, and they are often
-    /// as large as the rest of the object).
+    /// The compact form of `object`, compressed on its own. Watches use a [`Packer`], which compresses each
+    /// object against earlier ones of the same resource.
     pub fn from_dynamic(object: &DynamicObject) -> Result<Self, ControllerError> {
-        let mut metadata = object.metadata.clone();
-        metadata.managed_fields = None;
-        let slim = DynamicObjectRef {
-            types: object.types.as_ref(),
-            metadata: &metadata,
-            data: &object.data,
-        };
-        let json = serde_json::to_vec(&slim)?;
-        let packed = lz4_flex::compress_prepend_size(&json).into_boxed_slice();
-        Ok(Self(Arc::new(Inner { metadata, packed })))
+        let (metadata, body) = split(object)?;
+        let packed = compress(&body, None);
+        Ok(Self::new(metadata, packed, None))
+    }
+
+    fn new(metadata: ObjectMeta, packed: Vec<u8>, dictionary: Option<Arc<[u8]>>) -> Self {
+        Self(Arc::new(Inner {
+            metadata,
+            packed: packed.into_boxed_slice(),
+            dictionary,
+        }))
     }
 
     /// The object's metadata (without managedFields).
@@ -61,14 +65,30 @@ impl CompactObject {
         Ok(serde_json::from_slice(&self.unpack()?)?)
     }
 
-    /// Bytes the object's body takes in the cache (compressed), for tests and accounting.
+    /// Bytes the object's body takes in the cache (compressed; the shared dictionary is not counted), for
+    /// tests and accounting.
     pub fn packed_len(&self) -> usize {
         self.0.packed.len()
     }
 
+    /// The whole object's JSON: the metadata first, then the body's fields.
     fn unpack(&self) -> Result<Vec<u8>, ControllerError> {
-        lz4_flex::decompress_size_prepended(&self.0.packed)
-            .map_err(|err| ControllerError::Invalid(format!("cached object: {err}")))
+        let dictionary = self.0.dictionary.as_deref().unwrap_or_default();
+        let body = lz4_flex::block::decompress_size_prepended_with_dict(&self.0.packed, dictionary)
+            .map_err(|err| ControllerError::Invalid(format!("cached object: {err}")))?;
+        let fields = body
+            .strip_prefix(b"{")
+            .and_then(|rest| rest.strip_suffix(b"}"))
+            .ok_or_else(|| ControllerError::Invalid("cached object is not a JSON object".into()))?;
+        let mut json = Vec::with_capacity(body.len() + 512);
+        json.extend_from_slice(br#"{"metadata":"#);
+        serde_json::to_writer(&mut json, &self.0.metadata)?;
+        if !fields.is_empty() {
+            json.push(b',');
+            json.extend_from_slice(fields);
+        }
+        json.push(b'}');
+        Ok(json)
     }
 
     /// The object as a `DynamicObject`.
@@ -77,12 +97,77 @@ impl CompactObject {
     }
 }
 
-/// Serializes like `DynamicObject` without cloning its body.
+/// Makes the objects of one watch compact. Objects of one resource share most of their text (keys, defaults,
+/// the same pod template), so each body is compressed against a dictionary of earlier bodies: a body that
+/// compresses worse than [`LEARN_BELOW_RATIO`]:1 joins the dictionary until it holds [`DICTIONARY_LIMIT`] bytes.
+/// Every object keeps the dictionary it was packed with (an `Arc`), so a grown dictionary never invalidates
+/// the objects already cached.
+#[derive(Default)]
+pub struct Packer {
+    dictionary: Option<Arc<[u8]>>,
+}
+
+/// LZ4 matches reach back 64 KiB; a smaller dictionary keeps each watch's overhead bounded.
+const DICTIONARY_LIMIT: usize = 32 * 1024;
+/// A body that the dictionary shrinks less than this many times over is new enough to learn from.
+const LEARN_BELOW_RATIO: usize = 4;
+
+impl Packer {
+    /// The compact form of `object` (without managedFields), learning from it if it is new.
+    pub fn pack(&mut self, object: &DynamicObject) -> Result<CompactObject, ControllerError> {
+        let (metadata, body) = split(object)?;
+        let mut packed = compress(&body, self.dictionary.as_deref());
+        let grown = self.dictionary.as_ref().map_or(0, |d| d.len()) + body.len();
+        if packed.len() * LEARN_BELOW_RATIO > body.len() && grown <= DICTIONARY_LIMIT {
+            let mut dictionary = self.dictionary.as_deref().unwrap_or_default().to_vec();
+            dictionary.extend_from_slice(&body);
+            let dictionary: Arc<[u8]> = dictionary.into();
+            packed = compress(&body, Some(&dictionary));
+            self.dictionary = Some(dictionary);
+        }
+        Ok(CompactObject::new(
+            metadata,
+            packed,
+            self.dictionary.clone(),
+        ))
+    }
+
+    /// A watch event with its object made compact.
+    pub fn event(
+        &mut self,
+        event: Event<DynamicObject>,
+    ) -> Result<Event<CompactObject>, ControllerError> {
+        Ok(match event {
+            Event::Apply(o) => Event::Apply(self.pack(&o)?),
+            Event::Delete(o) => Event::Delete(self.pack(&o)?),
+            Event::InitApply(o) => Event::InitApply(self.pack(&o)?),
+            Event::Init => Event::Init,
+            Event::InitDone => Event::InitDone,
+        })
+    }
+}
+
+/// The object's metadata without managedFields (no controller reads them, and they are often as large as the
+/// rest of the object), and the JSON of everything else.
+fn split(object: &DynamicObject) -> Result<(ObjectMeta, Vec<u8>), ControllerError> {
+    let mut metadata = object.metadata.clone();
+    metadata.managed_fields = None;
+    let body = serde_json::to_vec(&BodyRef {
+        types: object.types.as_ref(),
+        data: &object.data,
+    })?;
+    Ok((metadata, body))
+}
+
+fn compress(body: &[u8], dictionary: Option<&[u8]>) -> Vec<u8> {
+    lz4_flex::block::compress_prepend_size_with_dict(body, dictionary.unwrap_or_default())
+}
+
+/// Serializes like `DynamicObject` without its metadata and without cloning its body.
 #[derive(serde::Serialize)]
-struct DynamicObjectRef<'a> {
+struct BodyRef<'a> {
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     types: Option<&'a kube::api::TypeMeta>,
-    metadata: &'a ObjectMeta,
     #[serde(flatten)]
     data: &'a serde_json::Value,
 }
@@ -195,5 +280,119 @@ mod tests {
         mine.meta_mut().name = Some("renamed".into());
         assert_eq!(shared.meta().name.as_deref(), Some("w"));
         assert_eq!(mine.meta().name.as_deref(), Some("renamed"));
+    }
+
+    fn deployment(i: usize) -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": format!("web-{i}"), "namespace": "default", "uid": format!("uid-{i:08}"),
+                         "resourceVersion": format!("{}", 1000 + i), "labels": {"app": format!("web-{i}")}},
+            "spec": {
+                "replicas": i % 5,
+                "selector": {"matchLabels": {"app": format!("web-{i}")}},
+                "template": {"metadata": {"labels": {"app": format!("web-{i}")}},
+                             "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
+                                                      "imagePullPolicy": "IfNotPresent",
+                                                      "terminationMessagePath": "/dev/termination-log",
+                                                      "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}],
+                                      "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
+                                      "schedulerName": "default-scheduler"}}
+            },
+            "status": {"replicas": i % 5, "readyReplicas": i % 5, "observedGeneration": 1,
+                       "conditions": [{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}]}
+        }))
+        .expect("deployment")
+    }
+
+    fn without_managed_fields(object: &DynamicObject) -> serde_json::Value {
+        let mut object = object.clone();
+        object.metadata.managed_fields = None;
+        serde_json::to_value(&object).expect("json")
+    }
+
+    #[test]
+    fn a_watch_packs_similar_objects_against_earlier_ones() {
+        let mut packer = Packer::default();
+        let objects: Vec<DynamicObject> = (0..200).map(deployment).collect();
+        let packed: Vec<CompactObject> = objects
+            .iter()
+            .map(|o| packer.pack(o).expect("pack"))
+            .collect();
+        let alone: usize = objects
+            .iter()
+            .map(|o| {
+                CompactObject::from_dynamic(o)
+                    .expect("compact")
+                    .packed_len()
+            })
+            .sum();
+        let shared: usize = packed.iter().map(CompactObject::packed_len).sum();
+        assert!(
+            shared * 4 < alone,
+            "{shared} bytes against a dictionary, {alone} alone"
+        );
+        for (object, compact) in objects.iter().zip(&packed) {
+            let back: serde_json::Value = compact.decode().expect("decode");
+            assert_eq!(back, without_managed_fields(object));
+        }
+    }
+
+    #[test]
+    fn objects_packed_before_the_dictionary_grew_still_decode() {
+        let mut packer = Packer::default();
+        let first = packer.pack(&deployment(1)).expect("pack");
+        let before = packer.dictionary.clone().expect("learned the first body");
+        let other = packer.pack(&work()).expect("pack");
+        let after = packer.dictionary.clone().expect("dictionary");
+        assert!(after.len() > before.len(), "a new shape is learned");
+        assert_eq!(
+            first.decode::<serde_json::Value>().expect("decode"),
+            without_managed_fields(&deployment(1))
+        );
+        assert_eq!(
+            other.decode::<serde_json::Value>().expect("decode"),
+            without_managed_fields(&work())
+        );
+    }
+
+    #[test]
+    fn the_dictionary_stops_growing_at_its_limit() {
+        let mut packer = Packer::default();
+        for i in 0..200 {
+            // Bodies of random letters hardly compress, so each one is learned until the limit.
+            let mut state = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let noise: String = (0..2000)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    char::from(b'a' + (state % 26) as u8)
+                })
+                .collect();
+            let object: DynamicObject =
+                serde_json::from_value(json!({"metadata": {"name": "x"}, "data": {"k": noise}}))
+                    .expect("object");
+            let compact = packer.pack(&object).expect("pack");
+            assert_eq!(
+                compact.decode::<serde_json::Value>().expect("decode"),
+                without_managed_fields(&object)
+            );
+        }
+        let size = packer.dictionary.as_ref().map_or(0, |d| d.len());
+        assert!(
+            size <= DICTIONARY_LIMIT && size > DICTIONARY_LIMIT / 2,
+            "{size}"
+        );
+    }
+
+    #[test]
+    fn an_object_of_metadata_only_round_trips() {
+        let object: DynamicObject =
+            serde_json::from_value(json!({"metadata": {"name": "bare"}})).expect("object");
+        let compact = Packer::default().pack(&object).expect("pack");
+        assert_eq!(
+            compact.decode::<serde_json::Value>().expect("decode"),
+            without_managed_fields(&object)
+        );
     }
 }

@@ -25,7 +25,7 @@ use kube::runtime::watcher::{self, Event};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::compact::CompactObject;
+use super::compact::{CompactObject, Packer};
 
 /// Events buffered per subscriber before the watch waits for it (backpressure, not growth).
 const SUBSCRIBER_CAPACITY: usize = 256;
@@ -193,6 +193,7 @@ impl Informer {
         events: impl Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send,
     ) {
         let mut events = std::pin::pin!(events);
+        let mut packer = Packer::default();
         loop {
             let event = tokio::select! {
                 () = self.stop.cancelled() => return,
@@ -204,7 +205,7 @@ impl Informer {
                     tracing::debug!(%err, "shared watch failed; retrying");
                     continue;
                 }
-                Some(Ok(event)) => match compact(event) {
+                Some(Ok(event)) => match packer.event(event) {
                     Ok(event) => event,
                     Err(err) => {
                         tracing::warn!(%err, "shared watch: event not cached");
@@ -240,19 +241,6 @@ impl Informer {
         fan_out.subscribers.retain(|s| !s.is_closed());
         fan_out.subscribers.clone()
     }
-}
-
-/// A watch event with its object made compact.
-pub fn compact(
-    event: Event<DynamicObject>,
-) -> Result<Event<CompactObject>, super::ControllerError> {
-    Ok(match event {
-        Event::Apply(o) => Event::Apply(CompactObject::from_dynamic(&o)?),
-        Event::Delete(o) => Event::Delete(CompactObject::from_dynamic(&o)?),
-        Event::InitApply(o) => Event::InitApply(CompactObject::from_dynamic(&o)?),
-        Event::Init => Event::Init,
-        Event::InitDone => Event::InitDone,
-    })
 }
 
 /// A poisoned lock only means another thread panicked mid-update of plain bookkeeping; carry on with it.

@@ -73,7 +73,7 @@ impl Default for SchedulerConfig {
     fn default() -> Self {
         Self {
             scheduler_name: DEFAULT_SCHEDULER_NAME.to_string(),
-            workers: 4,
+            workers: 16,
             queue_capacity: 65_536,
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(60),
@@ -227,12 +227,13 @@ async fn watch_bindings(
     let stream = watcher(api, watcher::Config::default()).default_backoff();
     futures::pin_mut!(stream);
     let mut listed = Vec::new();
+    let mut packer = crate::runtime::compact::Packer::default();
     loop {
         let Some(event) = next_event(&mut stream, &cancel, "binding", &resource.kind).await else {
             return;
         };
         // Compacting drops managedFields too.
-        let event = match crate::runtime::informer::compact(event) {
+        let event = match packer.event(event) {
             Ok(event) => event,
             Err(err) => {
                 tracing::warn!(%err, kind = %resource.kind, "binding event not cached");
