@@ -58,7 +58,8 @@ use crate::keys::{
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
 use crate::runtime::{
-    CompactObject, ControllerError, EventRecorder, EventType, Informers, resources, typed,
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, resources,
+    typed,
 };
 
 /// Event reasons on bindings (Karmada's).
@@ -107,6 +108,9 @@ struct Context {
     recorder: EventRecorder,
     /// Every Work (shared).
     works: Store<CompactObject>,
+    /// The Works by their binding's permanent id, per binding scope.
+    works_by_binding: LabelIndex,
+    works_by_cluster_binding: LabelIndex,
     override_policies: Store<CompactObject>,
     cluster_override_policies: Store<CompactObject>,
     clusters: Store<CompactObject>,
@@ -188,6 +192,8 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
         );
         (cache, spawn_feed(events.boxed(), handler))
     };
+    let works_by_binding = works.label_index(id_label(BindingScope::Namespaced));
+    let works_by_cluster_binding = works.label_index(id_label(BindingScope::Cluster));
     let works_task = spawn_feed(works.events, Handler::Works(HashMap::new()));
     let (override_policies, op_task) =
         own_cache(resources::override_policy(), Handler::OverridePolicies);
@@ -203,6 +209,8 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
         recorder: EventRecorder::new(client.clone(), "binding-controller"),
         client: client.clone(),
         config: config.clone(),
+        works_by_binding,
+        works_by_cluster_binding,
         works: works.store,
         override_policies,
         cluster_override_policies,
@@ -326,6 +334,27 @@ fn binding_api(
     }
 }
 
+/// The cached Works made for this binding: by its permanent id from the index, else (a binding without one)
+/// by scanning for its annotations.
+fn existing_works(ctx: &Context, scope: BindingScope, binding: &ResourceBinding) -> Vec<Work> {
+    let id = binding
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(id_label(scope)))
+        .filter(|id| !id.is_empty());
+    let candidates = match (id, scope) {
+        (Some(id), BindingScope::Namespaced) => ctx.works_by_binding.get(id),
+        (Some(id), BindingScope::Cluster) => ctx.works_by_cluster_binding.get(id),
+        (None, _) => ctx.works.state(),
+    };
+    candidates
+        .iter()
+        .filter(|w| belongs(w.metadata(), scope, binding))
+        .filter_map(|w| w.decode().ok())
+        .collect()
+}
+
 /// Whether the Work with metadata `work` was made for this binding: by permanent id when the binding has one,
 /// else by annotations.
 fn belongs(work: &ObjectMeta, scope: BindingScope, binding: &ResourceBinding) -> bool {
@@ -393,13 +422,7 @@ async fn reconcile(
     let namespace = binding.metadata.namespace.clone();
     let name = binding.metadata.name.clone().unwrap_or_default();
     let api = binding_api(&ctx.client, scope, namespace.as_deref());
-    let existing: Vec<Work> = ctx
-        .works
-        .state()
-        .iter()
-        .filter(|w| belongs(w.metadata(), scope, &binding))
-        .filter_map(|w| w.decode().ok())
-        .collect();
+    let existing = existing_works(&ctx, scope, &binding);
 
     if binding.metadata.deletion_timestamp.is_some() {
         if !has_finalizer {

@@ -13,14 +13,14 @@
 //! One registry serves one API server: watches are told apart by URL and selectors, not by client, so a
 //! member cluster's watches do not belong in the control plane's registry.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use futures::stream::{self, BoxStream};
 use futures::{Stream, StreamExt};
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{Store, store::Writer};
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -41,9 +41,126 @@ pub struct Informers {
 pub struct Subscription {
     pub store: Store<CompactObject>,
     pub events: BoxStream<'static, Event<CompactObject>>,
+    informer: Arc<Informer>,
+}
+
+impl Subscription {
+    /// The watch's objects by the value of `label`, kept current with the cache. Indexes are shared: every
+    /// subscriber asking for the same label gets the same one.
+    pub fn label_index(&self, label: &str) -> LabelIndex {
+        let mut fan_out = lock(&self.informer.fan_out);
+        if let Some(index) = fan_out.indexes.iter().find(|index| index.label == label) {
+            return index.clone();
+        }
+        let index = LabelIndex {
+            label: label.to_string(),
+            resource: self.informer.resource.clone(),
+            store: self.informer.store.clone(),
+            entries: Arc::default(),
+        };
+        index.rebuild();
+        fan_out.indexes.push(index.clone());
+        index
+    }
+}
+
+/// The objects of one shared watch by the value of one label (say, the Works of a binding by its permanent
+/// id), so a reconcile reads its few objects instead of scanning the whole cache — a scan per reconcile makes a
+/// burst quadratic. The index changes under the same lock as the cache, before any subscriber hears of the
+/// change, and lookups re-check the label against the cached object.
+#[derive(Clone)]
+pub struct LabelIndex {
+    label: String,
+    resource: ApiResource,
+    store: Store<CompactObject>,
+    entries: Arc<RwLock<IndexEntries>>,
+}
+
+/// Label value → (namespace, name) of the objects carrying it.
+type IndexEntries = HashMap<String, HashSet<(Option<String>, String)>>;
+
+impl LabelIndex {
+    /// The cached objects whose label has `value`.
+    pub fn get(&self, value: &str) -> Vec<Arc<CompactObject>> {
+        let keys: Vec<(Option<String>, String)> = self
+            .entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(value)
+            .map(|keys| keys.iter().cloned().collect())
+            .unwrap_or_default();
+        keys.into_iter()
+            .filter_map(|(namespace, name)| {
+                let reference = ObjectRef::new_with(&name, self.resource.clone());
+                self.store.get(&match namespace {
+                    Some(namespace) => reference.within(&namespace),
+                    None => reference,
+                })
+            })
+            .filter(|object| self.value_of(object) == Some(value))
+            .collect()
+    }
+
+    fn value_of<'a>(&self, object: &'a CompactObject) -> Option<&'a str> {
+        object
+            .metadata()
+            .labels
+            .as_ref()?
+            .get(&self.label)
+            .map(String::as_str)
+    }
+
+    fn key_of(object: &CompactObject) -> (Option<String>, String) {
+        let metadata = object.metadata();
+        (
+            metadata.namespace.clone(),
+            metadata.name.clone().unwrap_or_default(),
+        )
+    }
+
+    /// Moves an object's entry from its cached version (`old`) to its new one (`None` once deleted).
+    fn replace(&self, old: Option<&CompactObject>, new: Option<&CompactObject>) {
+        let (old_value, new_value) = (
+            old.and_then(|o| self.value_of(o)),
+            new.and_then(|o| self.value_of(o)),
+        );
+        if old_value.is_none() && new_value.is_none() {
+            return;
+        }
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        if let (Some(value), Some(old)) = (old_value, old) {
+            if let Some(keys) = entries.get_mut(value) {
+                keys.remove(&Self::key_of(old));
+                if keys.is_empty() {
+                    entries.remove(value);
+                }
+            }
+        }
+        if let (Some(value), Some(new)) = (new_value, new) {
+            entries
+                .entry(value.to_string())
+                .or_default()
+                .insert(Self::key_of(new));
+        }
+    }
+
+    /// Recomputes the index from the cache (after a relist replaced it).
+    fn rebuild(&self) {
+        let mut rebuilt = IndexEntries::new();
+        for object in self.store.state() {
+            if let Some(value) = self.value_of(&object) {
+                rebuilt
+                    .entry(value.to_string())
+                    .or_default()
+                    .insert(Self::key_of(&object));
+            }
+        }
+        *self.entries.write().unwrap_or_else(PoisonError::into_inner) = rebuilt;
+    }
 }
 
 struct Informer {
+    resource: ApiResource,
     store: Store<CompactObject>,
     fan_out: Mutex<FanOut>,
     /// Fired when the last subscription is dropped; ends the watch.
@@ -55,6 +172,7 @@ struct FanOut {
     subscribers: Vec<mpsc::Sender<Event<CompactObject>>>,
     phase: Phase,
     live: usize,
+    indexes: Vec<LabelIndex>,
 }
 
 /// Where the watch is in its list/watch cycle, for replaying to late subscribers.
@@ -140,12 +258,14 @@ impl Informer {
     ) -> Arc<Self> {
         let writer = Writer::new(resource.clone());
         let informer = Arc::new(Self {
+            resource: resource.clone(),
             store: writer.as_reader(),
             fan_out: Mutex::new(FanOut {
                 writer,
                 subscribers: Vec::new(),
                 phase: Phase::Unlisted,
                 live: 0,
+                indexes: Vec::new(),
             }),
             stop: CancellationToken::new(),
         });
@@ -185,6 +305,7 @@ impl Informer {
         Subscription {
             store: self.store.clone(),
             events: stream::iter(replay).chain(live).boxed(),
+            informer: self.clone(),
         }
     }
 
@@ -227,7 +348,23 @@ impl Informer {
     /// Updates the cache and the replay phase; returns who to tell.
     fn apply(&self, event: &Event<CompactObject>) -> Vec<mpsc::Sender<Event<CompactObject>>> {
         let mut fan_out = lock(&self.fan_out);
+        if let Event::Apply(object) | Event::Delete(object) = event
+            && !fan_out.indexes.is_empty()
+        {
+            let old = self
+                .store
+                .get(&ObjectRef::from_obj_with(object, self.resource.clone()));
+            let new = matches!(event, Event::Apply(_)).then_some(object);
+            for index in &fan_out.indexes {
+                index.replace(old.as_deref(), new);
+            }
+        }
         fan_out.writer.apply_watcher_event(event);
+        if matches!(event, Event::InitDone) {
+            for index in &fan_out.indexes {
+                index.rebuild();
+            }
+        }
         match event {
             Event::Init => fan_out.phase = Phase::Listing(Vec::new()),
             Event::InitApply(object) => {

@@ -19,5 +19,5 @@ pub mod watch;
 pub use compact::CompactObject;
 pub use error::ControllerError;
 pub use events::{EventRecorder, EventType, reference_of};
-pub use informer::{Informers, Subscription};
+pub use informer::{Informers, LabelIndex, Subscription};
 pub use members::MemberClients;

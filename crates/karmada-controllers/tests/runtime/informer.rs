@@ -132,3 +132,79 @@ async fn subscribers_share_one_watch_and_a_late_one_gets_a_replay() {
         "the watch stops with its last subscriber"
     );
 }
+
+fn names(objects: Vec<std::sync::Arc<CompactObject>>) -> Vec<String> {
+    let mut names: Vec<String> = objects
+        .iter()
+        .filter_map(|o| o.metadata().name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_label_index_follows_the_cache() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{DeleteParams, Patch, PatchParams};
+
+    let control_plane = ControlPlane::start().await;
+    let objects: kube::Api<ConfigMap> =
+        kube::Api::namespaced(control_plane.client.clone(), "default");
+    let create = |name: &'static str, team: &'static str| {
+        control_plane.create(
+            "configmaps",
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": name, "namespace": "default", "labels": {"team": team}}}),
+        )
+    };
+    create("early", "a").await;
+    let informers = Informers::default();
+    let resource = config_maps();
+    let mut subscription = informers.subscribe(
+        resources::all(&control_plane.client, &resource),
+        &resource,
+        watcher::Config::default(),
+    );
+    events_until(&mut subscription.events, |e, _| {
+        matches!(e, Event::InitDone)
+    })
+    .await;
+
+    // Built from what the cache already holds.
+    let index = subscription.label_index("team");
+    assert_eq!(names(index.get("a")), ["early"]);
+
+    // Kept current before the subscriber hears of a change.
+    create("late", "a").await;
+    create("other", "b").await;
+    create_config_map(&control_plane, "unlabelled").await;
+    events_until_applied(&mut subscription.events, "unlabelled").await;
+    assert_eq!(names(index.get("a")), ["early", "late"]);
+    assert_eq!(names(index.get("b")), ["other"]);
+
+    objects
+        .patch(
+            "early",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"team": "b"}}})),
+        )
+        .await
+        .expect("relabel");
+    events_until_applied(&mut subscription.events, "early").await;
+    assert_eq!(names(index.get("a")), ["late"], "a relabelled object moves");
+    assert_eq!(names(index.get("b")), ["early", "other"]);
+
+    objects
+        .delete("other", &DeleteParams::default())
+        .await
+        .expect("delete");
+    events_until(&mut subscription.events, |e, name| {
+        matches!(e, Event::Delete(_)) && name == Some("other")
+    })
+    .await;
+    assert_eq!(names(index.get("b")), ["early"], "a deleted object leaves");
+    assert!(index.get("c").is_empty());
+
+    // Asking again for the same label shares the index.
+    assert_eq!(names(subscription.label_index("team").get("a")), ["late"]);
+}

