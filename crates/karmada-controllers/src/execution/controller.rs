@@ -42,6 +42,7 @@ use super::queue::{
     Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_changes,
 };
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
+use crate::runtime::typed::TypedMemo;
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
     typed,
@@ -86,6 +87,8 @@ struct Context {
     client: kube::Client,
     config: ExecutionConfig,
     clusters: Store<DynamicObject>,
+    /// The clusters as typed objects, converted once per resourceVersion.
+    typed_clusters: TypedMemo<Cluster>,
     resources: MemberResources,
     settled: Settled,
     recorder: EventRecorder,
@@ -138,6 +141,7 @@ pub async fn run(
         client: client.clone(),
         config: config.clone(),
         clusters,
+        typed_clusters: TypedMemo::default(),
         resources: MemberResources::default(),
         settled: Settled::default(),
         metrics,
@@ -308,7 +312,7 @@ async fn reconcile(
     let cluster = ctx
         .clusters
         .get(&object_ref(&resources::cluster(), None, cluster_name))
-        .map(|c| typed::to_typed::<Cluster>(&c))
+        .map(|c| ctx.typed_clusters.typed(&c))
         .transpose()?;
     if let Some(cluster) = &cluster
         && !ctx.config.served.serves(cluster)
@@ -320,7 +324,7 @@ async fn reconcile(
     let key = key(&object);
 
     if work.metadata.deletion_timestamp.is_some() {
-        return delete(&ctx, work, &reference, cluster.as_ref(), cluster_name).await;
+        return delete(&ctx, work, &reference, cluster.as_deref(), cluster_name).await;
     }
     let Some(cluster) = cluster else {
         // No such cluster (yet): its Cluster event will bring us back.

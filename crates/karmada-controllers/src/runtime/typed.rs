@@ -33,3 +33,80 @@ pub fn to_dynamic<T: Serialize>(
     }
     Ok(serde_json::from_value(value)?)
 }
+
+/// Typed conversions of cached objects, remembered per object until its resourceVersion changes. Why: a
+/// Cluster's status (resource summaries, API enablements) makes it large, and the execution and work status
+/// controllers read their cluster on every reconcile; converting it each time cost about a twentieth of the
+/// controller-manager's CPU in a propagation burst.
+pub struct TypedMemo<T> {
+    converted: std::sync::Mutex<std::collections::HashMap<String, (String, std::sync::Arc<T>)>>,
+}
+
+impl<T> Default for TypedMemo<T> {
+    fn default() -> Self {
+        Self {
+            converted: std::sync::Mutex::default(),
+        }
+    }
+}
+
+impl<T: DeserializeOwned> TypedMemo<T> {
+    /// `object` as `T`, converted once per resourceVersion. An object without a resourceVersion (not from a
+    /// server) is converted every time.
+    pub fn typed(&self, object: &DynamicObject) -> Result<std::sync::Arc<T>, ControllerError> {
+        let key = format!(
+            "{}/{}",
+            object.metadata.namespace.as_deref().unwrap_or_default(),
+            object.metadata.name.as_deref().unwrap_or_default()
+        );
+        let version = object.metadata.resource_version.clone();
+        let lock = || {
+            self.converted
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(version) = &version
+            && let Some((seen, typed)) = lock().get(&key)
+            && seen == version
+        {
+            return Ok(typed.clone());
+        }
+        let typed = std::sync::Arc::new(to_typed::<T>(object)?);
+        if let Some(version) = version {
+            lock().insert(key, (version, typed.clone()));
+        }
+        Ok(typed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config_map(version: &str, value: &str) -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "n", "resourceVersion": version},
+            "data": {"k": value}
+        }))
+        .expect("object")
+    }
+
+    #[test]
+    fn a_memo_converts_once_per_resource_version() {
+        let memo = TypedMemo::<k8s_openapi::api::core::v1::ConfigMap>::default();
+        let first = memo.typed(&config_map("1", "a")).expect("typed");
+        let again = memo.typed(&config_map("1", "a")).expect("typed");
+        assert!(
+            std::sync::Arc::ptr_eq(&first, &again),
+            "same version: reused"
+        );
+        let changed = memo.typed(&config_map("2", "b")).expect("typed");
+        assert_eq!(
+            changed.data.as_ref().expect("data")["k"],
+            "b",
+            "new version: converted"
+        );
+        assert!(!std::sync::Arc::ptr_eq(&first, &changed));
+    }
+}

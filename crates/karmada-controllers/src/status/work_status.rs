@@ -43,6 +43,7 @@ use crate::execution::queue::{
 };
 use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
+use crate::runtime::typed::TypedMemo;
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
     typed,
@@ -88,6 +89,8 @@ struct Context {
     client: kube::Client,
     config: WorkStatusConfig,
     clusters: Store<DynamicObject>,
+    /// The clusters as typed objects, converted once per resourceVersion.
+    typed_clusters: TypedMemo<Cluster>,
     /// The shared Work cache, set once Clusters are listed (see [`run`]).
     works: OnceLock<Store<CompactObject>>,
     resources: MemberResources,
@@ -128,6 +131,7 @@ pub async fn run(
         client: client.clone(),
         config: config.clone(),
         clusters: clusters.clone(),
+        typed_clusters: TypedMemo::default(),
         works: OnceLock::new(),
         resources: MemberResources::default(),
         watches: Mutex::new(HashMap::new()),
@@ -405,7 +409,7 @@ async fn reconcile(
     let Some(cluster) = ctx
         .clusters
         .get(&object_ref(&resources::cluster(), None, cluster_name))
-        .map(|c| typed::to_typed::<Cluster>(&c))
+        .map(|c| ctx.typed_clusters.typed(&c))
         .transpose()?
     else {
         return Ok(Action::await_change());
