@@ -57,6 +57,7 @@ use crate::keys::{
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
+use crate::runtime::compact::Packer;
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, resources,
     typed,
@@ -189,6 +190,7 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
             resources::all(&client, &resource),
             watcher::Config::default(),
             writer,
+            Packer::default(),
         );
         (cache, spawn_feed(events.boxed(), handler))
     };

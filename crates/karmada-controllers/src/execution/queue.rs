@@ -75,6 +75,7 @@ pub fn reflect_compact_events(
     api: kube::Api<DynamicObject>,
     config: watcher::Config,
     mut writer: reflector::store::Writer<CompactObject>,
+    mut packer: crate::runtime::compact::Packer,
 ) -> impl Stream<Item = Event<CompactObject>> + Send {
     let trimmed = watcher(api, config)
         .default_backoff()
@@ -83,7 +84,6 @@ pub fn reflect_compact_events(
                 annotations.remove(crate::keys::ANNOTATION_LAST_APPLIED);
             }
         });
-    let mut packer = crate::runtime::compact::Packer::default();
     log_errors(trimmed).filter_map(move |event| {
         let compacted = packer.event(event);
         if let Ok(event) = &compacted {

@@ -27,6 +27,9 @@ struct Inner {
     packed: Box<[u8]>,
     /// Earlier bodies of the same watch, which this body was compressed against (see [`Packer`]).
     dictionary: Option<Arc<[u8]>>,
+    /// Whether `packed` holds the whole object, metadata included, because `metadata` is only a projection
+    /// (see [`Packer::slim`]).
+    whole: bool,
 }
 
 /// An object of any kind, as cached by the controllers (see the module documentation).
@@ -39,18 +42,24 @@ impl CompactObject {
     pub fn from_dynamic(object: &DynamicObject) -> Result<Self, ControllerError> {
         let (metadata, body) = split(object)?;
         let packed = compress(&body, None);
-        Ok(Self::new(metadata, packed, None))
+        Ok(Self::new(metadata, packed, None, false))
     }
 
-    fn new(metadata: ObjectMeta, packed: Vec<u8>, dictionary: Option<Arc<[u8]>>) -> Self {
+    fn new(
+        metadata: ObjectMeta,
+        packed: Vec<u8>,
+        dictionary: Option<Arc<[u8]>>,
+        whole: bool,
+    ) -> Self {
         Self(Arc::new(Inner {
             metadata,
             packed: packed.into_boxed_slice(),
             dictionary,
+            whole,
         }))
     }
 
-    /// The object's metadata (without managedFields).
+    /// The object's metadata (without managedFields; from a [`Packer::slim`], only the fields it keeps).
     pub fn metadata(&self) -> &ObjectMeta {
         &self.0.metadata
     }
@@ -76,6 +85,9 @@ impl CompactObject {
         let dictionary = self.0.dictionary.as_deref().unwrap_or_default();
         let body = lz4_flex::block::decompress_size_prepended_with_dict(&self.0.packed, dictionary)
             .map_err(|err| ControllerError::Invalid(format!("cached object: {err}")))?;
+        if self.0.whole {
+            return Ok(body);
+        }
         let fields = body
             .strip_prefix(b"{")
             .and_then(|rest| rest.strip_suffix(b"}"))
@@ -105,6 +117,8 @@ impl CompactObject {
 #[derive(Default)]
 pub struct Packer {
     dictionary: Option<Arc<[u8]>>,
+    /// Annotations the typed metadata keeps when it is a projection (see [`Packer::slim`]).
+    slim: Option<&'static [&'static str]>,
 }
 
 /// LZ4 matches reach back 64 KiB; a smaller dictionary keeps each watch's overhead bounded.
@@ -113,9 +127,24 @@ const DICTIONARY_LIMIT: usize = 32 * 1024;
 const LEARN_BELOW_RATIO: usize = 4;
 
 impl Packer {
+    /// A packer whose objects keep in typed form only their identity (name, namespace, uid, resourceVersion,
+    /// generation, deletionTimestamp) and the `annotations` named; the whole object stays in the compressed
+    /// body, so decoding returns all of it. For caches whose readers look up few metadata fields, such as a
+    /// member cluster's objects (one per workload and member): typed labels and annotations were the largest
+    /// part of such a cache.
+    pub fn slim(annotations: &'static [&'static str]) -> Self {
+        Self {
+            dictionary: None,
+            slim: Some(annotations),
+        }
+    }
+
     /// The compact form of `object` (without managedFields), learning from it if it is new.
     pub fn pack(&mut self, object: &DynamicObject) -> Result<CompactObject, ControllerError> {
-        let (metadata, body) = split(object)?;
+        let (metadata, body) = match self.slim {
+            None => split(object)?,
+            Some(kept) => (projection(&object.metadata, kept), whole(object)?),
+        };
         let mut packed = compress(&body, self.dictionary.as_deref());
         let grown = self.dictionary.as_ref().map_or(0, |d| d.len()) + body.len();
         if packed.len() * LEARN_BELOW_RATIO > body.len() && grown <= DICTIONARY_LIMIT {
@@ -129,6 +158,7 @@ impl Packer {
             metadata,
             packed,
             self.dictionary.clone(),
+            self.slim.is_some(),
         ))
     }
 
@@ -159,6 +189,38 @@ fn split(object: &DynamicObject) -> Result<(ObjectMeta, Vec<u8>), ControllerErro
     Ok((metadata, body))
 }
 
+/// The identity of `metadata` and the `kept` annotations.
+fn projection(metadata: &ObjectMeta, kept: &[&str]) -> ObjectMeta {
+    let annotations: std::collections::BTreeMap<String, String> = metadata
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(key, _)| kept.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    ObjectMeta {
+        name: metadata.name.clone(),
+        namespace: metadata.namespace.clone(),
+        uid: metadata.uid.clone(),
+        resource_version: metadata.resource_version.clone(),
+        generation: metadata.generation,
+        deletion_timestamp: metadata.deletion_timestamp.clone(),
+        annotations: (!annotations.is_empty()).then_some(annotations),
+        ..ObjectMeta::default()
+    }
+}
+
+/// The whole object's JSON without managedFields.
+fn whole(object: &DynamicObject) -> Result<Vec<u8>, ControllerError> {
+    let mut metadata = object.metadata.clone();
+    metadata.managed_fields = None;
+    Ok(serde_json::to_vec(&WholeRef {
+        types: object.types.as_ref(),
+        metadata: &metadata,
+        data: &object.data,
+    })?)
+}
+
 fn compress(body: &[u8], dictionary: Option<&[u8]>) -> Vec<u8> {
     lz4_flex::block::compress_prepend_size_with_dict(body, dictionary.unwrap_or_default())
 }
@@ -168,6 +230,16 @@ fn compress(body: &[u8], dictionary: Option<&[u8]>) -> Vec<u8> {
 struct BodyRef<'a> {
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     types: Option<&'a kube::api::TypeMeta>,
+    #[serde(flatten)]
+    data: &'a serde_json::Value,
+}
+
+/// Serializes like `DynamicObject` without cloning its body.
+#[derive(serde::Serialize)]
+struct WholeRef<'a> {
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    types: Option<&'a kube::api::TypeMeta>,
+    metadata: &'a ObjectMeta,
     #[serde(flatten)]
     data: &'a serde_json::Value,
 }
@@ -394,5 +466,35 @@ mod tests {
             compact.decode::<serde_json::Value>().expect("decode"),
             without_managed_fields(&object)
         );
+    }
+
+    #[test]
+    fn a_slim_object_keeps_identity_and_named_annotations_typed_and_decodes_whole() {
+        let mut object = deployment(3);
+        object.metadata.annotations = Some(
+            [("keep", "1"), ("drop", "2")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into(),
+        );
+        object.metadata.managed_fields = work().metadata.managed_fields;
+        let mut packer = Packer::slim(&["keep"]);
+        let slim = packer.pack(&object).expect("pack");
+        let metadata = slim.metadata();
+        assert_eq!(metadata.name.as_deref(), Some("web-3"));
+        assert_eq!(metadata.namespace.as_deref(), Some("default"));
+        assert_eq!(metadata.resource_version.as_deref(), Some("1003"));
+        assert!(metadata.labels.is_none());
+        assert_eq!(
+            metadata
+                .annotations
+                .as_ref()
+                .expect("kept")
+                .keys()
+                .collect::<Vec<_>>(),
+            ["keep"]
+        );
+        let back: serde_json::Value = slim.decode().expect("decode");
+        assert_eq!(back, without_managed_fields(&object));
+        assert_eq!(back["metadata"]["annotations"]["drop"], "2");
     }
 }

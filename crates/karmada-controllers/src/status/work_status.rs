@@ -43,6 +43,7 @@ use crate::execution::queue::{
 };
 use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
+use crate::runtime::compact::Packer;
 use crate::runtime::typed::TypedMemo;
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
@@ -359,6 +360,8 @@ async fn member_watch(
         kube::Api::all_with(member.clone(), &resource.resource),
         watcher::Config::default().labels(&format!("{LABEL_MANAGED}={MANAGED_VALUE}")),
         writer,
+        // Only these two annotations are read from a member object's metadata (which Work owns it).
+        Packer::slim(&[ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE]),
     );
     let task_ctx = ctx.clone();
     let task_watch = watch.clone();
