@@ -4,6 +4,8 @@ set -euo pipefail
 
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+# make builds jemalloc, the server binary's allocator.
+command -v make >/dev/null 2>&1 || need_apt+=(make)
 # protoc builds the etcd client; etcd runs the etcd backend's conformance suite and the HA tests.
 command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
 command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
