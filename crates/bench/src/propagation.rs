@@ -7,7 +7,9 @@
 //! Phase 1 creates Deployments at a steady rate and measures, per (Deployment, member), the time from the create
 //! being acknowledged to the member's watch seeing the object. Phase 2 creates as many again as fast as 32
 //! clients can and measures how long until all are in every member. RSS is the sum over the control-plane
-//! processes, read after the clusters are Ready and again after both phases.
+//! processes, read after the clusters are Ready and again after both phases. Phase 3 times the scheduler stage
+//! alone: a fresh scheduler process facing as many pending ResourceBindings again, with the controller-manager
+//! paused.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -864,7 +866,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          Real processes: API server on the embedded store, controller-manager, scheduler, member-sims in scale mode \
          joined in Push mode (`karmadactl join`) or registered in Pull mode (`karmadactl register`, one `karmada agent` \
          per member, not counted in the control plane's RSS); one PropagationPolicy duplicating every labelled Deployment to every member. Latency \
-         is from the create's acknowledgement to the member's watch event.\n\n{table}",
+         is from the create's acknowledgement to the member's watch event. \"Bindings scheduled\" times the burst until \
+         every ResourceBinding has a placement; \"scheduler stage alone\" stops the scheduler, lets the detector create \
+         a further burst's bindings, pauses the controller-manager (SIGSTOP) and times a fresh scheduler process from \
+         its spawn to the last placement.\n\n{table}",
         report::machine(),
         jiff::Zoned::now().date(),
     );

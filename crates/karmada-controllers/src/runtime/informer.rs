@@ -128,12 +128,12 @@ impl LabelIndex {
             return;
         }
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
-        if let (Some(value), Some(old)) = (old_value, old) {
-            if let Some(keys) = entries.get_mut(value) {
-                keys.remove(&Self::key_of(old));
-                if keys.is_empty() {
-                    entries.remove(value);
-                }
+        if let (Some(value), Some(old)) = (old_value, old)
+            && let Some(keys) = entries.get_mut(value)
+        {
+            keys.remove(&Self::key_of(old));
+            if keys.is_empty() {
+                entries.remove(value);
             }
         }
         if let (Some(value), Some(new)) = (new_value, new) {

@@ -533,7 +533,6 @@ fn same_status(a: Option<&Value>, b: Option<&Value>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use kube::runtime::reflector::store::Writer;
     use serde_json::{Value, json};
 
     use super::*;
