@@ -280,7 +280,8 @@ impl Resource for CompactObject {
         &self.0.metadata
     }
 
-    /// Copies the object first when it is shared (a cache or another subscriber holds it).
+    /// Copies the object first when it is shared (a cache or another subscriber holds it). Of a slim object
+    /// ([`Packer::slim`]) only the typed projection changes; decoding still returns the cached metadata.
     fn meta_mut(&mut self) -> &mut ObjectMeta {
         &mut Arc::make_mut(&mut self.0).metadata
     }
