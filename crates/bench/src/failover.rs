@@ -23,7 +23,7 @@ use kube::api::{Api, DynamicObject, ListParams, PostParams};
 
 use crate::process::{
     Launcher, LogDir, Process, cluster_api, is_ready, join_push, karmada_binary, start_apiserver,
-    start_component, start_member_sim, wait_clusters_ready,
+    start_component, start_member_sim, start_scheduler, wait_clusters_ready,
 };
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
@@ -161,13 +161,7 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
         metrics,
         args.failure_threshold,
     )?;
-    let scheduler = start_component(
-        &launcher,
-        "scheduler",
-        &apiserver.kubeconfig,
-        "127.0.0.1:0",
-        &[],
-    )?;
+    let scheduler = start_scheduler(&launcher, &apiserver.kubeconfig)?;
     let karmadactl = launcher.karmadactl();
     for name in &member_sim.names {
         join_push(

@@ -343,6 +343,11 @@ pub fn start_component(
     launcher.spawn(component, &args)
 }
 
+/// Starts `karmada scheduler` with its defaults against the API server's kubeconfig.
+pub fn start_scheduler(launcher: &Launcher, kubeconfig: &Path) -> anyhow::Result<Process> {
+    start_component(launcher, "scheduler", kubeconfig, "127.0.0.1:0", &[])
+}
+
 /// Joins one member in Push mode with `karmadactl join`.
 pub async fn join_push(
     karmadactl: &Path,

@@ -27,7 +27,7 @@ use tokio::sync::Mutex;
 
 use crate::process::{
     ApiServer, Launcher, LogDir, MemberSim, Process, bench_log_level, join_push, karmada_binary,
-    start_apiserver, start_component, start_member_sim, wait_clusters_ready,
+    start_apiserver, start_component, start_member_sim, start_scheduler, wait_clusters_ready,
 };
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
@@ -240,13 +240,7 @@ impl Federation {
         )
         .await?;
         let controller_manager = start_controller_manager(&launcher, &apiserver)?;
-        let scheduler = start_component(
-            &launcher,
-            "scheduler",
-            &apiserver.kubeconfig,
-            "127.0.0.1:0",
-            &[],
-        )?;
+        let scheduler = start_scheduler(&launcher, &apiserver.kubeconfig)?;
         connect_members(&launcher, &apiserver, &sim, mode).await?;
         let member_clients = sim.clients().await?;
         wait_clusters_ready(&apiserver.client, sim.names.len(), READY_TIMEOUT).await?;
@@ -628,13 +622,7 @@ async fn scheduler_backlog(
         .id();
     signal(controller_manager, "STOP")?;
     let started = Instant::now();
-    let scheduler = start_component(
-        &federation.launcher,
-        "scheduler",
-        &federation.kubeconfig,
-        "127.0.0.1:0",
-        &[],
-    );
+    let scheduler = start_scheduler(&federation.launcher, &federation.kubeconfig);
     let placed = match scheduler {
         Ok(scheduler) => {
             federation
