@@ -5,7 +5,7 @@
 //! One PropagationPolicy divides every labelled Deployment evenly over the members and tolerates a not-ready
 //! member for `--toleration-seconds`. Once every Deployment is Ready everywhere, member1 is made unreachable
 //! (`karmada member-sim fault ... unreachable`); per Deployment we time the fault to the moment the other members
-//! together run all its replicas Ready (polled every 100 ms), and the total is when the last one got there.
+//! together run all its replicas Ready (as their watches report it), and the total is when the last one got there.
 //! Target: the failure threshold + tolerationSeconds + 5 s.
 //! Afterwards the failover controllers' reconciles are counted over `--quiet-window-seconds` (from the
 //! controller-manager's `eviction_processing_total`): with every workload moved they should be idle, and their
@@ -58,6 +58,9 @@ pub struct Args {
     pub quiet_window_seconds: u64,
 }
 
+/// Names of [`Setup::processes`], in order.
+const PROCESS_NAMES: [&str; 4] = ["apiserver", "member-sim", "controller-manager", "scheduler"];
+
 const TIMEOUT: Duration = Duration::from_secs(300);
 const NAMESPACE: &str = "bench";
 const LABEL: (&str, &str) = ("bench", "failover");
@@ -97,7 +100,8 @@ async fn ready_by_name(client: &Client) -> anyhow::Result<HashMap<String, i32>> 
 }
 
 struct Setup {
-    _processes: Vec<Process>,
+    /// apiserver, member-sim, controller-manager, scheduler (their names in [`PROCESS_NAMES`]).
+    processes: Vec<Process>,
     _logs: LogDir,
     _dir: tempfile::TempDir,
     karmada: Client,
@@ -175,7 +179,7 @@ async fn start_federation(binary: &Path, args: &Args) -> anyhow::Result<Setup> {
     let members = member_sim.clients().await?;
     wait_clusters_ready(&apiserver.client, member_sim.names.len(), TIMEOUT).await?;
     Ok(Setup {
-        _processes: vec![
+        processes: vec![
             apiserver.process,
             member_sim.process,
             controller_manager,
@@ -208,6 +212,37 @@ async fn scrape(address: std::net::SocketAddr) -> anyhow::Result<String> {
     Ok(body)
 }
 
+/// The API server's `apiserver_request_total` counters, by their labels.
+async fn request_counts(client: &Client) -> anyhow::Result<HashMap<String, f64>> {
+    let text = client
+        .request_text(http::Request::get("/metrics").body(Vec::new())?)
+        .await?;
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let labels = line.strip_prefix("apiserver_request_total")?;
+            let (labels, value) = labels.rsplit_once(' ')?;
+            Some((labels.to_string(), value.parse().ok()?))
+        })
+        .collect())
+}
+
+/// Prints how many Events of each reason the control plane recorded (first or repeated) during the bench.
+async fn events_by_reason(client: &Client) -> anyhow::Result<()> {
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::all(client.clone());
+    let mut counts: std::collections::BTreeMap<(String, String), i32> = Default::default();
+    for event in events.list(&ListParams::default()).await?.items {
+        let source = event.source.and_then(|s| s.component).unwrap_or_default();
+        let reason = event.reason.unwrap_or_default();
+        *counts.entry((source, reason)).or_default() += event.count.unwrap_or(1);
+    }
+    println!("Events recorded since the start (component, reason: occurrences):");
+    for ((source, reason), count) in counts {
+        println!("  {count:>7}  {source} {reason}");
+    }
+    Ok(())
+}
+
 /// The sum of `eviction_processing_total` (every failover controller's reconciles) in a `/metrics` text.
 fn failover_reconciles(metrics: &str) -> u64 {
     let mut total = 0.0;
@@ -222,6 +257,82 @@ fn failover_reconciles(metrics: &str) -> u64 {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let total = total as u64;
     total
+}
+
+/// What the watches report while member1 fails.
+enum Seen {
+    /// Ready replicas of a Deployment in survivor `member`.
+    Ready {
+        member: usize,
+        name: String,
+        ready: i32,
+    },
+    /// member1's Ready condition is no longer True.
+    NotReady,
+    /// One watch has listed what exists (every watch does before the fault).
+    Synced,
+}
+
+/// Watches labelled Deployments in each survivor and the Cluster member1, reporting every change with the time
+/// it arrived. Watches rather than polls: listing every Deployment of every survivor ten times a second costs
+/// the member-sims (on the same cores as the control plane) CPU, and a poll round's length blurs the times.
+fn watch_failover(
+    setup: &Setup,
+    survivors: &[(String, Client)],
+    tasks: &mut tokio::task::JoinSet<anyhow::Result<()>>,
+) -> tokio::sync::mpsc::Receiver<(Instant, Seen)> {
+    use futures::StreamExt;
+    use kube::runtime::watcher;
+    let (tx, rx) = tokio::sync::mpsc::channel(4096);
+    for (member, (_, client)) in survivors.iter().enumerate() {
+        let api: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
+        let config = watcher::Config::default().labels(&format!("{}={}", LABEL.0, LABEL.1));
+        let tx = tx.clone();
+        tasks.spawn(async move {
+            let mut events = std::pin::pin!(watcher(api, config));
+            while let Some(event) = events.next().await {
+                let seen = match event? {
+                    watcher::Event::Apply(d) | watcher::Event::InitApply(d) => {
+                        let ready = d.status.and_then(|s| s.ready_replicas).unwrap_or(0);
+                        let Some(name) = d.metadata.name else {
+                            continue;
+                        };
+                        Seen::Ready {
+                            member,
+                            name,
+                            ready,
+                        }
+                    }
+                    watcher::Event::InitDone => Seen::Synced,
+                    watcher::Event::Delete(_) | watcher::Event::Init => continue,
+                };
+                if tx.send((Instant::now(), seen)).await.is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+    }
+    let clusters = cluster_api(&setup.karmada);
+    tasks.spawn(async move {
+        let mut events = std::pin::pin!(watcher(clusters, watcher::Config::default()));
+        while let Some(event) = events.next().await {
+            let seen = match event? {
+                watcher::Event::Apply(c) | watcher::Event::InitApply(c)
+                    if c.metadata.name.as_deref() == Some("member1") && !is_ready(&c) =>
+                {
+                    Seen::NotReady
+                }
+                watcher::Event::InitDone => Seen::Synced,
+                _ => continue,
+            };
+            if tx.send((Instant::now(), seen)).await.is_err() {
+                break;
+            }
+        }
+        Ok(())
+    });
+    rx
 }
 
 async fn create_workloads(setup: &Setup, args: &Args) -> anyhow::Result<Vec<String>> {
@@ -313,6 +424,32 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .await?;
     }
 
+    let survivors = &setup.members[1..];
+    let mut watches = tokio::task::JoinSet::new();
+    let mut seen = watch_failover(&setup, survivors, &mut watches);
+    // Ready replicas per Deployment, per survivor.
+    let mut ready: Vec<HashMap<String, i32>> = vec![HashMap::new(); survivors.len()];
+    let mut synced = 0;
+    while synced < survivors.len() + 1 {
+        match tokio::time::timeout(TIMEOUT, seen.recv()).await {
+            Ok(Some((_, Seen::Synced))) => synced += 1,
+            Ok(Some((
+                _,
+                Seen::Ready {
+                    member,
+                    name,
+                    ready: r,
+                },
+            ))) => {
+                ready[member].insert(name, r);
+            }
+            Ok(Some((_, Seen::NotReady))) => bail!("member1 not Ready before the fault"),
+            Ok(None) | Err(_) => bail!("watches of the survivors never listed"),
+        }
+    }
+
+    let cpu_before: Vec<f64> = setup.processes.iter().map(Process::cpu_seconds).collect();
+    let requests_before = request_counts(&setup.karmada).await?;
     // member1 fails.
     let out = Command::new(&setup.binary)
         .args(["member-sim", "fault", "--data-dir"])
@@ -323,40 +460,72 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         bail!("fault: {}", String::from_utf8_lossy(&out.stderr));
     }
     let failed_at = Instant::now();
-    let clusters = cluster_api(&setup.karmada);
+    println!("member1 made unreachable; waiting for its workloads to move");
     let mut not_ready_after = None;
     let mut moved: HashMap<String, Duration> = HashMap::new();
     let want = args.members as i32;
-    let survivors = &setup.members[1..];
-    let deadline = Instant::now() + TIMEOUT;
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
     while moved.len() < names.len() {
-        if Instant::now() > deadline {
+        let Ok(next) = tokio::time::timeout_at(deadline, seen.recv()).await else {
             bail!(
                 "{} of {} workloads never moved",
                 names.len() - moved.len(),
                 names.len()
             );
-        }
-        if not_ready_after.is_none() {
-            let member1 = clusters.get("member1").await?;
-            if !is_ready(&member1) {
-                not_ready_after = Some(failed_at.elapsed());
+        };
+        let Some((at, event)) = next else {
+            // A watch ended: its error says why.
+            while let Some(result) = watches.join_next().await {
+                result??;
+            }
+            bail!("the watches ended before every workload moved");
+        };
+        match event {
+            Seen::NotReady => {
+                not_ready_after.get_or_insert(at.saturating_duration_since(failed_at));
+            }
+            Seen::Synced => {}
+            Seen::Ready {
+                member,
+                name,
+                ready: r,
+            } => {
+                ready[member].insert(name.clone(), r);
+                let sum: i32 = ready.iter().filter_map(|m| m.get(&name)).sum();
+                if sum >= want {
+                    moved
+                        .entry(name)
+                        .or_insert(at.saturating_duration_since(failed_at));
+                }
             }
         }
-        let mut sums: HashMap<String, i32> = HashMap::new();
-        for (_, client) in survivors {
-            for (name, ready) in ready_by_name(client).await? {
-                *sums.entry(name).or_default() += ready;
-            }
-        }
-        let now = failed_at.elapsed();
-        for (name, ready) in sums {
-            if ready >= want {
-                moved.entry(name).or_insert(now);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    watches.abort_all();
+    let cpu_move: Vec<f64> = setup
+        .processes
+        .iter()
+        .zip(&cpu_before)
+        .map(|(p, before)| p.cpu_seconds() - before)
+        .collect();
+    // What the control plane asked of its API server during the move, for the log.
+    let requests_after = request_counts(&setup.karmada).await?;
+    let mut asked: Vec<(f64, &String)> = requests_after
+        .iter()
+        .map(|(k, v)| (v - requests_before.get(k).copied().unwrap_or(0.0), k))
+        .filter(|(d, _)| *d > 0.0)
+        .collect();
+    asked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    println!("API requests from the fault until every workload moved:");
+    for (delta, key) in &asked {
+        println!("  {delta:>7.0}  {key}");
+    }
+    events_by_reason(&setup.karmada).await?;
+    let cpu_note = PROCESS_NAMES
+        .iter()
+        .zip(&cpu_move)
+        .map(|(n, s)| format!("{n} {s:.1}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     // Steady state: with every workload moved, the failover controllers should have nothing left to do.
     let before = failover_reconciles(&scrape(setup.metrics).await?);
     let window = Duration::from_secs(args.quiet_window_seconds);
@@ -397,7 +566,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 args.toleration_seconds
             ),
             note: format!(
-                "member1 Ready≠True after {detected}; failover reconciles afterwards {quiet_rate:.1}/s"
+                "member1 Ready≠True after {detected}; CPU s from the fault until all moved: {cpu_note}; \
+                 failover reconciles afterwards {quiet_rate:.1}/s"
             ),
         },
         Row {
@@ -430,7 +600,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          mode joined in Push mode. {} Deployments of {} replicas divided evenly (one per member), a policy that \
          tolerates `cluster.karmada.io/not-ready:NoExecute` for {} s and purges Gracefully. member1 is made \
          unreachable; per Deployment, the time from the fault until the other members together run all its \
-         replicas Ready (polled every 100 ms). The P99 column of the second row is the total.\n\n{table}",
+         replicas Ready (as watches of the survivors report it). The P99 column of the second row is the total.\n\n{table}",
         report::machine(),
         jiff::Zoned::now().date(),
         args.failure_threshold,

@@ -102,6 +102,16 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
         },
     };
     let (verb, group, resource) = labels;
+    // One line per request, like kube-apiserver's `-v=3` HTTP log: `RUST_LOG=karmada_apiserver::requests=debug`.
+    tracing::debug!(
+        target: "karmada_apiserver::requests",
+        verb = ctx.method.as_str(),
+        path,
+        query = ?ctx.query,
+        status = response.status().as_u16(),
+        user_agent = ctx.header(header::USER_AGENT).unwrap_or_default(),
+        latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+    );
     server.metrics.observe_request(
         if verb.is_empty() {
             ctx.method.as_str()

@@ -6,7 +6,8 @@
 //!   (`karmada.io/binding-controller`, or `karmada.io/cluster-resource-binding-controller` for a CRB); the
 //!   Works' own finalizer lets the execution controller clean the members.
 //! - otherwise: the finalizer; orphan Works (clusters no longer targeted) deleted; then the template is read
-//!   through the dynamic API and every desired Work created or updated (resourceVersion preconditions).
+//!   (from the shared watch of its kind when it holds the version the binding records, else from the API
+//!   server) and every desired Work created or updated (resourceVersion preconditions).
 //!
 //! A failure (template missing, an override with a bad JSON pointer, an unknown cluster) is recorded as a
 //! `SyncWorkFailed` event and a `WorkSynced=False` condition on the binding (a karmada-rs addition: Karmada
@@ -59,8 +60,8 @@ use crate::keys::{
 };
 use crate::runtime::compact::Packer;
 use crate::runtime::{
-    CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, resources,
-    typed,
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex,
+    TemplateReader, resources, typed,
 };
 
 /// Event reasons on bindings (Karmada's).
@@ -115,7 +116,7 @@ struct Context {
     override_policies: Store<CompactObject>,
     cluster_override_policies: Store<CompactObject>,
     clusters: Store<CompactObject>,
-    templates: TemplateResources,
+    templates: TemplateReader,
     backoff: Backoffs<(bool, String, String)>,
     cancel: CancellationToken,
 }
@@ -142,7 +143,7 @@ type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> 
 type Refs = mpsc::Sender<ObjectRef<CompactObject>>;
 
 pub use render::merge_work;
-use render::{Rendering, TemplateResources, render};
+use render::{Rendering, render};
 use triggers::{Bindings, Handler, Senders, annotation, feed};
 
 /// Runs the ResourceBinding and ClusterResourceBinding loops until `cancel` fires.
@@ -217,7 +218,7 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
         override_policies,
         cluster_override_policies,
         clusters,
-        templates: TemplateResources::default(),
+        templates: TemplateReader::new(client.clone(), config.informers.clone()),
         backoff: Backoffs::new(Duration::from_secs(60)),
         cancel: cancel.clone(),
     });

@@ -218,6 +218,22 @@ pub(crate) fn label_manifest(
     insert_all(metadata, "annotations", &managed);
 }
 
+/// The permanent id of a Work not created yet: a name-based UUID of the binding's permanent id and the cluster,
+/// so every render before the Work exists agrees, and the first Work written already carries the label its
+/// manifest must have (otherwise the next render adds it: one more Work write and member update per cluster).
+/// The API server keeps an id the creator set, as it keeps the one it set itself.
+fn new_work_id(binding_id: &str, cluster: &str) -> String {
+    uuid::Uuid::new_v5(
+        &WORK_ID_NAMESPACE,
+        format!("{binding_id}/{cluster}").as_bytes(),
+    )
+    .to_string()
+}
+
+/// The UUID namespace of [`new_work_id`] (a random UUID, fixed forever).
+const WORK_ID_NAMESPACE: uuid::Uuid =
+    uuid::Uuid::from_u128(0x3f0c_9d4e_52a1_4c8b_9e27_6b1d_a5f0_c713);
+
 /// Computes the desired Work of every target cluster. `Err` only when no Work can be computed at all.
 pub fn desired_works(input: WorkInput<'_>) -> Result<DesiredWorks, WorkError> {
     let (id_label, binding_annotations) = match input.scope {
@@ -375,15 +391,16 @@ fn build_one(input: &WorkInput<'_>, one: BuildOne<'_>) -> Result<Work, WorkError
         .and_then(|l| l.get(LABEL_WORK_PERMANENT_ID))
         .cloned();
 
-    let mut manifest_labels = BTreeMap::from([
+    let work_id = existing_id.unwrap_or_else(|| new_work_id(one.binding_id, one.cluster_name));
+    let manifest_labels = BTreeMap::from([
         (LABEL_MANAGED.to_string(), MANAGED_VALUE.to_string()),
         (one.id_label.to_string(), one.binding_id.to_string()),
+        (LABEL_WORK_PERMANENT_ID.to_string(), work_id.clone()),
     ]);
-    let mut work_labels = BTreeMap::from([(one.id_label.to_string(), one.binding_id.to_string())]);
-    if let Some(id) = &existing_id {
-        manifest_labels.insert(LABEL_WORK_PERMANENT_ID.to_string(), id.clone());
-        work_labels.insert(LABEL_WORK_PERMANENT_ID.to_string(), id.clone());
-    }
+    let work_labels = BTreeMap::from([
+        (one.id_label.to_string(), one.binding_id.to_string()),
+        (LABEL_WORK_PERMANENT_ID.to_string(), work_id),
+    ]);
     let mut manifest_annotations = one.binding_annotations.clone();
     manifest_annotations.insert(
         ANNOTATION_RESOURCE_TEMPLATE_UID.into(),

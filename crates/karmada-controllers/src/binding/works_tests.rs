@@ -227,15 +227,49 @@ fn work_and_manifest_metadata() {
         keys.join(","),
         "every annotation key is recorded, sorted"
     );
-    assert_eq!(
-        result.works[1]
+    // A Work not created yet gets an id derived from the binding's id and the cluster, on the Work and in its
+    // manifest, the same at every render: the render after the create changes nothing.
+    let new_id = |result: &DesiredWorks| {
+        let gcp = &result.works[1];
+        let on_work = gcp
             .work
             .metadata
             .labels
             .as_ref()
-            .and_then(|l| l.get(LABEL_WORK_PERMANENT_ID)),
-        None,
-        "a new Work gets its id from admission"
+            .and_then(|l| l.get(LABEL_WORK_PERMANENT_ID))
+            .cloned()
+            .expect("a new Work has an id");
+        assert_eq!(
+            gcp.work.spec.workload.manifests[0]["metadata"]["labels"][LABEL_WORK_PERMANENT_ID],
+            json!(on_work),
+            "the manifest carries the Work's id"
+        );
+        on_work
+    };
+    let first = new_id(&result);
+    assert!(uuid::Uuid::parse_str(&first).is_ok(), "{first}");
+    assert_ne!(first, "work-id");
+    let again = compute(&seed_binding(), &seed_template(), &[], &[]);
+    assert_eq!(new_id(&again), first, "stable across renders");
+    assert_ne!(
+        again.works[0]
+            .work
+            .metadata
+            .labels
+            .as_ref()
+            .map(|l| &l[LABEL_WORK_PERMANENT_ID]),
+        Some(&first),
+        "one id per cluster"
+    );
+    let mut other = seed_binding();
+    other.metadata.labels = Some(BTreeMap::from([(
+        "resourcebinding.karmada.io/permanent-id".to_string(),
+        "other-rb-id".to_string(),
+    )]));
+    assert_ne!(
+        new_id(&compute(&other, &seed_template(), &[], &[])),
+        first,
+        "one id per binding"
     );
 }
 

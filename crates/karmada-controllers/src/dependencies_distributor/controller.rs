@@ -41,9 +41,9 @@ use super::attached::{
 use super::index::{BindingKey, DependencyIndex, dependency_key};
 use crate::names::depended_by_label_key;
 use crate::runtime::{
-    CompactObject, ControllerError, EventRecorder, EventType, Informers, resources, typed,
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, TemplateReader, resources,
+    typed,
 };
-use crate::status::binding_status::TemplateResolver;
 
 /// Component name on the Events it records.
 pub const COMPONENT: &str = "dependencies-distributor";
@@ -82,7 +82,7 @@ impl Default for DistributorConfig {
 struct Context {
     client: kube::Client,
     interpreter: Interpreter,
-    resolver: TemplateResolver,
+    templates: TemplateReader,
     recorder: EventRecorder,
     index: Arc<Mutex<DependencyIndex>>,
 }
@@ -117,7 +117,7 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
     ])
     .take_until(cancel.clone().cancelled_owned());
     let context = Arc::new(Context {
-        resolver: TemplateResolver::new(client.clone()),
+        templates: TemplateReader::new(client.clone(), config.informers.clone()),
         recorder: EventRecorder::new(client.clone(), COMPONENT),
         interpreter: config.interpreter,
         index,
@@ -272,12 +272,13 @@ async fn reconcile(
     }
     let resource = &binding.spec.resource;
     let Some(workload) = context
-        .resolver
+        .templates
         .get(
             &resource.api_version,
             &resource.kind,
             &resource.namespace,
             &resource.name,
+            Some(&resource.resource_version),
         )
         .await?
     else {
@@ -305,12 +306,13 @@ async fn reconcile(
     let mut present = Vec::new();
     for dependency in &dependencies {
         let found = context
-            .resolver
+            .templates
             .get(
                 &dependency.api_version,
                 &dependency.kind,
                 &dependency.namespace,
                 &dependency.name,
+                None,
             )
             .await?;
         // A dependency that does not exist yet is distributed when it appears (the index wakes us).

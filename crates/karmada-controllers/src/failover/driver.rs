@@ -79,6 +79,9 @@ pub(crate) struct Shared {
     /// once the change is in it ([`failover_relevant`]).
     pub wake: broadcast::Sender<String>,
     pacing: Mutex<Pacing>,
+    /// Clusters in typed form, converted once per resourceVersion: every binding reconcile reads its clusters'
+    /// taints and readiness, and a Cluster's status is large.
+    typed_clusters: typed::TypedMemo<Cluster>,
 }
 
 impl Shared {
@@ -97,14 +100,15 @@ impl Shared {
             config,
             metrics,
             clusters,
+            typed_clusters: typed::TypedMemo::default(),
         }
     }
 
-    fn cluster(&self, name: &str) -> Option<Cluster> {
+    fn cluster(&self, name: &str) -> Option<Arc<Cluster>> {
         let object = self
             .clusters
             .get(&ObjectRef::new_with(name, resources::cluster()))?;
-        typed::to_typed::<Cluster>(&object).ok()
+        self.typed_clusters.typed(&object).ok()
     }
 
     /// Reachable (Ready=True), unreachable (anything else), or gone (absent or being deleted).
@@ -133,7 +137,7 @@ impl Shared {
         names: impl Iterator<Item = &'a str>,
     ) -> BTreeMap<String, Vec<Taint>> {
         names
-            .filter_map(|n| Some((n.to_string(), self.cluster(n)?.spec.taints)))
+            .filter_map(|n| Some((n.to_string(), self.cluster(n)?.spec.taints.clone())))
             .collect()
     }
 
@@ -211,7 +215,8 @@ impl BindingCtx {
             json["kind"] = Value::String(self.resource.kind.clone());
         }
         normalize_legacy_purge_modes(&mut json);
-        let binding: ResourceBinding = serde_json::from_value(json.clone())?;
+        // From a borrow: the JSON is kept for the write, and cloning it cost more than decoding.
+        let binding = ResourceBinding::deserialize(&json)?;
         let key = match &binding.metadata.namespace {
             Some(ns) if !self.cluster_scoped => {
                 format!(

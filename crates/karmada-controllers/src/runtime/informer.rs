@@ -209,6 +209,17 @@ impl Informers {
             .count()
     }
 
+    /// The cache of a running, listed watch of every object of `api` (no selectors), if another controller of
+    /// the process keeps one: read what is already watched without starting a watch. `None` means "ask the API
+    /// server".
+    pub fn cached(&self, api: &kube::Api<DynamicObject>) -> Option<Store<CompactObject>> {
+        let key = watch_key(api, &watcher::Config::default());
+        let informer = lock(&self.running).get(&key).cloned()?;
+        let listed =
+            !informer.stop.is_cancelled() && matches!(lock(&informer.fan_out).phase, Phase::Listed);
+        listed.then(|| informer.store.clone())
+    }
+
     /// Subscribes to the watch of `api` with `config`, starting it when nobody watches it yet. The watch
     /// runs on the current Tokio runtime until every subscription is dropped.
     pub fn subscribe(
@@ -217,12 +228,7 @@ impl Informers {
         resource: &ApiResource,
         config: watcher::Config,
     ) -> Subscription {
-        let key = format!(
-            "{}?labels={:?}&fields={:?}",
-            api.resource_url(),
-            config.label_selector,
-            config.field_selector
-        );
+        let key = watch_key(&api, &config);
         let informer = {
             let mut running = lock(&self.running);
             match running.get(&key) {
@@ -248,6 +254,16 @@ impl Informers {
         };
         informer.subscribe()
     }
+}
+
+/// What tells shared watches apart: the URL and the selectors.
+fn watch_key(api: &kube::Api<DynamicObject>, config: &watcher::Config) -> String {
+    format!(
+        "{}?labels={:?}&fields={:?}",
+        api.resource_url(),
+        config.label_selector,
+        config.field_selector
+    )
 }
 
 impl Informer {

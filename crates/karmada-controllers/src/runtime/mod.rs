@@ -13,6 +13,7 @@ pub mod informer;
 pub mod leader_election;
 pub mod members;
 pub mod resources;
+pub mod templates;
 pub mod typed;
 pub mod watch;
 
@@ -21,3 +22,4 @@ pub use error::ControllerError;
 pub use events::{EventRecorder, EventType, reference_of};
 pub use informer::{Informers, LabelIndex, Subscription};
 pub use members::MemberClients;
+pub use templates::TemplateReader;

@@ -5,13 +5,10 @@
 //! - [`aggregate`]: what to write (pure, table-tested).
 //! - [`controller`]: the watch-driven runtime; entry point [`run`].
 //! - [`metrics`]: the gauge.
-//! - [`template`]: reaching templates of any kind through discovery and the dynamic API.
 
 pub mod aggregate;
 pub mod controller;
 pub mod metrics;
-pub mod template;
 
 pub use controller::{BindingStatusConfig, run};
 pub use metrics::BindingMetrics;
-pub use template::TemplateResolver;

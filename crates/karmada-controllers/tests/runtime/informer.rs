@@ -3,7 +3,7 @@
 //! stopped once nobody listens.
 
 use futures::StreamExt;
-use karmada_controllers::runtime::{CompactObject, Informers, resources};
+use karmada_controllers::runtime::{CompactObject, Informers, TemplateReader, resources};
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::watcher::{self, Event};
 use serde_json::json;
@@ -207,4 +207,98 @@ async fn a_label_index_follows_the_cache() {
 
     // Asking again for the same label shares the index.
     assert_eq!(names(subscription.label_index("team").get("a")), ["late"]);
+}
+
+/// GETs of ConfigMaps the API server has answered (its `apiserver_request_total`).
+async fn config_map_gets(control_plane: &ControlPlane) -> f64 {
+    let request = http::Request::get("/metrics")
+        .body(Vec::new())
+        .expect("request");
+    let text = control_plane
+        .client
+        .request_text(request)
+        .await
+        .expect("metrics");
+    text.lines()
+        .filter(|l| {
+            l.starts_with("apiserver_request_total{")
+                && l.contains(r#"verb="get""#)
+                && l.contains(r#"resource="configmaps""#)
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn a_template_reader_reads_a_listed_cache_when_it_is_new_enough() {
+    let control_plane = ControlPlane::start().await;
+    create_config_map(&control_plane, "tpl").await;
+    let informers = Informers::default();
+    let reader = TemplateReader::new(control_plane.client.clone(), informers.clone());
+    let resource = config_maps();
+    let api = resources::all(&control_plane.client, &resource);
+    let read = |name: &'static str, at_least: Option<String>| {
+        let reader = reader.clone();
+        async move {
+            reader
+                .get("v1", "ConfigMap", "default", name, at_least.as_deref())
+                .await
+                .expect("read")
+        }
+    };
+
+    // Nobody watches ConfigMaps: the API server is asked.
+    assert!(informers.cached(&api).is_none());
+    let before = config_map_gets(&control_plane).await;
+    let live = read("tpl", None).await.expect("exists");
+    assert_eq!(config_map_gets(&control_plane).await, before + 1.0);
+    let version: u64 = live
+        .metadata
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .expect("numeric resourceVersion");
+
+    // Another controller watches them: its listed cache answers, as long as it holds the version asked for.
+    let subscription = informers.subscribe(api.clone(), &resource, watcher::Config::default());
+    eventually("the cache is listed and shared", || {
+        let found = informers.cached(&api).is_some();
+        async move { found.then_some(()) }
+    })
+    .await;
+    let before = config_map_gets(&control_plane).await;
+    let cached = read("tpl", Some(version.to_string()))
+        .await
+        .expect("cached");
+    assert_eq!(cached.data["data"]["k"], "tpl");
+    assert_eq!(
+        cached.types.as_ref().map(|t| t.kind.as_str()),
+        Some("ConfigMap")
+    );
+    assert_eq!(
+        config_map_gets(&control_plane).await,
+        before,
+        "served from the cache"
+    );
+    read("tpl", Some((version + 1_000).to_string()))
+        .await
+        .expect("exists");
+    assert_eq!(
+        config_map_gets(&control_plane).await,
+        before + 1.0,
+        "a newer version than cached is asked of the API server"
+    );
+    assert!(
+        read("absent", None).await.is_none(),
+        "not cached: asked, and absent"
+    );
+    assert_eq!(config_map_gets(&control_plane).await, before + 2.0);
+
+    // The watch stops with its last subscriber; the cache is no longer offered.
+    drop(subscription);
+    eventually("the stopped watch's cache is not offered", || {
+        let gone = informers.cached(&api).is_none();
+        async move { gone.then_some(()) }
+    })
+    .await;
 }

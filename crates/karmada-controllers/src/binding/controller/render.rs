@@ -1,64 +1,18 @@
-//! Rendering one binding: the template read through the dynamic API, the pure [`desired_works`], and each
-//! Work created or updated with the read resourceVersion.
+//! Rendering one binding: the template (from the shared cache of its kind when fresh enough, see
+//! [`crate::runtime::TemplateReader`]), the pure [`desired_works`], and each Work created or updated with the
+//! read resourceVersion.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use karmada_api::policy::{ANNOTATION_APPLIED_CLUSTER_OVERRIDES, ANNOTATION_APPLIED_OVERRIDES};
 use karmada_api::{Cluster, ClusterOverridePolicy, OverridePolicy, ResourceBinding, Work};
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
-use kube::discovery::Scope;
-use tokio::sync::RwLock;
+use kube::api::PostParams;
 
 use super::super::works::{BindingScope, WorkInput, desired_works};
 use super::{Context, typed_all};
 use crate::execution::queue::object_ref;
 use crate::runtime::{ControllerError, resources, typed};
-
-/// The API resources of templates, found by the control plane's discovery and cached.
-#[derive(Clone, Default)]
-pub(super) struct TemplateResources {
-    cache: Arc<RwLock<HashMap<(String, String), TemplateResource>>>,
-}
-
-/// A template kind's resource and whether it is namespaced.
-type TemplateResource = (ApiResource, bool);
-
-impl TemplateResources {
-    pub(super) async fn api(
-        &self,
-        client: &kube::Client,
-        api_version: &str,
-        kind: &str,
-        namespace: &str,
-    ) -> Result<kube::Api<DynamicObject>, ControllerError> {
-        let key = (api_version.to_string(), kind.to_string());
-        let cached = self.cache.read().await.get(&key).cloned();
-        let (resource, namespaced) = match cached {
-            Some(found) => found,
-            None => {
-                let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-                let gvk = GroupVersionKind::gvk(group, version, kind);
-                let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk)
-                    .await
-                    .map_err(|e| {
-                        ControllerError::Invalid(format!(
-                            "resource template kind {api_version}, Kind={kind} is not served: {e}"
-                        ))
-                    })?;
-                let found = (resource, capabilities.scope == Scope::Namespaced);
-                self.cache.write().await.insert(key, found.clone());
-                found
-            }
-        };
-        Ok(if namespaced {
-            kube::Api::namespaced_with(client.clone(), namespace, &resource)
-        } else {
-            kube::Api::all_with(client.clone(), &resource)
-        })
-    }
-}
 
 pub(super) enum Rendering {
     Retry(Duration),
@@ -91,20 +45,20 @@ pub(super) async fn render(
             reference.api_version, reference.kind, reference.namespace, reference.name
         )
     };
-    let api = ctx
+    let template = ctx
         .templates
-        .api(
-            &ctx.client,
+        .get(
             &reference.api_version,
             &reference.kind,
             &reference.namespace,
+            &reference.name,
+            Some(&reference.resource_version),
         )
         .await
-        .map_err(|e| Rendering::Failed(e.to_string()))?;
-    let template = api
-        .get_opt(&reference.name)
-        .await
-        .map_err(ControllerError::from)?;
+        .map_err(|e| match e {
+            invalid @ ControllerError::Invalid(_) => Rendering::Failed(invalid.to_string()),
+            other => Rendering::Api(other),
+        })?;
     let Some(template) = template else {
         return Err(Rendering::Failed(format!(
             "resource template {described} not found"
@@ -195,7 +149,37 @@ pub(super) async fn upsert_work(
     if merged == live {
         return Ok(Upserted::Unchanged);
     }
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        let (old, new) = (serde_json::to_value(&live)?, serde_json::to_value(&merged)?);
+        tracing::debug!(work = %name, namespace, differs_at = %first_difference(&old, &new, String::new()), "updating Work");
+    }
     let body = typed::to_dynamic(&merged, &resources::work())?;
     api.replace(&name, &PostParams::default(), &body).await?;
     Ok(Upserted::Written)
+}
+
+/// The JSON pointer of the first place `a` and `b` differ (for the debug log of Work updates).
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: String) -> String {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for key in x.keys().chain(y.keys()) {
+                match (x.get(key), y.get(key)) {
+                    (Some(p), Some(q)) if p == q => {}
+                    (Some(p), Some(q)) => return first_difference(p, q, format!("{at}/{key}")),
+                    _ => return format!("{at}/{key}"),
+                }
+            }
+            at
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                if p != q {
+                    return first_difference(p, q, format!("{at}/{i}"));
+                }
+            }
+            at
+        }
+        _ => format!("{at}: {a} → {b}"),
+    }
 }

@@ -22,7 +22,7 @@
 //! - AggregateStatusSucceed is recorded once per template generation (the first aggregation of a generation),
 //!   not on every counter change of a rollout: each record is one more write.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -46,7 +46,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::aggregate::{desired_binding_status, ready_replicas};
 use super::metrics::BindingMetrics;
-use super::template::TemplateResolver;
 use crate::binding::BindingScope;
 use crate::execution::queue::{REQUEUE_CAPACITY, ready, spec_changes};
 use crate::keys::{
@@ -56,7 +55,7 @@ use crate::keys::{
 };
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, Subscription,
-    resources, typed,
+    TemplateReader, resources, typed,
 };
 use crate::status::coalesce::coalesced;
 
@@ -112,7 +111,8 @@ impl std::fmt::Debug for BindingStatusConfig {
 struct Shared {
     client: kube::Client,
     interpreter: Interpreter,
-    resolver: TemplateResolver,
+    templates: TemplateReader,
+    written: WrittenVersions,
     recorder: EventRecorder,
     metrics: BindingMetrics,
     /// Every Work (shared), read instead of listing them per reconcile.
@@ -121,6 +121,76 @@ struct Shared {
     works_by_binding: LabelIndex,
     works_by_cluster_binding: LabelIndex,
     cancel: CancellationToken,
+}
+
+/// The resourceVersion of each template's last status write by this controller, by the template's identity.
+/// Bounded: when full it is forgotten, and templates written before that are then read from the API server.
+#[derive(Default)]
+struct WrittenVersions(std::sync::Mutex<Written>);
+
+#[derive(Default)]
+struct Written {
+    versions: HashMap<String, String>,
+    /// Whether `versions` was ever cleared (an absent template may then have been written).
+    forgot: bool,
+}
+
+/// Templates remembered in [`WrittenVersions`] at most.
+const WRITTEN_REMEMBERED: usize = 16_384;
+
+/// What [`WrittenVersions`] knows of a template.
+enum LastWrite {
+    /// Never written by this process: any cached copy will do.
+    Never,
+    /// Written; a cached copy must be at least this new.
+    At(String),
+    /// Perhaps written, but forgotten: ask the API server.
+    Unknown,
+}
+
+impl LastWrite {
+    fn version(&self) -> Option<&str> {
+        match self {
+            LastWrite::At(version) => Some(version),
+            LastWrite::Never | LastWrite::Unknown => None,
+        }
+    }
+}
+
+impl WrittenVersions {
+    fn key(binding: &ResourceBinding) -> String {
+        let r = &binding.spec.resource;
+        format!("{}/{}/{}/{}", r.api_version, r.kind, r.namespace, r.name)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Written> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn get(&self, binding: &ResourceBinding) -> LastWrite {
+        let written = self.lock();
+        match written.versions.get(&Self::key(binding)) {
+            Some(version) => LastWrite::At(version.clone()),
+            None if written.forgot => LastWrite::Unknown,
+            None => LastWrite::Never,
+        }
+    }
+
+    fn set(&self, binding: &ResourceBinding, version: Option<&str>) {
+        let mut written = self.lock();
+        if written.versions.len() >= WRITTEN_REMEMBERED {
+            written.versions.clear();
+            written.forgot = true;
+        }
+        match version {
+            Some(version) => written
+                .versions
+                .insert(Self::key(binding), version.to_string()),
+            None => written.versions.remove(&Self::key(binding)),
+        };
+    }
 }
 
 struct Context {
@@ -152,7 +222,8 @@ pub async fn run(
     let rbs = subscribe(&resources::resource_binding());
     let crbs = subscribe(&resources::cluster_resource_binding());
     let shared = Arc::new(Shared {
-        resolver: TemplateResolver::new(client.clone()),
+        templates: TemplateReader::new(client.clone(), config.informers.clone()),
+        written: WrittenVersions::default(),
         recorder: EventRecorder::new(client.clone(), COMPONENT),
         interpreter: config.interpreter.clone(),
         metrics: metrics.clone(),
@@ -424,6 +495,10 @@ async fn write_binding_status(
 }
 
 /// Aggregates the per-cluster statuses onto the template's `.status`, for kinds with an AggregateStatus hook.
+///
+/// The template is read from the shared watch of its kind once that holds this controller's last write of it
+/// (else an older copy could look already aggregated and hide the need for a write); a write that conflicts
+/// because the copy was stale is redone once against the API server's copy.
 async fn aggregate_template(
     shared: &Shared,
     binding: &ResourceBinding,
@@ -437,16 +512,58 @@ async fn aggregate_template(
     {
         return Ok(());
     }
-    let Some(template) = shared
-        .resolver
-        .get(
-            &resource.api_version,
-            &resource.kind,
-            &resource.namespace,
-            &resource.name,
-        )
-        .await?
-    else {
+    let last_write = shared.written.get(binding);
+    let template = match &last_write {
+        LastWrite::Unknown => {
+            shared
+                .templates
+                .get_live(
+                    &resource.api_version,
+                    &resource.kind,
+                    &resource.namespace,
+                    &resource.name,
+                )
+                .await?
+        }
+        LastWrite::Never | LastWrite::At(_) => {
+            shared
+                .templates
+                .get(
+                    &resource.api_version,
+                    &resource.kind,
+                    &resource.namespace,
+                    &resource.name,
+                    last_write.version(),
+                )
+                .await?
+        }
+    };
+    match write_template_status(shared, binding, template, items).await {
+        Err(err) if err.is_conflict() => {
+            let live = shared
+                .templates
+                .get_live(
+                    &resource.api_version,
+                    &resource.kind,
+                    &resource.namespace,
+                    &resource.name,
+                )
+                .await?;
+            write_template_status(shared, binding, live, items).await
+        }
+        done => done,
+    }
+}
+
+/// Writes the status aggregated from `items` onto `template` (as read, with its resourceVersion) if it differs.
+async fn write_template_status(
+    shared: &Shared,
+    binding: &ResourceBinding,
+    template: Option<DynamicObject>,
+    items: &[AggregatedStatusItem],
+) -> Result<(), ControllerError> {
+    let resource = &binding.spec.resource;
+    let Some(template) = template else {
         return Ok(());
     };
     if !resource.uid.is_empty() && template.metadata.uid.as_deref() != Some(resource.uid.as_str()) {
@@ -483,14 +600,17 @@ async fn aggregate_template(
             != current.pointer("/status/observedGeneration");
     let updated: DynamicObject = serde_json::from_value(aggregated)?;
     let api = shared
-        .resolver
+        .templates
         .api(&resource.api_version, &resource.kind, &resource.namespace)
         .await?;
     match api
         .replace_status(&resource.name, &PostParams::default(), &updated)
         .await
     {
-        Ok(_) => {
+        Ok(stored) => {
+            shared
+                .written
+                .set(binding, stored.metadata.resource_version.as_deref());
             if new_generation {
                 shared
                     .recorder
@@ -536,6 +656,42 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+
+    fn binding_of(name: &str) -> ResourceBinding {
+        let mut binding = ResourceBinding::default();
+        binding.spec.resource.api_version = "apps/v1".into();
+        binding.spec.resource.kind = "Deployment".into();
+        binding.spec.resource.namespace = "default".into();
+        binding.spec.resource.name = name.into();
+        binding
+    }
+
+    fn version(last: &LastWrite) -> &'static str {
+        match last {
+            LastWrite::Never => "never",
+            LastWrite::At(v) if v == "7" => "7",
+            LastWrite::At(_) => "other",
+            LastWrite::Unknown => "unknown",
+        }
+    }
+
+    #[test]
+    fn written_versions_say_when_a_cached_template_can_be_trusted() {
+        let written = WrittenVersions::default();
+        let web = binding_of("web");
+        assert_eq!(version(&written.get(&web)), "never");
+        written.set(&web, Some("7"));
+        assert_eq!(version(&written.get(&web)), "7");
+        assert_eq!(written.get(&web).version(), Some("7"));
+        // Full: everything is forgotten, and a template absent afterwards may have been written.
+        for i in 0..WRITTEN_REMEMBERED {
+            written.set(&binding_of(&format!("t{i}")), Some("1"));
+        }
+        assert_eq!(version(&written.get(&web)), "unknown");
+        assert_eq!(written.get(&web).version(), None);
+        written.set(&web, Some("7"));
+        assert_eq!(version(&written.get(&web)), "7");
+    }
 
     #[test]
     fn an_empty_status_is_no_status() {
