@@ -209,6 +209,80 @@ async fn scheduled_binding_becomes_works_with_revised_replicas_and_per_cluster_o
     }
 }
 
+/// The Work's `work.karmada.io/permanent-id` label and its resourceVersion.
+fn work_identity(work: &Value) -> (String, String) {
+    let id = work["metadata"]["labels"]["work.karmada.io/permanent-id"]
+        .as_str()
+        .expect("the Work has its permanent id")
+        .to_string();
+    assert_eq!(
+        manifest(work)["metadata"]["labels"]["work.karmada.io/permanent-id"],
+        json!(id),
+        "the manifest carries the Work's id from the first write"
+    );
+    let version = work["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("resourceVersion")
+        .to_string();
+    (id, version)
+}
+
+#[tokio::test]
+async fn a_render_that_changes_nothing_writes_nothing() {
+    let control_plane = ControlPlane::start().await;
+    let members = three_members(&control_plane).await;
+    let _binding = start_binding(&control_plane);
+    let template = control_plane
+        .create("deployments", deployment("web", 3, "nginx:1.27"))
+        .await;
+    control_plane
+        .create(
+            "resourcebindings",
+            binding(
+                &template,
+                3,
+                json!([{"name": "member1", "replicas": 1}, {"name": "member2", "replicas": 2}]),
+            ),
+        )
+        .await;
+    let name = work_name("Deployment", "web", "default");
+    let first = eventually("member1's Work", || async {
+        get_work(&control_plane, "member1", &name).await
+    })
+    .await;
+    let (id, version) = work_identity(&first);
+
+    // Re-rendered for member2's change; member1's Work (rendered first, in placement order) stays as it was.
+    resources::namespaced(
+        &control_plane.client,
+        &resources::resource_binding(),
+        "default",
+    )
+    .patch(
+        "web-deployment",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 4, "clusters": [{"name": "member1", "replicas": 1}, {"name": "member2", "replicas": 3}]}})),
+    )
+    .await
+    .expect("grow member2");
+    eventually("member2's Work grows to 3", || async {
+        let work = get_work(&control_plane, "member2", &name).await?;
+        (manifest(&work)["spec"]["replicas"] == json!(3)).then_some(())
+    })
+    .await;
+    let after = get_work(&control_plane, "member1", &name)
+        .await
+        .expect("member1's Work");
+    assert_eq!(
+        work_identity(&after),
+        (id, version),
+        "member1's Work was not rewritten"
+    );
+    for member in members {
+        member.stop().await;
+    }
+}
+
 #[tokio::test]
 async fn shrinking_placement_removes_the_orphan_work_and_its_member_object() {
     let control_plane = ControlPlane::start().await;
