@@ -309,8 +309,11 @@ fn shared_line(kind: &str, object: &[u8]) -> Bytes {
 }
 
 /// Recently encoded watch objects, keyed by store key, revision and served version, so N
-/// watchers of one kind decode and encode each event once instead of N times. Bounded: the
-/// oldest entries are evicted first.
+/// watchers of one kind decode and encode each event once instead of N times. Bounded by bytes and
+/// by entries, the oldest evicted first: watchers of one kind send an event within moments of each
+/// other, so a short window gets nearly every hit, and a watcher that lags further behind only
+/// encodes again. (A count bound alone let it hold ~20 MiB of large objects, more than the watch
+/// ring itself.)
 #[derive(Default)]
 pub struct EncodedObjects {
     inner: parking_lot::Mutex<EncodedInner>,
@@ -320,9 +323,33 @@ pub struct EncodedObjects {
 struct EncodedInner {
     entries: std::collections::HashMap<(String, u64, String), Bytes>,
     order: VecDeque<(String, u64, String)>,
+    /// Sum of the cached encodings' lengths.
+    bytes: usize,
 }
 
 const ENCODED_CAPACITY: usize = 4096;
+const ENCODED_BYTES: usize = 4 << 20;
+
+impl EncodedInner {
+    fn insert(&mut self, key: (String, u64, String), bytes: Bytes) {
+        let added = bytes.len();
+        if let Some(replaced) = self.entries.insert(key.clone(), bytes) {
+            // A race encoded it twice; the order already holds the key.
+            self.bytes = self.bytes - replaced.len() + added;
+            return;
+        }
+        self.order.push_back(key);
+        self.bytes += added;
+        while self.order.len() > ENCODED_CAPACITY || self.bytes > ENCODED_BYTES {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(evicted) = self.entries.remove(&old) {
+                self.bytes -= evicted.len();
+            }
+        }
+    }
+}
 
 impl EncodedObjects {
     fn get_or_encode(&self, def: &ResourceDef, kv: &store::KeyValue) -> Option<Bytes> {
@@ -333,15 +360,51 @@ impl EncodedObjects {
         // Encode outside the lock; a race only encodes twice.
         let object = storage::decode(def, kv).ok()?;
         let bytes = Bytes::from(serde_json::to_vec(&object).ok()?);
-        let mut inner = self.inner.lock();
-        if inner.entries.insert(key.clone(), bytes.clone()).is_none() {
-            inner.order.push_back(key);
-            while inner.order.len() > ENCODED_CAPACITY {
-                if let Some(old) = inner.order.pop_front() {
-                    inner.entries.remove(&old);
-                }
-            }
-        }
+        self.inner.lock().insert(key, bytes.clone());
         Some(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(i: u64) -> (String, u64, String) {
+        ("/registry/works/w".to_string(), i, "v1alpha1".to_string())
+    }
+
+    #[test]
+    fn encoded_objects_are_bounded_by_bytes_and_entries_oldest_first() {
+        let mut cache = EncodedInner::default();
+        let large = Bytes::from(vec![b'x'; 100 << 10]);
+        for i in 0..100 {
+            cache.insert(key(i), large.clone());
+            assert!(cache.bytes <= ENCODED_BYTES, "{} bytes", cache.bytes);
+            assert_eq!(
+                cache.bytes,
+                cache.entries.values().map(Bytes::len).sum::<usize>()
+            );
+        }
+        assert_eq!(cache.entries.len(), ENCODED_BYTES / large.len());
+        assert!(cache.entries.contains_key(&key(99)), "the newest stays");
+        assert!(
+            !cache.entries.contains_key(&key(0)),
+            "the oldest went first"
+        );
+
+        // Encoded twice by a race: counted once.
+        cache.insert(key(99), large.clone());
+        assert_eq!(
+            cache.bytes,
+            cache.entries.values().map(Bytes::len).sum::<usize>()
+        );
+        assert_eq!(cache.order.len(), cache.entries.len());
+
+        let mut small = EncodedInner::default();
+        for i in 0..(ENCODED_CAPACITY as u64 + 10) {
+            small.insert(key(i), Bytes::from_static(b"{}"));
+        }
+        assert_eq!(small.entries.len(), ENCODED_CAPACITY);
+        assert_eq!(small.order.len(), ENCODED_CAPACITY);
     }
 }
