@@ -273,13 +273,7 @@ async fn reconcile(
     let resource = &binding.spec.resource;
     let Some(workload) = context
         .templates
-        .get(
-            &resource.api_version,
-            &resource.kind,
-            &resource.namespace,
-            &resource.name,
-            Some(&resource.resource_version),
-        )
+        .referenced(resource, Some(&resource.resource_version))
         .await?
     else {
         // The workload is gone; garbage collection removes its binding, whose deletion releases the rest.

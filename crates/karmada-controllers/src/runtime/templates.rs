@@ -122,6 +122,36 @@ impl TemplateReader {
         let api = self.api(api_version, kind, namespace).await?;
         Ok(api.get_opt(name).await?)
     }
+
+    /// The template a binding refers to (see [`TemplateReader::get`]).
+    pub async fn referenced(
+        &self,
+        resource: &karmada_api::work::ObjectReference,
+        at_least: Option<&str>,
+    ) -> Result<Option<DynamicObject>, ControllerError> {
+        self.get(
+            &resource.api_version,
+            &resource.kind,
+            &resource.namespace,
+            &resource.name,
+            at_least,
+        )
+        .await
+    }
+
+    /// The template a binding refers to, as the API server has it now.
+    pub async fn referenced_live(
+        &self,
+        resource: &karmada_api::work::ObjectReference,
+    ) -> Result<Option<DynamicObject>, ControllerError> {
+        self.get_live(
+            &resource.api_version,
+            &resource.kind,
+            &resource.namespace,
+            &resource.name,
+        )
+        .await
+    }
 }
 
 /// Whether a cached object of resourceVersion `cached` may stand in for one at least as new as `wanted`.

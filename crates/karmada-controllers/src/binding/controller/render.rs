@@ -47,13 +47,7 @@ pub(super) async fn render(
     };
     let template = ctx
         .templates
-        .get(
-            &reference.api_version,
-            &reference.kind,
-            &reference.namespace,
-            &reference.name,
-            Some(&reference.resource_version),
-        )
+        .referenced(reference, Some(&reference.resource_version))
         .await
         .map_err(|e| match e {
             invalid @ ControllerError::Invalid(_) => Rendering::Failed(invalid.to_string()),

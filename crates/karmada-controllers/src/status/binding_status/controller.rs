@@ -514,41 +514,17 @@ async fn aggregate_template(
     }
     let last_write = shared.written.get(binding);
     let template = match &last_write {
-        LastWrite::Unknown => {
-            shared
-                .templates
-                .get_live(
-                    &resource.api_version,
-                    &resource.kind,
-                    &resource.namespace,
-                    &resource.name,
-                )
-                .await?
-        }
+        LastWrite::Unknown => shared.templates.referenced_live(resource).await?,
         LastWrite::Never | LastWrite::At(_) => {
             shared
                 .templates
-                .get(
-                    &resource.api_version,
-                    &resource.kind,
-                    &resource.namespace,
-                    &resource.name,
-                    last_write.version(),
-                )
+                .referenced(resource, last_write.version())
                 .await?
         }
     };
     match write_template_status(shared, binding, template, items).await {
         Err(err) if err.is_conflict() => {
-            let live = shared
-                .templates
-                .get_live(
-                    &resource.api_version,
-                    &resource.kind,
-                    &resource.namespace,
-                    &resource.name,
-                )
-                .await?;
+            let live = shared.templates.referenced_live(resource).await?;
             write_template_status(shared, binding, live, items).await
         }
         done => done,
