@@ -15,7 +15,7 @@ use super::app_health::{
     ANNOTATION_UNHEALTHY_SINCE, PRODUCER_CLUSTER_RESOURCE_BINDING, PRODUCER_RESOURCE_BINDING,
     decide, eviction_request, parse_tracked, render_tracked,
 };
-use super::driver::{BindingCtx, Held, requeue_at};
+use super::driver::{BindingCtx, requeue_at};
 use super::tasks::evict_cluster;
 use super::{EVENT_EVICT_FAILED, EVENT_EVICT_SUCCEED};
 use crate::runtime::{CompactObject, ControllerError, EventType};
@@ -67,11 +67,8 @@ pub(crate) async fn reconcile(
     let mut wait = None;
     let mut failed = Vec::new();
     for cluster in &decision.evict {
-        if let Err(held) = shared.admit(NAME, &read.key, cluster, now) {
-            let (reason, delay) = match held {
-                Held::RateLimited(d) => ("RateLimited", d),
-                Held::OverBudget(d) => ("OverBudget", d),
-            };
+        if let Err(held) = shared.admit_recorded(NAME, &read.key, cluster, now).await {
+            let (reason, delay) = held.reason_and_delay();
             shared.metrics.deferred(NAME, reason);
             wait = Some(wait.map_or(delay, |w: std::time::Duration| w.min(delay)));
             continue;

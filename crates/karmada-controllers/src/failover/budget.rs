@@ -27,6 +27,25 @@ impl EvictionBudget {
         }
     }
 
+    /// Remembers that an eviction from `cluster` started at `at`, as recorded by an existing graceful
+    /// eviction task, so a restarted controller keeps counting the window it was in. The latest start per
+    /// cluster is kept: the budget then errs towards holding back.
+    pub fn seed(&mut self, cluster: &str, at: Timestamp, now: Timestamp) {
+        if at.checked_add(self.interval).is_ok_and(|end| end <= now) {
+            return;
+        }
+        let entry = self.admitted.entry(cluster.to_string()).or_insert(at);
+        *entry = (*entry).max(at);
+    }
+
+    /// When `cluster`'s window opened, if it is admitted in a window still open at `now`.
+    pub fn window_of(&self, cluster: &str, now: Timestamp) -> Option<Timestamp> {
+        self.admitted
+            .get(cluster)
+            .copied()
+            .filter(|at| at.checked_add(self.interval).is_ok_and(|end| end > now))
+    }
+
     /// Admits an eviction from `cluster` at `now`, or says when to try again.
     pub fn try_admit(&mut self, cluster: &str, now: Timestamp) -> Result<(), Timestamp> {
         let interval = self.interval;
@@ -114,6 +133,21 @@ mod tests {
         assert_eq!(budget.try_admit("b", t(4)), Ok(()));
         assert_eq!(budget.try_admit("c", t(60)), Ok(()));
         assert_eq!(budget.try_admit("a", t(61)), Err(t(62)));
+    }
+
+    #[test]
+    fn a_restarted_budget_counts_the_evictions_its_tasks_record() {
+        let mut budget = EvictionBudget::new(1, SignedDuration::from_secs(60));
+        budget.seed("old", t(-90), t(0));
+        budget.seed("a", t(-40), t(0));
+        budget.seed("a", t(-30), t(0));
+        assert_eq!(budget.try_admit("a", t(0)), Ok(()), "a is in the window");
+        assert_eq!(
+            budget.try_admit("b", t(1)),
+            Err(t(30)),
+            "the window a's latest task opened is full"
+        );
+        assert_eq!(budget.try_admit("b", t(30)), Ok(()));
     }
 
     #[test]

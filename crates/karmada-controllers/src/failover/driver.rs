@@ -17,7 +17,7 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{ObjectReference, Taint};
 use karmada_api::cluster::CONDITION_READY;
 use karmada_api::{Cluster, ResourceBinding, ResourceBindingSpec};
-use kube::api::{ApiResource, DynamicObject, PostParams};
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{
     Action, Config as ControllerConfig, ReconcileRequest, applier, trigger_self,
@@ -46,18 +46,38 @@ pub(crate) struct Pacing {
     budget: EvictionBudget,
     /// Bindings waiting for pacing, per controller (for `eviction_queue_depth`).
     waiting: BTreeMap<&'static str, BTreeSet<String>>,
+    /// The budget window of each cluster as recorded on the Cluster ([`ANNOTATION_EVICTION_WINDOW`]).
+    recorded: BTreeMap<String, Timestamp>,
 }
+
+/// Annotation on a Cluster: when its current eviction-budget window opened. Written before the first eviction
+/// of a window, so a restarted controller-manager counts the window instead of opening a fresh one.
+pub const ANNOTATION_EVICTION_WINDOW: &str = "failover.karmada.io/eviction-window-start";
 
 /// Why an eviction has to wait.
 pub(crate) enum Held {
     RateLimited(Duration),
     OverBudget(Duration),
+    /// The cluster's budget window could not be recorded yet.
+    Unrecorded(Duration),
+}
+
+impl Held {
+    /// The `eviction_deferred_total` reason and the wait.
+    pub(crate) fn reason_and_delay(&self) -> (&'static str, Duration) {
+        match self {
+            Held::RateLimited(d) => ("RateLimited", *d),
+            Held::OverBudget(d) => ("OverBudget", *d),
+            Held::Unrecorded(d) => ("WindowUnrecorded", *d),
+        }
+    }
 }
 
 impl Pacing {
     pub(crate) fn new(config: &FailoverConfig) -> Self {
         Self {
             limiter: RateLimiter::new(config.eviction_rate, config.eviction_burst),
+            recorded: BTreeMap::new(),
             budget: EvictionBudget::new(
                 config.eviction_budget_clusters,
                 SignedDuration::try_from(config.eviction_budget_interval)
@@ -141,14 +161,73 @@ impl Shared {
             .collect()
     }
 
-    /// Asks to evict `binding` (by key) from `cluster` now; `Err` says how long to wait.
-    pub(crate) fn admit(
+    /// Counts the evictions the bindings' graceful eviction tasks record (cluster, start) into the cluster
+    /// budget, so a restarted controller-manager does not start a fresh window. Idempotent.
+    pub(crate) fn seed_budget(&self, bindings: &[Arc<CompactObject>], now: Timestamp) {
+        let windows: Vec<(String, Timestamp)> = self
+            .clusters
+            .state()
+            .iter()
+            .filter_map(|c| {
+                let at = c
+                    .metadata
+                    .annotations
+                    .as_ref()?
+                    .get(ANNOTATION_EVICTION_WINDOW)?;
+                Some((c.metadata.name.clone()?, at.parse().ok()?))
+            })
+            .collect();
+        let mut pacing = self.pacing.lock().unwrap_or_else(PoisonError::into_inner);
+        for (cluster, opened) in windows {
+            pacing.budget.seed(&cluster, opened, now);
+            pacing.recorded.insert(cluster, opened);
+        }
+        for (cluster, started) in bindings.iter().flat_map(|b| eviction_starts(b)) {
+            pacing.budget.seed(&cluster, started, now);
+        }
+    }
+
+    /// [`Shared::admit`], then, when this opened a budget window for `cluster` (or its opening is not on
+    /// record yet), records the window on the Cluster before the caller evicts: write-ahead, so the budget
+    /// survives a restart. A failed write holds the eviction back briefly.
+    pub(crate) async fn admit_recorded(
         &self,
         controller: &'static str,
         binding: &str,
         cluster: &str,
         now: Timestamp,
     ) -> Result<(), Held> {
+        let Some(opened) = self.admit(controller, binding, cluster, now)? else {
+            return Ok(());
+        };
+        let patch = serde_json::json!({"metadata": {"annotations": {
+            ANNOTATION_EVICTION_WINDOW: opened.to_string()
+        }}});
+        let written = resources::all(&self.client, &resources::cluster())
+            .patch(cluster, &PatchParams::default(), &Patch::Merge(&patch))
+            .await;
+        match written {
+            Ok(_) => {
+                let mut pacing = self.pacing.lock().unwrap_or_else(PoisonError::into_inner);
+                pacing.recorded.insert(cluster.to_string(), opened);
+                Ok(())
+            }
+            Err(err) => {
+                tracing::warn!(cluster, %err, "recording the eviction budget window");
+                Err(Held::Unrecorded(Duration::from_secs(1)))
+            }
+        }
+    }
+
+    /// Asks to evict `binding` (by key) from `cluster` now; `Err` says how long to wait. `Ok(Some(t))`: admitted
+    /// in the window opened at `t`, which is not on record yet.
+    fn admit(
+        &self,
+        controller: &'static str,
+        binding: &str,
+        cluster: &str,
+        now: Timestamp,
+    ) -> Result<Option<Timestamp>, Held> {
         let mut pacing = self.pacing.lock().unwrap_or_else(PoisonError::into_inner);
         let held = match pacing.budget.try_admit(cluster, now) {
             Err(retry_at) => Some(Held::OverBudget(until(now, retry_at))),
@@ -165,9 +244,13 @@ impl Shared {
             waiting.remove(binding);
         }
         let depth = waiting.len();
+        let unrecorded = pacing
+            .budget
+            .window_of(cluster, now)
+            .filter(|opened| pacing.recorded.get(cluster) != Some(opened));
         drop(pacing);
         self.metrics.set_queue_depth(controller, depth);
-        held.map_or(Ok(()), Err)
+        held.map_or(Ok(unrecorded), Err)
     }
 
     /// The binding no longer waits for pacing.
@@ -303,6 +386,36 @@ impl BindingCtx {
     }
 }
 
+/// The (cluster, creation time) of each graceful eviction task of a binding object, decoding only those fields.
+fn eviction_starts(object: &CompactObject) -> Vec<(String, Timestamp)> {
+    #[derive(Deserialize)]
+    struct Binding {
+        #[serde(default)]
+        spec: Option<Spec>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Spec {
+        #[serde(default)]
+        graceful_eviction_tasks: Option<Vec<Task>>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Task {
+        from_cluster: Option<String>,
+        creation_timestamp: Option<Timestamp>,
+    }
+    let json = object.json().unwrap_or_default();
+    let Ok(Binding { spec: Some(spec) }) = serde_json::from_str::<Binding>(&json) else {
+        return Vec::new();
+    };
+    spec.graceful_eviction_tasks
+        .into_iter()
+        .flatten()
+        .filter_map(|t| Some((t.from_cluster?, t.creation_timestamp?)))
+        .collect()
+}
+
 /// The clusters a binding object names (targets and eviction tasks), decoding only those fields.
 fn named_clusters(object: &CompactObject) -> BTreeSet<String> {
     #[derive(Deserialize)]
@@ -407,6 +520,10 @@ pub(crate) async fn run_binding_controller<F, Fut>(
     let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
     let metrics = shared.metrics.clone();
     let concurrency = shared.config.concurrency;
+    // The cluster budget counts the evictions the bindings' tasks record before this controller admits any
+    // (a restart must not open a fresh window); the first reconcile waits for the cache's first list.
+    let seeded: Arc<tokio::sync::OnceCell<()>> = Arc::default();
+    let (for_seeding, bindings) = (shared.clone(), store.clone());
     let context = Arc::new(BindingCtx {
         shared,
         resource,
@@ -419,7 +536,16 @@ pub(crate) async fn run_binding_controller<F, Fut>(
             let started = Instant::now();
             let metrics = metrics.clone();
             let work = reconcile(object, ctx);
+            let (seeded, shared, bindings) =
+                (seeded.clone(), for_seeding.clone(), bindings.clone());
             Box::pin(async move {
+                seeded
+                    .get_or_init(|| async move {
+                        if bindings.wait_until_ready().await.is_ok() {
+                            shared.seed_budget(&bindings.state(), Timestamp::now());
+                        }
+                    })
+                    .await;
                 let result = work.await;
                 let ok = result.is_ok() || result.as_ref().is_err_and(ControllerError::is_conflict);
                 metrics.processed(name, ok, started.elapsed().as_secs_f64());

@@ -22,6 +22,7 @@ pub mod application;
 pub mod budget;
 pub mod cluster_taint_policy;
 mod driver;
+pub use driver::ANNOTATION_EVICTION_WINDOW;
 pub mod graceful_eviction;
 pub mod metrics;
 pub mod preservation;

@@ -1,5 +1,6 @@
 //! A randomized simulation of the failover cores: three clusters flap (unreachable, tainted NoExecute, the
-//! application crashing), and the taint manager, application failover, a stand-in scheduler and the
+//! application crashing), the control plane restarts (pacing rebuilt from the budget windows recorded on the
+//! Clusters and the bindings' eviction tasks, as `Shared::seed_budget` does), and the taint manager, application failover, a stand-in scheduler and the
 //! graceful-eviction controller take turns on one Divided binding. Every transition made by a failover core
 //! is checked against [`super::safety`]; after each graceful-eviction pass no stale task may remain; the cluster
 //! budget must hold over the whole run. Failures print the seed (proptest shows it as the input).
@@ -138,6 +139,7 @@ struct Stats {
     removals: usize,
     restores: usize,
     deferrals: usize,
+    restarts: usize,
 }
 
 fn simulate(seed: u64) -> Stats {
@@ -203,6 +205,8 @@ fn simulate(seed: u64) -> Stats {
     let interval = SignedDuration::from_secs(300);
     let mut budget = EvictionBudget::new(1, interval);
     let mut admissions: Vec<(Timestamp, String)> = Vec::new();
+    // The budget windows recorded on the Clusters (write-ahead of each window's first eviction).
+    let mut recorded: BTreeMap<String, Timestamp> = BTreeMap::new();
     let mut taint_since: BTreeMap<&str, Timestamp> = BTreeMap::new();
     for step in 0..80 {
         // The world changes.
@@ -213,6 +217,19 @@ fn simulate(seed: u64) -> Stats {
             3..=4 => s.tainted = !s.reachable,
             5..=6 => s.app_healthy = !s.app_healthy,
             7 => s.exists = rng.below(4) != 0 || !s.exists,
+            8 => {
+                // The control plane restarts: in-memory pacing is rebuilt from what is on record.
+                budget = EvictionBudget::new(1, interval);
+                for (cluster, opened) in &recorded {
+                    budget.seed(cluster, *opened, now);
+                }
+                for task in &spec.graceful_eviction_tasks {
+                    if let Some(created) = &task.creation_timestamp {
+                        budget.seed(&task.from_cluster, created.0, now);
+                    }
+                }
+                stats.restarts += 1;
+            }
             _ => {}
         }
         if s.tainted {
@@ -255,6 +272,9 @@ fn simulate(seed: u64) -> Stats {
             if budget.try_admit(&cluster, now).is_err() {
                 continue;
             }
+            if let Some(opened) = budget.window_of(&cluster, now) {
+                recorded.insert(cluster.clone(), opened);
+            }
             admissions.push((now, cluster.clone()));
             let request = EvictionRequest {
                 from_cluster: cluster,
@@ -284,6 +304,9 @@ fn simulate(seed: u64) -> Stats {
             for cluster in decision.evict {
                 if budget.try_admit(&cluster, now).is_err() {
                     continue;
+                }
+                if let Some(opened) = budget.window_of(&cluster, now) {
+                    recorded.insert(cluster.clone(), opened);
                 }
                 admissions.push((now, cluster.clone()));
                 let request =
@@ -373,8 +396,10 @@ fn a_few_fixed_seeds() {
         total.removals += stats.removals;
         total.restores += stats.restores;
         total.deferrals += stats.deferrals;
+        total.restarts += stats.restarts;
     }
     // The runs must reach every branch that matters, or they prove nothing.
     assert!(total.evictions > 0 && total.removals > 0, "{total:?}");
     assert!(total.restores > 0 && total.deferrals > 0, "{total:?}");
+    assert!(total.restarts > 0, "{total:?}");
 }

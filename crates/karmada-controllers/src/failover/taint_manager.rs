@@ -17,7 +17,7 @@ use karmada_api::policy::PurgeMode;
 use karmada_api::work::{EVICTION_PRODUCER_TAINT_MANAGER, EVICTION_REASON_TAINT_UNTOLERATED};
 use kube::runtime::controller::Action;
 
-use super::driver::{BindingCtx, Held, requeue_at};
+use super::driver::{BindingCtx, requeue_at};
 use super::preservation::preserved_label_state;
 use super::tasks::{EvictionRequest, evict_cluster};
 use super::toleration::{decide, tolerations_in_force};
@@ -68,11 +68,8 @@ pub(crate) async fn reconcile(
     let mut wait = None;
     let mut failed = false;
     for (cluster, why) in &decision.evict {
-        if let Err(held) = shared.admit(NAME, &read.key, cluster, now) {
-            let (reason, delay) = match held {
-                Held::RateLimited(d) => ("RateLimited", d),
-                Held::OverBudget(d) => ("OverBudget", d),
-            };
+        if let Err(held) = shared.admit_recorded(NAME, &read.key, cluster, now).await {
+            let (reason, delay) = held.reason_and_delay();
             shared.metrics.deferred(NAME, reason);
             wait = Some(wait.map_or(delay, |w: std::time::Duration| w.min(delay)));
             continue;

@@ -11,6 +11,7 @@ use kube::api::{Api, DynamicObject, PostParams};
 use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 use crate::support::{self, ControlPlane};
 
@@ -19,6 +20,7 @@ const NOT_READY: &str = "cluster.karmada.io/not-ready";
 
 struct Bed {
     cp: ControlPlane,
+    metrics: FailoverMetrics,
     registry: std::sync::Arc<Mutex<Registry>>,
 }
 
@@ -33,6 +35,28 @@ fn fast(config: FailoverConfig) -> FailoverConfig {
 }
 
 async fn start(config: FailoverConfig) -> Bed {
+    let bed = start_paused().await;
+    // Runs until the control plane stops.
+    drop(run_failover(&bed, config, bed.cp.cancel.child_token()));
+    bed
+}
+
+/// The failover controllers on `bed`'s control plane until `cancel` fires.
+fn run_failover(
+    bed: &Bed,
+    config: FailoverConfig,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(failover::run(
+        bed.cp.client.clone(),
+        config,
+        bed.metrics.clone(),
+        cancel,
+    ))
+}
+
+/// A control plane with the test namespace, no failover controllers yet.
+async fn start_paused() -> Bed {
     let cp = ControlPlane::start().await;
     let mut registry = Registry::default();
     let metrics = FailoverMetrics::register(&mut registry);
@@ -44,14 +68,9 @@ async fn start(config: FailoverConfig) -> Bed {
         )
         .await
         .expect("namespace");
-    tokio::spawn(failover::run(
-        cp.client.clone(),
-        config,
-        metrics,
-        cp.cancel.child_token(),
-    ));
     Bed {
         cp,
+        metrics,
         registry: std::sync::Arc::new(Mutex::new(registry)),
     }
 }
@@ -471,6 +490,77 @@ async fn the_budget_holds_over_many_bindings() {
             >= 1
     );
     assert!(sample(&bed, "eviction_queue_depth{name=\"taint-manager\"}").await >= 1);
+}
+
+#[tokio::test]
+async fn a_restarted_failover_keeps_its_budget_window() {
+    let config = fast(FailoverConfig {
+        eviction_budget_clusters: 1,
+        eviction_budget_interval: Duration::from_secs(3600),
+        ..FailoverConfig::enabled()
+    });
+    let mut bed = start_paused().await;
+    let first = CancellationToken::new();
+    let running = run_failover(&bed, config.clone(), first.clone());
+    for c in ["m1", "m2", "m3"] {
+        add_cluster(&bed, c).await;
+    }
+    add_binding(
+        &bed,
+        "a",
+        json!([{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]),
+        json!({}),
+    )
+    .await;
+    set_taints(&bed, "m1", json!([no_execute(NOT_READY)])).await;
+    support::eventually("a evicted from m1", || async {
+        (!tasks(&binding(&bed, "a").await).is_empty()).then_some(())
+    })
+    .await;
+    let m1 = clusters_api(&bed).get("m1").await.expect("m1");
+    assert!(
+        m1.metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(failover::ANNOTATION_EVICTION_WINDOW)),
+        "the window is on record before the eviction"
+    );
+
+    // The controller-manager stops; meanwhile the eviction completes (its task goes), so only the Cluster's record
+    // remembers the window.
+    first.cancel();
+    running.await.expect("stopped");
+    update(&bindings_api(&bed), "a", false, |b| {
+        b["spec"]["gracefulEvictionTasks"] = json!([]);
+    })
+    .await;
+
+    // A fresh one must not evict from a second cluster within the hour.
+    let mut registry = Registry::default();
+    bed.metrics = FailoverMetrics::register(&mut registry);
+    bed.registry = std::sync::Arc::new(Mutex::new(registry));
+    let _second = run_failover(&bed, config, bed.cp.cancel.child_token());
+    add_binding(
+        &bed,
+        "b",
+        json!([{"name": "m2", "replicas": 2}, {"name": "m3", "replicas": 2}]),
+        json!({}),
+    )
+    .await;
+    set_taints(&bed, "m2", json!([no_execute(NOT_READY)])).await;
+    support::eventually("b held back by the budget", || async {
+        let deferred = sample(
+            &bed,
+            "eviction_deferred_total{name=\"taint-manager\",reason=\"OverBudget\"}",
+        )
+        .await;
+        (deferred >= 1).then_some(())
+    })
+    .await;
+    assert!(
+        tasks(&binding(&bed, "b").await).is_empty(),
+        "no eviction from m2"
+    );
 }
 
 #[tokio::test]
