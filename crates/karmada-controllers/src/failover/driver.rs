@@ -386,62 +386,53 @@ impl BindingCtx {
     }
 }
 
-/// The (cluster, creation time) of each graceful eviction task of a binding object, decoding only those fields.
-fn eviction_starts(object: &CompactObject) -> Vec<(String, Timestamp)> {
+/// What the pacing and wake-up paths read of a binding object: its targets and eviction tasks, decoded alone.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TargetsAndTasks {
+    #[serde(default)]
+    clusters: Option<Vec<Named>>,
+    #[serde(default)]
+    graceful_eviction_tasks: Option<Vec<Evicted>>,
+}
+
+#[derive(Deserialize)]
+struct Named {
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Evicted {
+    from_cluster: Option<String>,
+    /// Text, parsed by [`eviction_starts`] alone: an odd timestamp must not hide the clusters.
+    #[serde(default)]
+    creation_timestamp: Option<String>,
+}
+
+fn targets_and_tasks(object: &CompactObject) -> Option<TargetsAndTasks> {
     #[derive(Deserialize)]
     struct Binding {
         #[serde(default)]
-        spec: Option<Spec>,
+        spec: Option<TargetsAndTasks>,
     }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Spec {
-        #[serde(default)]
-        graceful_eviction_tasks: Option<Vec<Task>>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Task {
-        from_cluster: Option<String>,
-        creation_timestamp: Option<Timestamp>,
-    }
-    let json = object.json().unwrap_or_default();
-    let Ok(Binding { spec: Some(spec) }) = serde_json::from_str::<Binding>(&json) else {
-        return Vec::new();
-    };
-    spec.graceful_eviction_tasks
+    let json = object.json().ok()?;
+    serde_json::from_str::<Binding>(&json).ok()?.spec
+}
+
+/// The (cluster, creation time) of each graceful eviction task of a binding object.
+fn eviction_starts(object: &CompactObject) -> Vec<(String, Timestamp)> {
+    targets_and_tasks(object)
+        .and_then(|spec| spec.graceful_eviction_tasks)
         .into_iter()
         .flatten()
-        .filter_map(|t| Some((t.from_cluster?, t.creation_timestamp?)))
+        .filter_map(|t| Some((t.from_cluster?, t.creation_timestamp?.parse().ok()?)))
         .collect()
 }
 
-/// The clusters a binding object names (targets and eviction tasks), decoding only those fields.
+/// The clusters a binding object names (targets and eviction tasks).
 fn named_clusters(object: &CompactObject) -> BTreeSet<String> {
-    #[derive(Deserialize)]
-    struct Binding {
-        #[serde(default)]
-        spec: Option<Spec>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Spec {
-        #[serde(default)]
-        clusters: Option<Vec<Named>>,
-        #[serde(default)]
-        graceful_eviction_tasks: Option<Vec<Evicted>>,
-    }
-    #[derive(Deserialize)]
-    struct Named {
-        name: Option<String>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Evicted {
-        from_cluster: Option<String>,
-    }
-    let json = object.json().unwrap_or_default();
-    let Ok(Binding { spec: Some(spec) }) = serde_json::from_str::<Binding>(&json) else {
+    let Some(spec) = targets_and_tasks(object) else {
         return BTreeSet::new();
     };
     let targets = spec.clusters.into_iter().flatten().filter_map(|c| c.name);
