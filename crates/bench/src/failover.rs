@@ -21,6 +21,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
 
+use crate::api_requests::RequestCounts;
 use crate::process::{
     Launcher, LogDir, Process, cluster_api, is_ready, join_push, karmada_binary, start_apiserver,
     start_component, start_member_sim, start_scheduler, wait_clusters_ready,
@@ -210,21 +211,6 @@ async fn scrape(address: std::net::SocketAddr) -> anyhow::Result<String> {
     let mut body = String::new();
     stream.read_to_string(&mut body).await?;
     Ok(body)
-}
-
-/// The API server's `apiserver_request_total` counters, by their labels.
-async fn request_counts(client: &Client) -> anyhow::Result<HashMap<String, f64>> {
-    let text = client
-        .request_text(http::Request::get("/metrics").body(Vec::new())?)
-        .await?;
-    Ok(text
-        .lines()
-        .filter_map(|line| {
-            let labels = line.strip_prefix("apiserver_request_total")?;
-            let (labels, value) = labels.rsplit_once(' ')?;
-            Some((labels.to_string(), value.parse().ok()?))
-        })
-        .collect())
 }
 
 /// Prints how many Events of each reason the control plane recorded (first or repeated) during the bench.
@@ -449,7 +435,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
 
     let cpu_before: Vec<f64> = setup.processes.iter().map(Process::cpu_seconds).collect();
-    let requests_before = request_counts(&setup.karmada).await?;
+    let requests_before = RequestCounts::read(&setup.karmada).await?;
     // member1 fails.
     let out = Command::new(&setup.binary)
         .args(["member-sim", "fault", "--data-dir"])
@@ -508,17 +494,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .map(|(p, before)| p.cpu_seconds() - before)
         .collect();
     // What the control plane asked of its API server during the move, for the log.
-    let requests_after = request_counts(&setup.karmada).await?;
-    let mut asked: Vec<(f64, &String)> = requests_after
-        .iter()
-        .map(|(k, v)| (v - requests_before.get(k).copied().unwrap_or(0.0), k))
-        .filter(|(d, _)| *d > 0.0)
-        .collect();
-    asked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    println!("API requests from the fault until every workload moved:");
-    for (delta, key) in &asked {
-        println!("  {delta:>7.0}  {key}");
-    }
+    RequestCounts::read(&setup.karmada).await?.print_since(
+        &requests_before,
+        "API requests from the fault until every workload moved",
+    );
     events_by_reason(&setup.karmada).await?;
     let cpu_note = PROCESS_NAMES
         .iter()

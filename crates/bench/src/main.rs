@@ -4,6 +4,7 @@
 //! embedded store, drives it over HTTPS from 16 concurrent clients, measures the raw store in
 //! the same run, prints a table and writes the report.
 
+mod api_requests;
 mod apiserver;
 mod clusters;
 mod failover;

@@ -25,6 +25,7 @@ use kube::api::{Api, PostParams};
 use kube::runtime::watcher;
 use tokio::sync::Mutex;
 
+use crate::api_requests::RequestCounts;
 use crate::process::{
     ApiServer, Launcher, LogDir, MemberSim, Process, bench_log_level, join_push, karmada_binary,
     start_apiserver, start_component, start_member_sim, start_scheduler, wait_clusters_ready,
@@ -728,6 +729,7 @@ async fn measure_on(
     let burst: Vec<String> = (0..args.workloads)
         .map(|i| format!("burst-{i:05}"))
         .collect();
+    let requests_before = RequestCounts::read(&federation.karmada).await?;
     let started = Instant::now();
     create_burst(&api, &burst).await?;
     let last = wait_all_seen(&seen, &burst, members as usize).await?;
@@ -750,6 +752,13 @@ async fn measure_on(
     // Let the status controllers settle before reading memory.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let rss_after = federation.rss_mib();
+    RequestCounts::read(&federation.karmada).await?.print_since(
+        &requests_before,
+        &format!(
+            "API requests of the burst and its settling ({members} members, {})",
+            mode.name()
+        ),
+    );
     let detail = federation
         .rss_each()
         .iter()

@@ -144,7 +144,7 @@ type Refs = mpsc::Sender<ObjectRef<CompactObject>>;
 
 pub use render::merge_work;
 use render::{Rendering, render};
-use triggers::{Bindings, Handler, Senders, annotation, feed};
+use triggers::{Bindings, Handler, Senders, feed};
 
 /// Runs the ResourceBinding and ClusterResourceBinding loops until `cancel` fires.
 pub async fn run(client: kube::Client, config: BindingConfig, cancel: CancellationToken) {
@@ -353,30 +353,30 @@ fn existing_works(ctx: &Context, scope: BindingScope, binding: &ResourceBinding)
     };
     candidates
         .iter()
-        .filter(|w| belongs(w.metadata(), scope, binding))
+        .filter(|w| belongs(w, scope, binding))
         .filter_map(|w| w.decode().ok())
         .collect()
 }
 
-/// Whether the Work with metadata `work` was made for this binding: by permanent id when the binding has one,
-/// else by annotations.
-fn belongs(work: &ObjectMeta, scope: BindingScope, binding: &ResourceBinding) -> bool {
+/// Whether the cached Work `work` was made for this binding: by permanent id when the binding has one, else
+/// by annotations.
+fn belongs(work: &CompactObject, scope: BindingScope, binding: &ResourceBinding) -> bool {
     let id = binding
         .metadata
         .labels
         .as_ref()
         .and_then(|l| l.get(id_label(scope)));
     if let Some(id) = id.filter(|id| !id.is_empty()) {
-        return work.labels.as_ref().and_then(|l| l.get(id_label(scope))) == Some(id);
+        return work.label(id_label(scope)) == Some(id.as_str());
     }
     let name = binding.metadata.name.as_deref();
     match scope {
         BindingScope::Namespaced => {
-            annotation(work, ANNOTATION_RESOURCE_BINDING_NAME) == name
-                && annotation(work, ANNOTATION_RESOURCE_BINDING_NAMESPACE)
+            work.annotation(ANNOTATION_RESOURCE_BINDING_NAME) == name
+                && work.annotation(ANNOTATION_RESOURCE_BINDING_NAMESPACE)
                     == binding.metadata.namespace.as_deref()
         }
-        BindingScope::Cluster => annotation(work, ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME) == name,
+        BindingScope::Cluster => work.annotation(ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME) == name,
     }
 }
 
@@ -695,7 +695,7 @@ mod tests {
                 "resourcebinding.karmada.io/namespace": "default"}}
         }))
         .expect("object");
-        let by_annotations = &by_annotations.metadata;
+        let by_annotations = &CompactObject::from_dynamic(&by_annotations).expect("compact");
         assert!(belongs(by_annotations, BindingScope::Namespaced, &binding));
         assert!(!belongs(by_annotations, BindingScope::Cluster, &binding));
         binding.metadata.labels = Some(BTreeMap::from([(
@@ -707,6 +707,7 @@ mod tests {
             "metadata": {"name": "w", "labels": {LABEL_RESOURCE_BINDING_PERMANENT_ID: "id-1"}}
         }))
         .expect("object");
-        assert!(belongs(&by_id.metadata, BindingScope::Namespaced, &binding));
+        let by_id = CompactObject::from_dynamic(&by_id).expect("compact");
+        assert!(belongs(&by_id, BindingScope::Namespaced, &binding));
     }
 }

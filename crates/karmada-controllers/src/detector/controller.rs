@@ -30,7 +30,7 @@ use karmada_api::{
     ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
 };
 use karmada_interpreter::Interpreter;
-use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -232,14 +232,6 @@ async fn worker(detector: Arc<Detector>, cancel: CancellationToken) {
             }
         }
     }
-}
-
-fn label<'a>(metadata: &'a ObjectMeta, key: &str) -> Option<&'a str> {
-    metadata
-        .labels
-        .as_ref()
-        .and_then(|labels| labels.get(key))
-        .map(String::as_str)
 }
 
 fn api_version_of(object: &Value) -> &str {

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::queue::WorkQueue;
 use super::skip::DetectorFilter;
 use crate::reserved::{is_never_propagated_api, is_reserved_namespace};
-use crate::runtime::{CompactObject, ControllerError, Informers, resources};
+use crate::runtime::{CompactObject, ControllerError, Informers, Pairs, resources};
 
 /// A resource template's identity in the detector's queue.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -89,6 +89,7 @@ pub fn fingerprint(object: &CompactObject) -> u64 {
     serde_json::to_string(&metadata)
         .unwrap_or_default()
         .hash(&mut hasher);
+    (object.labels(), object.annotations()).hash(&mut hasher);
     // The top-level fields as text: the same object always serializes to the same text.
     let json = object.json().unwrap_or_default();
     let fields: std::collections::BTreeMap<&str, &RawValue> =
@@ -132,7 +133,22 @@ struct KindWatch {
 pub struct TemplateMeta<'a> {
     pub api_version: &'a str,
     pub kind: &'a str,
+    /// Without labels and annotations, which are the next two fields (see [`CompactObject::metadata`]).
     pub metadata: &'a ObjectMeta,
+    pub labels: &'a Pairs,
+    pub annotations: &'a Pairs,
+}
+
+impl<'a> TemplateMeta<'a> {
+    pub fn of(api_version: &'a str, kind: &'a str, object: &'a CompactObject) -> Self {
+        Self {
+            api_version,
+            kind,
+            metadata: object.metadata(),
+            labels: object.labels(),
+            annotations: object.annotations(),
+        }
+    }
 }
 
 /// The cached templates of every watched kind.
@@ -197,11 +213,11 @@ impl Templates {
                 if ignored(metadata, &watch.kind, &watch.filter) {
                     continue;
                 }
-                let view = TemplateMeta {
-                    api_version: &watch.kind.resource.api_version,
-                    kind: &watch.kind.resource.kind,
-                    metadata,
-                };
+                let view = TemplateMeta::of(
+                    &watch.kind.resource.api_version,
+                    &watch.kind.resource.kind,
+                    &object,
+                );
                 if keep(&view) {
                     keys.push(key_of(metadata, gvk));
                 }

@@ -153,8 +153,8 @@ pub fn spec_and_metadata(object: &CompactObject) -> Option<u64> {
             .as_ref()
             .map(|t| t.0.to_string()),
         &metadata.finalizers,
-        &metadata.labels,
-        &metadata.annotations,
+        object.labels(),
+        object.annotations(),
     )
         .hash(&mut hasher);
     Some(std::hash::Hasher::finish(&hasher))
@@ -251,23 +251,23 @@ mod tests {
 
     #[test]
     fn fingerprint_follows_spec_and_metadata_not_status() {
-        let work = |status: serde_json::Value, replicas: i64| -> CompactObject {
+        let labelled_work = |status: serde_json::Value, replicas: i64, labels| -> CompactObject {
             let object: DynamicObject = serde_json::from_value(serde_json::json!({
                 "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-                "metadata": {"name": "w", "namespace": "karmada-es-a", "resourceVersion": "1"},
+                "metadata": {"name": "w", "namespace": "karmada-es-a", "resourceVersion": "1",
+                             "labels": labels},
                 "spec": {"workload": {"manifests": [{"spec": {"replicas": replicas}}]}},
                 "status": status,
             }))
             .expect("work");
             CompactObject::from_dynamic(&object).expect("compact")
         };
+        let work = |status, replicas| labelled_work(status, replicas, serde_json::json!({}));
         let base = spec_and_metadata(&work(serde_json::json!({}), 1));
         let applied = serde_json::json!({"conditions": [{"type": "Applied"}]});
         assert_eq!(base, spec_and_metadata(&work(applied, 1)));
         assert_ne!(base, spec_and_metadata(&work(serde_json::json!({}), 2)));
-        let mut labelled = work(serde_json::json!({}), 1);
-        kube::Resource::meta_mut(&mut labelled).labels =
-            Some([("a".to_string(), "b".to_string())].into());
+        let labelled = labelled_work(serde_json::json!({}), 1, serde_json::json!({"a": "b"}));
         assert_ne!(base, spec_and_metadata(&labelled));
     }
 

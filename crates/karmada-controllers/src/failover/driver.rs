@@ -613,7 +613,7 @@ pub(crate) fn failover_inputs(object: &CompactObject) -> Option<u64> {
             .deletion_timestamp
             .as_ref()
             .map(|t| t.0.to_string()),
-        &metadata.annotations,
+        object.annotations(),
         binding
             .status
             .as_ref()

@@ -5,7 +5,9 @@
 //! template and member object. A [`CompactObject`] keeps the metadata typed (selectors, owner and label
 //! lookups read it without decoding) and the rest as LZ4-compressed JSON text (Kubernetes JSON repeats its keys
 //! and shrinks ~3×; decompressing a few KiB takes about a microsecond), decoded only when a reconcile needs it.
-//! It is `Arc`-backed, so the shared caches and every subscriber's events hold one copy.
+//! Labels and annotations are kept apart from the typed metadata as [`Pairs`] (read them with
+//! [`CompactObject::labels`] and [`CompactObject::annotations`]; `metadata()` has neither). It is
+//! `Arc`-backed, so the shared caches and every subscriber's events hold one copy.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -17,11 +19,15 @@ use kube::core::DynamicResourceScope;
 use kube::runtime::watcher::Event;
 use serde::de::DeserializeOwned;
 
-use super::ControllerError;
+use super::{ControllerError, Pairs};
 
 #[derive(Clone, Debug)]
 struct Inner {
+    /// The metadata without managedFields, labels and annotations.
     metadata: ObjectMeta,
+    /// `None` when the object has no such map (as opposed to an empty one, which JSON keeps apart).
+    labels: Option<Pairs>,
+    annotations: Option<Pairs>,
     /// The object as JSON without its metadata (apiVersion, kind, spec, status), LZ4-compressed against
     /// `dictionary` with its length prepended. The metadata is spliced back in when the object is decoded.
     packed: Box<[u8]>,
@@ -42,26 +48,57 @@ impl CompactObject {
     pub fn from_dynamic(object: &DynamicObject) -> Result<Self, ControllerError> {
         let (metadata, body) = split(object)?;
         let packed = compress(&body, None);
-        Ok(Self::new(metadata, packed, None, false))
+        Self::new(metadata, packed, None, false)
     }
 
     fn new(
-        metadata: ObjectMeta,
+        mut metadata: ObjectMeta,
         packed: Vec<u8>,
         dictionary: Option<Arc<[u8]>>,
         whole: bool,
-    ) -> Self {
-        Self(Arc::new(Inner {
+    ) -> Result<Self, ControllerError> {
+        let labels = metadata.labels.take().as_ref().map(Pairs::from_map);
+        let annotations = metadata.annotations.take().as_ref().map(Pairs::from_map);
+        Ok(Self(Arc::new(Inner {
             metadata,
+            labels: labels.transpose()?,
+            annotations: annotations.transpose()?,
             packed: packed.into_boxed_slice(),
             dictionary,
             whole,
-        }))
+        })))
     }
 
-    /// The object's metadata (without managedFields; from a [`Packer::slim`], only the fields it keeps).
+    /// The object's metadata without managedFields, labels and annotations (read those with
+    /// [`Self::labels`] and [`Self::annotations`]); from a [`Packer::slim`], only the fields it keeps.
     pub fn metadata(&self) -> &ObjectMeta {
         &self.0.metadata
+    }
+
+    /// The object's labels (none from a [`Packer::slim`]).
+    pub fn labels(&self) -> &Pairs {
+        self.0.labels.as_ref().unwrap_or(&*EMPTY)
+    }
+
+    /// The object's annotations (from a [`Packer::slim`], only the ones it keeps).
+    pub fn annotations(&self) -> &Pairs {
+        self.0.annotations.as_ref().unwrap_or(&*EMPTY)
+    }
+
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels().get(key)
+    }
+
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations().get(key)
+    }
+
+    /// The metadata with its labels and annotations, for code that takes an `ObjectMeta`.
+    pub fn full_metadata(&self) -> ObjectMeta {
+        let mut metadata = self.0.metadata.clone();
+        metadata.labels = self.0.labels.as_ref().map(Pairs::to_map);
+        metadata.annotations = self.0.annotations.as_ref().map(Pairs::to_map);
+        metadata
     }
 
     /// The object's JSON text.
@@ -94,7 +131,7 @@ impl CompactObject {
             .ok_or_else(|| ControllerError::Invalid("cached object is not a JSON object".into()))?;
         let mut json = Vec::with_capacity(body.len() + 512);
         json.extend_from_slice(br#"{"metadata":"#);
-        serde_json::to_writer(&mut json, &self.0.metadata)?;
+        serde_json::to_writer(&mut json, &self.full_metadata())?;
         if !fields.is_empty() {
             json.push(b',');
             json.extend_from_slice(fields);
@@ -108,6 +145,9 @@ impl CompactObject {
         self.decode()
     }
 }
+
+/// What an object without labels (or annotations) has.
+static EMPTY: std::sync::LazyLock<Pairs> = std::sync::LazyLock::new(Pairs::default);
 
 /// Makes the objects of one watch compact. Objects of one resource share most of their text (keys, defaults,
 /// the same pod template), so each body is compressed against a dictionary of earlier bodies: a body that
@@ -154,12 +194,12 @@ impl Packer {
             packed = compress(&body, Some(&dictionary));
             self.dictionary = Some(dictionary);
         }
-        Ok(CompactObject::new(
+        CompactObject::new(
             metadata,
             packed,
             self.dictionary.clone(),
             self.slim.is_some(),
-        ))
+        )
     }
 
     /// A watch event with its object made compact.
@@ -282,6 +322,7 @@ impl Resource for CompactObject {
 
     /// Copies the object first when it is shared (a cache or another subscriber holds it). Of a slim object
     /// ([`Packer::slim`]) only the typed projection changes; decoding still returns the cached metadata.
+    /// Labels and annotations are not in it (see [`CompactObject::labels`]).
     fn meta_mut(&mut self) -> &mut ObjectMeta {
         &mut Arc::make_mut(&mut self.0).metadata
     }
@@ -325,7 +366,30 @@ mod tests {
             value["spec"]["workload"]["manifests"][0]["spec"]["replicas"],
             2
         );
-        assert_eq!(compact.meta().labels.as_ref().expect("labels")["a"], "b");
+        assert_eq!(compact.label("a"), Some("b"));
+        assert!(
+            compact.meta().labels.is_none(),
+            "kept apart from the typed metadata"
+        );
+        assert_eq!(
+            compact.full_metadata().labels,
+            Some([("a".to_string(), "b".to_string())].into())
+        );
+    }
+
+    #[test]
+    fn an_empty_map_and_no_map_stay_apart() {
+        let object: DynamicObject = serde_json::from_value(json!({
+            "metadata": {"name": "x", "labels": {}, "annotations": {"note": "kept"}},
+        }))
+        .expect("object");
+        let compact = Packer::default().pack(&object).expect("pack");
+        assert!(compact.labels().is_empty());
+        assert_eq!(compact.annotation("note"), Some("kept"));
+        assert_eq!(
+            compact.decode::<serde_json::Value>().expect("decode"),
+            json!({"metadata": {"name": "x", "labels": {}, "annotations": {"note": "kept"}}})
+        );
     }
 
     #[test]
@@ -484,15 +548,10 @@ mod tests {
         assert_eq!(metadata.name.as_deref(), Some("web-3"));
         assert_eq!(metadata.namespace.as_deref(), Some("default"));
         assert_eq!(metadata.resource_version.as_deref(), Some("1003"));
-        assert!(metadata.labels.is_none());
+        assert!(slim.labels().is_empty());
         assert_eq!(
-            metadata
-                .annotations
-                .as_ref()
-                .expect("kept")
-                .keys()
-                .collect::<Vec<_>>(),
-            ["keep"]
+            slim.annotations().iter().collect::<Vec<_>>(),
+            [("keep", "1")]
         );
         let back: serde_json::Value = slim.decode().expect("decode");
         assert_eq!(back, without_managed_fields(&object));

@@ -102,12 +102,7 @@ impl LabelIndex {
     }
 
     fn value_of<'a>(&self, object: &'a CompactObject) -> Option<&'a str> {
-        object
-            .metadata()
-            .labels
-            .as_ref()?
-            .get(&self.label)
-            .map(String::as_str)
+        object.label(&self.label)
     }
 
     fn key_of(object: &CompactObject) -> (Option<String>, String) {

@@ -252,12 +252,7 @@ async fn feed_clusters(
 }
 
 fn annotation<'a>(object: &'a CompactObject, key: &str) -> Option<&'a str> {
-    object
-        .metadata()
-        .annotations
-        .as_ref()?
-        .get(key)
-        .map(String::as_str)
+    object.annotation(key)
 }
 
 fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {

@@ -7,7 +7,6 @@
 use std::collections::{BTreeMap, HashMap};
 
 use futures::SinkExt;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event;
 use serde::Deserialize;
@@ -43,10 +42,6 @@ pub(super) enum Handler {
     ClusterOverridePolicies,
     /// Cluster name → labels last seen.
     Clusters(HashMap<String, BTreeMap<String, String>>),
-}
-
-pub(super) fn annotation<'a>(metadata: &'a ObjectMeta, key: &str) -> Option<&'a str> {
-    metadata.annotations.as_ref()?.get(key).map(String::as_str)
 }
 
 /// The part of a binding's spec the triggers read; the rest of the JSON is skipped, not decoded. Lenient
@@ -145,12 +140,12 @@ impl Handler {
                 if !interesting {
                     return Vec::new();
                 }
-                if let Some(name) = annotation(metadata, ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME) {
+                if let Some(name) = object.annotation(ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME) {
                     return vec![(BindingScope::Cluster, object_ref(&crb, None, name))];
                 }
                 match (
-                    annotation(metadata, ANNOTATION_RESOURCE_BINDING_NAMESPACE),
-                    annotation(metadata, ANNOTATION_RESOURCE_BINDING_NAME),
+                    object.annotation(ANNOTATION_RESOURCE_BINDING_NAMESPACE),
+                    object.annotation(ANNOTATION_RESOURCE_BINDING_NAME),
                 ) {
                     (Some(ns), Some(name)) => {
                         vec![(BindingScope::Namespaced, object_ref(&rb, Some(ns), name))]
@@ -167,7 +162,7 @@ impl Handler {
             Handler::ClusterOverridePolicies => all(&|_| true),
             Handler::Clusters(seen) => {
                 let name = metadata.name.clone().unwrap_or_default();
-                let labels = metadata.labels.clone().unwrap_or_default();
+                let labels = object.labels().to_map();
                 let changed = if deleted {
                     seen.remove(&name);
                     false

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::{Detector, label};
+use super::Detector;
 use crate::detector::claim::{current_claim, policy_id};
 use crate::detector::finalizer::{FinalizerAction, PolicyKey, finalizer_action, finalizers_patch};
 use crate::detector::matching::{ImplicitPriority, PolicyRef};
@@ -29,7 +29,7 @@ use crate::keys::{
     LABEL_CLUSTER_PROPAGATION_POLICY_PERMANENT_ID, LABEL_PROPAGATION_POLICY_PERMANENT_ID,
 };
 use crate::runtime::watch::next_event;
-use crate::runtime::{ControllerError, resources, typed};
+use crate::runtime::{ControllerError, Pairs, resources, typed};
 
 pub(super) async fn finalizer_worker(detector: Arc<Detector>, cancel: CancellationToken) {
     while let Some(key) = detector.finalizing.next(&cancel).await {
@@ -288,7 +288,7 @@ fn selector_view(object: &TemplateMeta<'_>) -> Value {
         "metadata": {
             "name": object.metadata.name,
             "namespace": object.metadata.namespace,
-            "labels": object.metadata.labels,
+            "labels": object.labels,
         },
     })
 }
@@ -333,7 +333,9 @@ impl Detector {
             keys.extend(
                 self.templates
                     .keys_where(Some((api_version, kind)), |object| {
-                        let claimed_by_this = label(object.metadata, id_label)
+                        let claimed_by_this = object
+                            .labels
+                            .get(id_label)
                             .is_some_and(|id| ids.iter().any(|own| own == id));
                         let view = || selector_view(object);
                         let selected = new.is_some_and(|p| {
@@ -353,7 +355,7 @@ impl Detector {
                         } else {
                             selected
                                 && (preempting
-                                    || current_claim(&view_with_claim(object.metadata, &view()))
+                                    || current_claim(&view_with_claim(object.annotations, &view()))
                                         .is_none())
                         }
                     }),
@@ -433,7 +435,7 @@ impl Detector {
                 LABEL_PROPAGATION_POLICY_PERMANENT_ID
             };
             let claimed = self.templates.keys_where(None, |object| {
-                label(object.metadata, id_label) == Some(id.as_str())
+                object.labels.get(id_label) == Some(id.as_str())
             });
             for template_key in claimed {
                 if let Some(object) = self.templates.get(&template_key)? {
@@ -455,15 +457,16 @@ impl Detector {
 }
 
 /// `view` with the claim metadata of `object`, so [`current_claim`] can read it.
-fn view_with_claim(metadata: &ObjectMeta, view: &Value) -> Value {
+fn view_with_claim(annotations: &Pairs, view: &Value) -> Value {
     let mut view = view.clone();
-    view["metadata"]["annotations"] = json!(metadata.annotations);
+    view["metadata"]["annotations"] = json!(annotations);
     view
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::CompactObject;
 
     #[test]
     fn selector_view_matches_like_the_full_object() {
@@ -480,11 +483,11 @@ mod tests {
         }))
         .expect("policy");
         let full = typed::to_json(&object).expect("json");
-        let view = selector_view(&TemplateMeta {
-            api_version: "apps/v1",
-            kind: "Deployment",
-            metadata: &object.metadata,
-        });
+        let view = selector_view(&TemplateMeta::of(
+            "apps/v1",
+            "Deployment",
+            &CompactObject::from_dynamic(&object).expect("compact"),
+        ));
         let policy = PolicyRef::Namespaced(&policy);
         assert_eq!(policy.matches(&view), policy.matches(&full));
         assert_eq!(policy.matches(&view), ImplicitPriority::LabelSelector);
@@ -540,11 +543,11 @@ mod tests {
                 expected,
                 "{selectors} {namespace}/{name}"
             );
-            let view = selector_view(&TemplateMeta {
-                api_version: "apps/v1",
-                kind: "Deployment",
-                metadata: &object.metadata,
-            });
+            let view = selector_view(&TemplateMeta::of(
+                "apps/v1",
+                "Deployment",
+                &CompactObject::from_dynamic(&object).expect("compact"),
+            ));
             if policy.matches(&view) != ImplicitPriority::Mismatch {
                 assert!(could_select(policy, &object.metadata));
             }

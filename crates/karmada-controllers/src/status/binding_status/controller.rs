@@ -31,7 +31,7 @@ use std::time::Duration;
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use karmada_api::ResourceBinding;
 use karmada_api::work::{
     AggregatedStatusItem, CONDITION_FULLY_APPLIED, ResourceBindingStatus, Work,
@@ -278,7 +278,6 @@ async fn feed_works(
             }
             Event::InitApply(_) | Event::Init => continue,
         };
-        let work = work.metadata();
         let sent =
             if let Some(binding) = binding_of_work(work, BindingScope::Namespaced, &namespaced) {
                 rb_wake.send(binding).await
@@ -367,11 +366,11 @@ async fn sweep_metrics(
 
 /// The binding a Work belongs to, from the annotations the binding controller writes on it.
 fn binding_of_work(
-    work: &ObjectMeta,
+    work: &CompactObject,
     scope: BindingScope,
     resource: &ApiResource,
 ) -> Option<ObjectRef<CompactObject>> {
-    let annotations = work.annotations.as_ref()?;
+    let annotations = work.annotations();
     match scope {
         BindingScope::Namespaced => {
             let namespace = annotations.get(ANNOTATION_RESOURCE_BINDING_NAMESPACE)?;
