@@ -125,14 +125,11 @@ fn watcher(
 pub fn spec_changes(
     events: impl Stream<Item = Event<CompactObject>> + Send,
 ) -> impl Stream<Item = Result<CompactObject, watcher::Error>> + Send {
-    events
-        .map(Ok)
-        .applied_objects()
-        .predicate_filter(spec_and_metadata, Default::default())
+    crate::runtime::changes::changed_objects(events, spec_and_metadata)
 }
 
 /// What makes an object worth reconciling again: its spec and metadata, not its status. The spec is hashed as
-/// text, without decoding it. A predicate for `WatchStreamExt::predicate_filter`.
+/// text, without decoding it.
 pub fn spec_and_metadata(object: &CompactObject) -> Option<u64> {
     #[derive(serde::Deserialize)]
     struct SpecText<'a> {

@@ -18,7 +18,6 @@ use k8s_openapi::api::core::v1::{ObjectReference, Taint};
 use karmada_api::cluster::CONDITION_READY;
 use karmada_api::{Cluster, ResourceBinding, ResourceBindingSpec};
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{
     Action, Config as ControllerConfig, ReconcileRequest, applier, trigger_self,
 };
@@ -476,11 +475,7 @@ pub(crate) async fn run_binding_controller<F, Fut>(
     );
     let store = subscription.store;
     let own = trigger_self(
-        subscription
-            .events
-            .map(Ok)
-            .applied_objects()
-            .predicate_filter(failover_inputs, Default::default()),
+        crate::runtime::changes::changed_objects(subscription.events, failover_inputs),
         resource.clone(),
     );
     // Woken by the reflector that fills the Cluster cache reconciles read (see `Shared::wake`), so a binding

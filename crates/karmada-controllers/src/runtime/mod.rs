@@ -6,6 +6,7 @@
 //! Controllers themselves are built on `kube::runtime::Controller` (watch → dedup queue → reconcile → requeue):
 //! level-triggered, one object key at a time, conflicts requeue.
 
+pub mod changes;
 pub mod compact;
 pub mod error;
 pub mod events;

@@ -44,6 +44,17 @@ where
     K: Clone + Eq + Hash,
     S: Stream<Item = K>,
 {
+    /// Most keys kept room for once the window drains: a burst of thousands of keys grows both collections,
+    /// and neither shrinks by itself.
+    const KEEP: usize = 1024;
+
+    fn release_after_burst(&mut self) {
+        if self.due.is_empty() && self.due.capacity() > Self::KEEP {
+            self.due = VecDeque::new();
+            self.waiting = HashSet::new();
+        }
+    }
+
     async fn next(&mut self, window: Duration) -> Option<K> {
         loop {
             let deadline = self.due.front().map(|(at, _)| *at);
@@ -61,6 +72,7 @@ where
                 () = tokio::time::sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
                     if let Some((_, key)) = self.due.pop_front() {
                         self.waiting.remove(&key);
+                        self.release_after_burst();
                         return Some(key);
                     }
                 }
@@ -117,6 +129,26 @@ mod tests {
         assert_eq!(out.next().await, Some("busy"));
         assert!(start.elapsed() <= WINDOW * 2 + Duration::from_millis(10));
         feeder.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gives_back_the_room_of_a_burst_once_drained() {
+        let (mut tx, rx) = mpsc::channel(8192);
+        for key in 0..5000_u32 {
+            tx.send(key).await.unwrap();
+        }
+        let mut window = Window {
+            input: Box::pin(rx.fuse()),
+            due: VecDeque::new(),
+            waiting: HashSet::new(),
+        };
+        let mut out = HashSet::new();
+        for _ in 0..5000 {
+            out.insert(window.next(WINDOW).await.unwrap());
+        }
+        assert_eq!(out.len(), 5000, "every key came out once");
+        assert_eq!(window.due.capacity(), 0);
+        assert_eq!(window.waiting.capacity(), 0);
     }
 
     #[tokio::test(start_paused = true)]

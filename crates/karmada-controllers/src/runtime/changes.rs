@@ -1,0 +1,172 @@
+//! The objects of a watch whose fingerprint changed: a controller's trigger that ignores what it does not act
+//! on (typically the status its own writes change).
+//!
+//! Why not kube-runtime's `predicate_filter`: it remembers every object by an `ObjectRef` (its kind's five
+//! strings, name, namespace, uid and resourceVersion: ~700 bytes with the table slot) and never forgets a
+//! deleted one; five controllers filter Works and bindings this way, so those tables held more of the
+//! controller-manager's heap than the objects' own metadata. This one remembers `namespace/name` and a hash,
+//! forgets deleted objects, and after a relist forgets the objects the relist no longer has.
+
+use std::collections::HashMap;
+
+use futures::{Stream, StreamExt};
+use kube::runtime::watcher::{self, Event};
+
+use super::CompactObject;
+
+/// The applied objects of `events` that are new or whose `fingerprint` differs from the last one seen. An
+/// object without a fingerprint (`None`) always passes.
+pub fn changed_objects(
+    events: impl Stream<Item = Event<CompactObject>> + Send,
+    fingerprint: fn(&CompactObject) -> Option<u64>,
+) -> impl Stream<Item = Result<CompactObject, watcher::Error>> + Send {
+    let mut seen = Fingerprints::default();
+    events.filter_map(move |event| {
+        let changed = seen.observe(event, fingerprint).map(Ok);
+        futures::future::ready(changed)
+    })
+}
+
+/// The last fingerprint of every object, by `namespace/name`.
+#[derive(Default)]
+struct Fingerprints {
+    last: HashMap<Box<str>, Entry>,
+    /// Bumped by every relist; entries the relist did not touch are dropped when it completes.
+    epoch: u32,
+}
+
+struct Entry {
+    fingerprint: u64,
+    epoch: u32,
+}
+
+impl Fingerprints {
+    /// The object of `event` if it should pass.
+    fn observe(
+        &mut self,
+        event: Event<CompactObject>,
+        fingerprint: fn(&CompactObject) -> Option<u64>,
+    ) -> Option<CompactObject> {
+        match event {
+            Event::Apply(object) | Event::InitApply(object) => {
+                let Some(value) = fingerprint(&object) else {
+                    return Some(object);
+                };
+                let entry = Entry {
+                    fingerprint: value,
+                    epoch: self.epoch,
+                };
+                let previous = self.last.insert(key(&object), entry);
+                match previous {
+                    Some(previous) if previous.fingerprint == value => None,
+                    _ => Some(object),
+                }
+            }
+            Event::Delete(object) => {
+                self.last.remove(&key(&object));
+                None
+            }
+            Event::Init => {
+                self.epoch = self.epoch.wrapping_add(1);
+                None
+            }
+            Event::InitDone => {
+                let epoch = self.epoch;
+                self.last.retain(|_, entry| entry.epoch == epoch);
+                // A burst grows the table; give the memory back once it is mostly empty.
+                if self.last.capacity() > 4 * self.last.len().max(1024) {
+                    self.last.shrink_to_fit();
+                }
+                None
+            }
+        }
+    }
+}
+
+fn key(object: &CompactObject) -> Box<str> {
+    let metadata = object.metadata();
+    let namespace = metadata.namespace.as_deref().unwrap_or_default();
+    let name = metadata.name.as_deref().unwrap_or_default();
+    format!("{namespace}/{name}").into_boxed_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::api::DynamicObject;
+
+    fn object(name: &str, spec: i64, status: i64) -> CompactObject {
+        let object: DynamicObject = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "ns"},
+            "spec": {"v": spec}, "status": {"v": status},
+        }))
+        .expect("object");
+        CompactObject::from_dynamic(&object).expect("compact")
+    }
+
+    fn spec_of(object: &CompactObject) -> Option<u64> {
+        let value: serde_json::Value = object.decode().ok()?;
+        value["spec"]["v"].as_u64()
+    }
+
+    fn names(passed: &[Option<CompactObject>]) -> Vec<Option<String>> {
+        passed
+            .iter()
+            .map(|o| o.as_ref().and_then(|o| o.metadata().name.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn passes_new_and_changed_objects_only() {
+        let mut seen = Fingerprints::default();
+        let mut observe = |event| seen.observe(event, spec_of);
+        let passed = vec![
+            observe(Event::Apply(object("a", 1, 0))),
+            observe(Event::Apply(object("a", 1, 5))),
+            observe(Event::Apply(object("a", 2, 5))),
+            observe(Event::Apply(object("b", 2, 0))),
+            observe(Event::Delete(object("a", 2, 5))),
+            observe(Event::Apply(object("a", 2, 5))),
+        ];
+        assert_eq!(
+            names(&passed),
+            [Some("a"), None, Some("a"), Some("b"), None, Some("a")].map(|n| n.map(String::from))
+        );
+    }
+
+    #[test]
+    fn objects_without_a_fingerprint_always_pass() {
+        let mut seen = Fingerprints::default();
+        let none = |_: &CompactObject| None;
+        assert!(
+            seen.observe(Event::Apply(object("a", 1, 0)), none)
+                .is_some()
+        );
+        assert!(
+            seen.observe(Event::Apply(object("a", 1, 0)), none)
+                .is_some()
+        );
+        assert!(seen.last.is_empty());
+    }
+
+    #[test]
+    fn a_relist_forgets_what_it_no_longer_has() {
+        let mut seen = Fingerprints::default();
+        for name in ["a", "b"] {
+            seen.observe(Event::Apply(object(name, 1, 0)), spec_of);
+        }
+        seen.observe(Event::Init, spec_of);
+        // Unchanged during the relist: nothing passes.
+        assert!(
+            seen.observe(Event::InitApply(object("a", 1, 0)), spec_of)
+                .is_none()
+        );
+        seen.observe(Event::InitDone, spec_of);
+        assert_eq!(seen.last.len(), 1, "b was deleted while disconnected");
+        // b comes back as new.
+        assert!(
+            seen.observe(Event::Apply(object("b", 1, 0)), spec_of)
+                .is_some()
+        );
+    }
+}
