@@ -131,13 +131,41 @@ impl CompactObject {
             .ok_or_else(|| ControllerError::Invalid("cached object is not a JSON object".into()))?;
         let mut json = Vec::with_capacity(body.len() + 512);
         json.extend_from_slice(br#"{"metadata":"#);
-        serde_json::to_writer(&mut json, &self.full_metadata())?;
+        self.write_metadata(&mut json)?;
         if !fields.is_empty() {
             json.push(b',');
             json.extend_from_slice(fields);
         }
         json.push(b'}');
         Ok(json)
+    }
+
+    /// Writes the metadata as JSON, labels and annotations first, without rebuilding their maps.
+    fn write_metadata(&self, json: &mut Vec<u8>) -> Result<(), ControllerError> {
+        let mut separator = b'{';
+        for (key, pairs) in [
+            ("labels", &self.0.labels),
+            ("annotations", &self.0.annotations),
+        ] {
+            if let Some(pairs) = pairs {
+                json.push(separator);
+                serde_json::to_writer(&mut *json, key)?;
+                json.push(b':');
+                serde_json::to_writer(&mut *json, pairs)?;
+                separator = b',';
+            }
+        }
+        let rest = serde_json::to_vec(&self.0.metadata)?;
+        let rest = rest
+            .strip_prefix(b"{")
+            .ok_or_else(|| ControllerError::Invalid("metadata is not a JSON object".into()))?;
+        if separator == b',' && rest != b"}" {
+            json.push(b',');
+        } else if separator == b'{' {
+            json.push(b'{');
+        }
+        json.extend_from_slice(rest);
+        Ok(())
     }
 
     /// The object as a `DynamicObject`.
@@ -390,6 +418,19 @@ mod tests {
             compact.decode::<serde_json::Value>().expect("decode"),
             json!({"metadata": {"name": "x", "labels": {}, "annotations": {"note": "kept"}}})
         );
+        for metadata in [
+            json!({"labels": {"a": "b"}}),
+            json!({}),
+            json!({"annotations": {}}),
+        ] {
+            let object: DynamicObject =
+                serde_json::from_value(json!({"metadata": metadata})).expect("object");
+            let compact = Packer::default().pack(&object).expect("pack");
+            assert_eq!(
+                compact.decode::<serde_json::Value>().expect("decode"),
+                json!({"metadata": metadata}),
+            );
+        }
     }
 
     #[test]
