@@ -117,34 +117,78 @@ const SERVER_METADATA: &[&str] = &[
 /// metadata are never owned.
 pub fn fields_of(object: &Value, meta: &dyn PatchMeta) -> FieldSet {
     let mut set = FieldSet::new();
+    for (names, value) in owned_entries(object) {
+        walk_entry(&names, value, meta, &mut set);
+    }
+    set
+}
+
+/// The fields an update of `old` to `new` changes (set anew, or a value that differs) and the
+/// fields it removes, as [`fields_of`] both objects and compared them would find; only the
+/// top-level entries (and metadata entries) that differ are walked, because an entry equal in both
+/// sets the same fields to the same values. A controller's status update leaves the spec alone,
+/// and a Work's spec is most of it.
+pub fn changed_and_removed(old: &Value, new: &Value, meta: &dyn PatchMeta) -> (FieldSet, FieldSet) {
+    let old_entries = owned_entries(old);
+    let new_entries = owned_entries(new);
+    let walk_differing = |mine: &[(Vec<String>, &Value)], theirs: &[(Vec<String>, &Value)]| {
+        let mut set = FieldSet::new();
+        for (names, value) in mine {
+            let same = theirs.iter().any(|(n, v)| n == names && v == value);
+            if !same {
+                walk_entry(names, value, meta, &mut set);
+            }
+        }
+        set
+    };
+    let old_set = walk_differing(&old_entries, &new_entries);
+    let new_set = walk_differing(&new_entries, &old_entries);
+    let changed: FieldSet = new_set
+        .iter()
+        .filter(|path| {
+            !old_set.contains(*path)
+                || (!path.ends_in_element() && value_at(old, path) != value_at(new, path))
+        })
+        .cloned()
+        .collect();
+    let removed: FieldSet = old_set.difference(&new_set).cloned().collect();
+    (changed, removed)
+}
+
+/// The entries of `object` whose fields can be owned, each with its names from the root
+/// (`["spec"]`, `["metadata", "labels"]`).
+fn owned_entries(object: &Value) -> Vec<(Vec<String>, &Value)> {
+    let mut entries = Vec::new();
     let Value::Object(root) = object else {
-        return set;
+        return entries;
     };
     for (key, value) in root {
         if key == "apiVersion" || key == "kind" {
             continue;
         }
-        let path = FieldPath(vec![PathElement::Field(key.clone())]);
         if key == "metadata"
             && let Value::Object(metadata) = value
         {
             for (meta_key, meta_value) in metadata {
                 if !SERVER_METADATA.contains(&meta_key.as_str()) {
-                    let names = vec![key.clone(), meta_key.clone()];
-                    walk(
-                        meta_value,
-                        &path.child(PathElement::Field(meta_key.clone())),
-                        &names,
-                        meta,
-                        &mut set,
-                    );
+                    entries.push((vec![key.clone(), meta_key.clone()], meta_value));
                 }
             }
             continue;
         }
-        walk(value, &path, std::slice::from_ref(key), meta, &mut set);
+        entries.push((vec![key.clone()], value));
     }
-    set
+    entries
+}
+
+fn walk_entry(names: &[String], value: &Value, meta: &dyn PatchMeta, set: &mut FieldSet) {
+    let path = FieldPath(
+        names
+            .iter()
+            .map(|name| PathElement::Field(name.clone()))
+            .collect(),
+    );
+    walk(value, &path, names, meta, set);
 }
 
 fn walk(

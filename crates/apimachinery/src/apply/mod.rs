@@ -252,18 +252,7 @@ pub fn record_update(
         old_entries
     };
 
-    let old_set = fields_of(old, meta);
-    let new_set = fields_of(new, meta);
-    let changed: FieldSet = new_set
-        .iter()
-        .filter(|path| {
-            !old_set.contains(*path)
-                || (!path.ends_in_element()
-                    && fieldset::value_at(old, path) != fieldset::value_at(new, path))
-        })
-        .cloned()
-        .collect();
-    let removed: FieldSet = old_set.difference(&new_set).cloned().collect();
+    let (changed, removed) = fieldset::changed_and_removed(old, new, meta);
 
     for entry in entries.iter_mut() {
         entry.fields.retain(|path| !removed.contains(path));
