@@ -93,8 +93,9 @@ impl CompactObject {
         self.annotations().get(key)
     }
 
-    /// The metadata with its labels and annotations, for code that takes an `ObjectMeta`.
-    pub fn full_metadata(&self) -> ObjectMeta {
+    /// The metadata with its labels and annotations (decoding writes them without rebuilding the maps).
+    #[cfg(test)]
+    fn full_metadata(&self) -> ObjectMeta {
         let mut metadata = self.0.metadata.clone();
         metadata.labels = self.0.labels.as_ref().map(Pairs::to_map);
         metadata.annotations = self.0.annotations.as_ref().map(Pairs::to_map);

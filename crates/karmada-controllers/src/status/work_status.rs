@@ -251,10 +251,6 @@ async fn feed_clusters(
     }
 }
 
-fn annotation<'a>(object: &'a CompactObject, key: &str) -> Option<&'a str> {
-    object.annotation(key)
-}
-
 fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
     value
         .pointer(pointer)
@@ -295,8 +291,8 @@ async fn on_member_event(ctx: &Context, event: Event<CompactObject>, ready: &Ato
         Event::Init => return,
     };
     let (Some(namespace), Some(name)) = (
-        annotation(object, ANNOTATION_WORK_NAMESPACE),
-        annotation(object, ANNOTATION_WORK_NAME),
+        object.annotation(ANNOTATION_WORK_NAMESPACE),
+        object.annotation(ANNOTATION_WORK_NAME),
     ) else {
         return;
     };
@@ -443,8 +439,8 @@ async fn reconcile(
             continue;
         };
         // Only the object this Work owns (another Work, or none, may own a same-named object).
-        if annotation(&found, ANNOTATION_WORK_NAME) != work.metadata.name.as_deref()
-            || annotation(&found, ANNOTATION_WORK_NAMESPACE) != Some(namespace_of(&work))
+        if found.annotation(ANNOTATION_WORK_NAME) != work.metadata.name.as_deref()
+            || found.annotation(ANNOTATION_WORK_NAMESPACE) != Some(namespace_of(&work))
         {
             continue;
         }
