@@ -44,7 +44,6 @@ use karmada_api::work::{
 use karmada_api::{ResourceBinding, Work};
 use karmada_interpreter::Interpreter;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
-use kube::runtime::controller::{Action, Config, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher;
 use kube::runtime::watcher::Event;
@@ -59,6 +58,7 @@ use crate::keys::{
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
 use crate::runtime::compact::Packer;
+use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex,
     TemplateReader, resources, typed,
@@ -150,7 +150,7 @@ use triggers::{Bindings, Handler, Senders, feed};
 pub async fn run(client: kube::Client, config: BindingConfig, cancel: CancellationToken) {
     let rb_resource = resources::resource_binding();
     let crb_resource = resources::cluster_resource_binding();
-    // Every subscription's events are read from here on (by a feeder or an applier): a subscriber that stops
+    // Every subscription's events are read from here on (by a feeder or a reconcile loop): a subscriber that stops
     // reading holds up the shared watch for every other controller.
     let subscribe = |resource: &ApiResource| {
         config.informers.subscribe(
@@ -241,18 +241,24 @@ async fn run_scope(
     context: Arc<Context>,
     cancel: CancellationToken,
 ) {
-    let own = trigger_self(
-        // Status writes (scheduler, binding status) need no re-rendering.
-        spec_changes(bindings.events),
-        binding_resource(scope),
-    );
-    let queue = futures::stream::select(own, requests.map(|r| Ok(r.into())))
-        .take_until(cancel.clone().cancelled_owned());
+    // Status writes (scheduler, binding status) need no re-rendering.
+    let own = spec_changes(bindings.events)
+        .filter_map(|binding| std::future::ready(binding.ok().map(|b| ObjectKey::of(&b))));
+    let requested = requests.map(|r| ObjectKey::of_ref(&r));
     let concurrency = context.config.concurrency;
-    let applied = applier(
+    let resync = context.config.resync;
+    runner::run(
+        Loop {
+            store: bindings.store,
+            resource: binding_resource(scope),
+            context,
+            concurrency: usize::from(concurrency),
+            resync: Some(resync),
+        },
+        futures::stream::select(own, requested),
         move |binding: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
             Box::pin(async move {
-                // The applier drains the shared bindings' events from the start, while the other caches
+                // The runner drains the shared bindings' events from the start, while the other caches
                 // list; reconciles wait for them here instead.
                 if !ctx.caches_ready().await {
                     return Ok(Action::await_change());
@@ -260,25 +266,16 @@ async fn run_scope(
                 reconcile(scope, binding, ctx).await
             })
         },
-        move |binding: Arc<CompactObject>, err: &ControllerError, ctx: Arc<Context>| {
+        move |binding: &CompactObject, err: &ControllerError, ctx: &Context| {
             if err.is_conflict() {
                 return Action::requeue(err.retry_after());
             }
             tracing::warn!(binding = ?binding.metadata().name, %err, "binding controller: reconcile failed");
             Action::requeue(ctx.backoff.failed(&key(scope, binding.metadata())))
         },
-        context,
-        bindings.store,
-        queue,
-        Config::default().concurrency(concurrency),
-    );
-    applied
-        .for_each(|result| async move {
-            if let Err(err) = result {
-                tracing::debug!(%err, "binding controller queue");
-            }
-        })
-        .await;
+        cancel,
+    )
+    .await;
 }
 
 /// Backoff key: (cluster-scoped?, namespace, name).
@@ -527,7 +524,8 @@ async fn reconcile(
                 )
                 .await;
         }
-        Ok(Action::requeue(ctx.config.resync))
+        // The runner's periodic sweep brings it back after `resync`.
+        Ok(Action::await_change())
     } else {
         let message = failures.join("; ");
         ctx.recorder

@@ -21,7 +21,7 @@
 //! not yet cached would otherwise be released); every write is conditional on the resourceVersion read; a 409
 //! requeues at once, other failures back off per key.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -31,6 +31,7 @@ use karmada_api::{
 };
 use karmada_interpreter::Interpreter;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::runtime::reflector::ObjectRef;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -40,11 +41,11 @@ use super::decide::{Decision, decide};
 use super::finalizer::PolicyKey;
 use super::matching::PolicyRef;
 use super::policies::PolicyIndex;
-use super::queue::{Backoff, WorkQueue};
 use super::skip::DetectorFilter;
 use super::templates::{TemplateKey, Templates, run_discovery};
 use super::{desired_binding, update_binding};
 use crate::names::binding_name;
+use crate::runtime::queue::{Backoff, WorkQueue};
 use crate::runtime::{
     ControllerError, EventRecorder, EventType, Informers, reference_of, resources, typed,
 };
@@ -123,6 +124,8 @@ struct Detector {
     queue: WorkQueue<TemplateKey>,
     backoff: Backoff<TemplateKey>,
     recorder: EventRecorder,
+    /// Bindings created by this detector that the shared cache does not show yet.
+    created_unseen: CreatedUnseen,
     /// Templates waiting for a dependent override to exist.
     waiting_overrides: Mutex<HashSet<TemplateKey>>,
     /// Templates whose policy no longer selects them after the policy changed: release their claims.
@@ -142,6 +145,7 @@ pub async fn run(client: kube::Client, config: DetectorConfig, cancel: Cancellat
         templates: Templates::default(),
         queue: queue.clone(),
         backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(60)),
+        created_unseen: CreatedUnseen::default(),
         waiting_overrides: Mutex::default(),
         release_pending: Mutex::default(),
         finalizing: WorkQueue::new(config.queue_capacity),
@@ -435,7 +439,11 @@ impl Detector {
         let priority = self.schedule_priority(policy).await;
         let desired = desired_binding(&template, policy, &self.config.interpreter, priority)
             .map_err(invalid)?;
-        let changed = self.write_binding(key, &template, desired).await?;
+        let changed = match self.write_binding(key, &template, desired).await? {
+            Written::Yes => true,
+            Written::No => false,
+            Written::NotYetSeen => return Ok(Next::After(UNSEEN_RETRY)),
+        };
         if changed {
             let reference = claimed_object
                 .as_ref()
@@ -477,7 +485,7 @@ impl Detector {
         key: &TemplateKey,
         template: &Value,
         desired: Value,
-    ) -> Result<bool, ControllerError> {
+    ) -> Result<Written, ControllerError> {
         let api = self.binding_api(key);
         let resource = if key.namespace.is_empty() {
             resources::cluster_resource_binding()
@@ -485,11 +493,33 @@ impl Detector {
             resources::resource_binding()
         };
         let name = binding_name(&key.gvk.kind, &key.name);
-        let Some(existing) = api.get_opt(&name).await? else {
-            let body = typed::to_dynamic(&desired, &resource)?;
-            api.create(&PostParams::default(), &body).await?;
-            tracing::info!(template = %key, binding = %name, "created binding");
-            return Ok(true);
+        let existing = match self.cached_binding(key, &resource, &name)? {
+            Cached::Found(existing) => Some(*existing),
+            Cached::NotYetSeen => return Ok(Written::NotYetSeen),
+            // The shared cache has listed and lacks it: create straight away; a binding created meanwhile
+            // by someone else answers AlreadyExists and is read below.
+            Cached::Absent => None,
+            Cached::Unknown => api.get_opt(&name).await?,
+        };
+        let existing = match existing {
+            Some(existing) => existing,
+            None => {
+                let body = typed::to_dynamic(&desired, &resource)?;
+                match api
+                    .create(&PostParams::default(), &body)
+                    .await
+                    .map_err(ControllerError::from)
+                {
+                    Ok(_) => {
+                        tracing::info!(template = %key, binding = %name, "created binding");
+                        self.created_unseen.insert(binding_key(key, &name));
+                        return Ok(Written::Yes);
+                    }
+                    // Gone again by the time it is read: the 409 requeues the template at once.
+                    Err(err) if err.is_already_exists() => api.get_opt(&name).await?.ok_or(err)?,
+                    Err(err) => return Err(err),
+                }
+            }
         };
         let uid = template
             .pointer("/metadata/uid")
@@ -519,12 +549,122 @@ impl Detector {
         let existing_json = typed::to_json(&existing)?;
         let updated = update_binding(&current, &desired);
         if updated == existing_json {
-            return Ok(false);
+            return Ok(Written::No);
         }
         let body = typed::to_dynamic(&updated, &resource)?;
         api.replace(&name, &PostParams::default(), &body).await?;
         tracing::debug!(template = %key, binding = %name, "updated binding");
-        Ok(true)
+        Ok(Written::Yes)
+    }
+}
+
+/// What [`Detector::write_binding`] did.
+enum Written {
+    Yes,
+    No,
+    /// The detector created the binding and the shared cache does not show it yet: look again shortly
+    /// (creating again would only answer AlreadyExists, and a GET cost a request per template).
+    NotYetSeen,
+}
+
+/// How soon a template whose new binding the cache does not show yet is looked at again.
+const UNSEEN_RETRY: Duration = Duration::from_millis(50);
+
+/// What the process's shared binding cache knows of one binding.
+enum Cached {
+    Found(Box<DynamicObject>),
+    /// Created by this detector, not in the cache yet.
+    NotYetSeen,
+    Absent,
+    /// No listed cache of the kind in this process (the detector run on its own): ask the API server.
+    Unknown,
+}
+
+impl Detector {
+    /// The binding as the shared cache (kept by the binding controller) has it. Writes from a cached copy
+    /// carry its resourceVersion, so a stale copy costs a conflict and a requeue, never a lost update; reading
+    /// the cache saves the GET that every template reconcile would otherwise make.
+    fn cached_binding(
+        &self,
+        key: &TemplateKey,
+        resource: &kube::api::ApiResource,
+        name: &str,
+    ) -> Result<Cached, ControllerError> {
+        let Some(store) = self
+            .config
+            .informers
+            .cached(&resources::all(&self.client, resource))
+        else {
+            return Ok(Cached::Unknown);
+        };
+        let mut reference = ObjectRef::new_with(name, resource.clone());
+        if !key.namespace.is_empty() {
+            reference = reference.within(&key.namespace);
+        }
+        let created = binding_key(key, name);
+        match store.get(&reference) {
+            None if self.created_unseen.waiting(&created) => Ok(Cached::NotYetSeen),
+            Some(cached) => {
+                self.created_unseen.remove(&created);
+                let mut object = cached.to_dynamic()?;
+                object.types = Some(kube::api::TypeMeta {
+                    api_version: resource.api_version.clone(),
+                    kind: resource.kind.clone(),
+                });
+                Ok(Cached::Found(Box::new(object)))
+            }
+            None => Ok(Cached::Absent),
+        }
+    }
+}
+
+fn binding_key(key: &TemplateKey, binding_name: &str) -> (String, String) {
+    (key.namespace.clone(), binding_name.to_string())
+}
+
+/// Bindings this detector created that the shared cache has not shown yet, with when. Bounded in size (when
+/// full it is forgotten) and in time (after [`UNSEEN_PATIENCE`] the binding is taken as gone, e.g. deleted
+/// before the cache saw it): either way the cost is one create answered AlreadyExists and a read.
+#[derive(Default)]
+struct CreatedUnseen(Mutex<HashMap<(String, String), std::time::Instant>>);
+
+/// Bindings remembered in [`CreatedUnseen`] at most.
+const CREATED_UNSEEN: usize = 4096;
+/// How long a created binding may stay unseen by the cache before it is no longer waited for.
+const UNSEEN_PATIENCE: Duration = Duration::from_secs(5);
+
+impl CreatedUnseen {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), std::time::Instant>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn insert(&self, key: (String, String)) {
+        let mut keys = self.lock();
+        if keys.len() >= CREATED_UNSEEN {
+            *keys = HashMap::new();
+        }
+        keys.insert(key, std::time::Instant::now());
+    }
+
+    /// Whether `key` was created lately and is still worth waiting for.
+    fn waiting(&self, key: &(String, String)) -> bool {
+        let mut keys = self.lock();
+        match keys.get(key) {
+            Some(at) if at.elapsed() < UNSEEN_PATIENCE => true,
+            Some(_) => {
+                keys.remove(key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn remove(&self, key: &(String, String)) {
+        let mut keys = self.lock();
+        if keys.remove(key).is_some() && keys.is_empty() && keys.capacity() > 64 {
+            // A burst's room is given back once its bindings have all been seen.
+            keys.shrink_to(64);
+        }
     }
 }
 

@@ -9,7 +9,6 @@ pub mod decide;
 pub mod finalizer;
 pub mod matching;
 pub mod policies;
-pub mod queue;
 pub mod skip;
 pub mod templates;
 

@@ -23,9 +23,9 @@ use kube::runtime::watcher;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use super::queue::WorkQueue;
 use super::skip::DetectorFilter;
 use crate::reserved::{is_never_propagated_api, is_reserved_namespace};
+use crate::runtime::queue::WorkQueue;
 use crate::runtime::{CompactObject, ControllerError, Informers, Pairs, resources};
 
 /// A resource template's identity in the detector's queue.

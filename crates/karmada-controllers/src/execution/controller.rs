@@ -28,7 +28,6 @@ use karmada_api::work::{
 };
 use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
-use kube::runtime::controller::{Action, Config, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
 use tokio_util::sync::CancellationToken;
@@ -42,6 +41,7 @@ use super::queue::{
     Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_changes,
 };
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
+use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::typed::TypedMemo;
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
@@ -111,7 +111,7 @@ pub async fn run(
     let cluster_writer = Writer::new(cluster_resource.clone());
     let clusters = cluster_writer.as_reader();
     let (internal_tx, internal_rx) = mpsc::channel(super::queue::REQUEUE_CAPACITY);
-    // Subscribed once Clusters are listed: until the applier polls them, this subscriber's events would hold
+    // Subscribed once Clusters are listed: until the reconcile loop polls them, this subscriber's events would hold
     // the shared watch back (it waits for every subscriber).
     let (works_tx, works_rx) = tokio::sync::oneshot::channel::<Store<CompactObject>>();
 
@@ -148,41 +148,36 @@ pub async fn run(
         backoff: Backoffs::new(Duration::from_secs(60)),
     });
 
-    let own = trigger_self(spec_changes(subscription.events), work_resource.clone());
-    let requested = {
-        let work_resource = work_resource.clone();
-        requeue
-            .rx
-            .map(move |(ns, name)| Ok(object_ref(&work_resource, Some(&ns), &name).into()))
-    };
-    let internal = internal_rx.map(|r: ObjectRef<CompactObject>| Ok(r.into()));
-    let queue = futures::stream::select(own, futures::stream::select(requested, internal))
-        .take_until(cancel.clone().cancelled_owned());
+    let own = spec_changes(subscription.events)
+        .filter_map(|work| std::future::ready(work.ok().map(|w| ObjectKey::of(&w))));
+    let requested = requeue
+        .rx
+        .map(|(ns, name)| ObjectKey::new(Some(&ns), &name));
+    let internal = internal_rx.map(|r: ObjectRef<CompactObject>| ObjectKey::of_ref(&r));
+    let triggers = futures::stream::select(own, futures::stream::select(requested, internal));
 
-    let applied = applier(
+    runner::run(
+        Loop {
+            store: works,
+            resource: work_resource,
+            context,
+            concurrency: usize::from(concurrency),
+            resync: Some(config.resync),
+        },
+        triggers,
         |work: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
             Box::pin(async move { reconcile(work, ctx).await })
         },
-        |work: Arc<CompactObject>, err: &ControllerError, ctx: Arc<Context>| {
+        |work: &CompactObject, err: &ControllerError, ctx: &Context| {
             if err.is_conflict() {
                 return Action::requeue(err.retry_after());
             }
             tracing::warn!(work = ?work.metadata().name, %err, "execution: reconcile failed");
-            Action::requeue(ctx.backoff.failed(&key(&work)))
+            Action::requeue(ctx.backoff.failed(&key(work)))
         },
-        context,
-        works,
-        queue,
-        Config::default().concurrency(concurrency),
-    );
-    tokio::select! {
-        () = cancel.cancelled() => {}
-        () = applied.for_each(|result| async move {
-            if let Err(err) = result {
-                tracing::debug!(%err, "execution controller queue");
-            }
-        }) => {}
-    }
+        cancel.clone(),
+    )
+    .await;
     feeder.abort();
 }
 
@@ -437,7 +432,8 @@ async fn reconcile(
         Some(after) => Ok(Action::requeue(after)),
         None => {
             ctx.backoff.succeeded(&key);
-            Ok(Action::requeue(ctx.config.resync))
+            // The runner's periodic sweep brings it back after `resync` (drift nobody reported).
+            Ok(Action::await_change())
         }
     }
 }

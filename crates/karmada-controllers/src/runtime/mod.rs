@@ -3,8 +3,11 @@
 //! the retry rules ([`error`]), and an event recorder writing core/v1 Events that `kubectl describe` shows
 //! ([`events`]).
 //!
-//! Controllers themselves are built on `kube::runtime::Controller` (watch → dedup queue → reconcile → requeue):
-//! level-triggered, one object key at a time, conflicts requeue.
+//! Controllers are level-triggered loops (watch → dedup queue → reconcile → requeue), one object key at a time,
+//! conflicts requeue. Those holding an object per Work or binding (binding, execution, work status, binding
+//! status) run on [`runner`], whose keys are a namespace and a name and whose queue ([`queue`]) gives its room
+//! back after a burst; the failover and dependencies controllers, few objects each, on `kube::runtime`'s
+//! applier.
 
 pub mod changes;
 pub mod compact;
@@ -14,7 +17,9 @@ pub mod informer;
 pub mod leader_election;
 pub mod members;
 pub mod pairs;
+pub mod queue;
 pub mod resources;
+pub mod runner;
 pub mod templates;
 pub mod typed;
 pub mod watch;

@@ -42,7 +42,7 @@ use super::metrics::{
     EVENT_BINDING_ADD, EVENT_BINDING_UPDATE, EVENT_CLUSTER_CHANGED, EVENT_SCHEDULE_ATTEMPT_FAILURE,
     RESULT_ERROR, RESULT_SCHEDULED, SchedulerMetrics,
 };
-use crate::detector::queue::{Backoff, WorkQueue};
+use crate::runtime::queue::{Backoff, WorkQueue};
 use crate::runtime::watch::next_event;
 use crate::runtime::{CompactObject, ControllerError, EventRecorder, EventType, resources, typed};
 

@@ -20,13 +20,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
 use karmada_api::work::{ManifestStatus, ResourceIdentifier};
 use karmada_api::{Cluster, Work};
 use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
-use kube::runtime::controller::{Action, Config, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
@@ -163,33 +163,32 @@ pub async fn run(
     );
     let works = subscription.store;
     let _ = context.works.set(works.clone());
-    let own = trigger_self(spec_changes(subscription.events), work_resource);
-    let woken = crate::status::coalesce::coalesced(woken, WINDOW).map(|r| Ok(r.into()));
-    let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
-    let applied = applier(
+    let own = spec_changes(subscription.events)
+        .filter_map(|work| std::future::ready(work.ok().map(|w| ObjectKey::of(&w))));
+    let woken = crate::status::coalesce::coalesced(woken, WINDOW)
+        .map(|r: ObjectRef<CompactObject>| ObjectKey::of_ref(&r));
+    runner::run(
+        Loop {
+            store: works,
+            resource: work_resource,
+            context: context.clone(),
+            concurrency: usize::from(config.concurrency),
+            resync: None,
+        },
+        futures::stream::select(own, woken),
         |work: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
             Box::pin(async move { reconcile(work, ctx).await })
         },
-        |work: Arc<CompactObject>, err: &ControllerError, ctx: Arc<Context>| {
+        |work: &CompactObject, err: &ControllerError, ctx: &Context| {
             if err.is_conflict() {
                 return Action::requeue(err.retry_after());
             }
             tracing::debug!(work = ?work.metadata().name, %err, "work status: reconcile failed");
-            Action::requeue(ctx.backoff.failed(&key(&work)))
+            Action::requeue(ctx.backoff.failed(&key(work)))
         },
-        context.clone(),
-        works,
-        queue,
-        Config::default().concurrency(config.concurrency),
-    );
-    tokio::select! {
-        () = cancel.cancelled() => {}
-        () = applied.for_each(|result| async move {
-            if let Err(err) = result {
-                tracing::debug!(%err, "work status controller queue");
-            }
-        }) => {}
-    }
+        cancel.clone(),
+    )
+    .await;
     feeder.abort();
     for watch in context.watches.lock().await.values() {
         watch.cancel.cancel();

@@ -716,3 +716,97 @@ async fn a_policy_update_that_stops_selecting_releases_but_a_template_change_doe
     })
     .await;
 }
+
+/// With the binding controller's cache in the process, the detector reads bindings from it: it creates a
+/// new template's binding without asking first and updates from the cached copy. The only reads left are
+/// after a create that found the binding already there (the cache not yet showing the detector's own write).
+#[tokio::test]
+async fn the_detector_reads_bindings_from_the_shared_cache() {
+    use futures::StreamExt;
+    use karmada_controllers::runtime::{Informers, resources};
+    use kube::runtime::watcher;
+
+    use crate::write_budget::{Counts, counting_client};
+
+    let cp = ControlPlane::start().await;
+    namespace(&cp, "cached").await;
+    let informers = Informers::default();
+    let mut bindings = informers.subscribe(
+        resources::all(&cp.client, &resources::resource_binding()),
+        &resources::resource_binding(),
+        watcher::Config::default(),
+    );
+    while let Some(event) = bindings.events.next().await {
+        if matches!(event, watcher::Event::InitDone) {
+            break;
+        }
+    }
+    // Drained like the binding controller would, so the shared watch never waits on this subscriber.
+    let _drained = tokio::spawn(async move { while bindings.events.next().await.is_some() {} });
+
+    let counts = Counts::default();
+    tokio::spawn(run(
+        counting_client(&cp.client, &counts, "detector"),
+        DetectorConfig {
+            informers: informers.clone(),
+            ..DetectorConfig::default()
+        },
+        cp.cancel.child_token(),
+    ));
+    cp.create(
+        "propagationpolicies",
+        policy(
+            "cached",
+            "all",
+            json!({"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}]}),
+        ),
+    )
+    .await;
+    const TEMPLATES: usize = 4;
+    for i in 0..TEMPLATES {
+        cp.create(
+            "deployments",
+            deployment("cached", &format!("web-{i}"), 2, json!({})),
+        )
+        .await;
+    }
+    for i in 0..TEMPLATES {
+        support::eventually("the binding exists", || async {
+            get_binding(&cp, "cached", &format!("web-{i}-deployment")).await
+        })
+        .await;
+    }
+    // An update goes through the cached copy (its resourceVersion is the write's precondition).
+    dynamic_api(&cp, "apps/v1", "Deployment", "deployments", Some("cached"))
+        .patch(
+            "web-0",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 5}})),
+        )
+        .await
+        .expect("scale web-0");
+    support::eventually("the binding follows the template's replicas", || async {
+        let binding = get_binding(&cp, "cached", "web-0-deployment").await?;
+        (binding["spec"]["replicas"] == 5).then_some(())
+    })
+    .await;
+
+    let counts = counts.snapshot();
+    let count = |prefix: &str| -> u64 {
+        counts
+            .iter()
+            .filter(|(key, _)| key.starts_with(prefix))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    assert_eq!(
+        counts.get("detector: create resourcebindings").copied(),
+        Some(TEMPLATES as u64),
+        "{counts:?}"
+    );
+    assert_eq!(
+        count("detector: get resourcebindings"),
+        count("detector: create resourcebindings (409)"),
+        "a binding is read only after a create found it already there: {counts:?}"
+    );
+}

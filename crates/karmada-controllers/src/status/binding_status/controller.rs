@@ -1,4 +1,4 @@
-//! The binding status controller's runtime: one applier over ResourceBindings and one over
+//! The binding status controller's runtime: one reconcile loop over ResourceBindings and one over
 //! ClusterResourceBindings, fed by a shared Work cache. A Work names its binding in annotations
 //! (`resourcebinding.karmada.io/namespace` + `/name`, or `clusterresourcebinding.karmada.io/name`).
 //! Works and bindings come from the process's shared watches ([`BindingStatusConfig::informers`]) as compact
@@ -38,7 +38,6 @@ use karmada_api::work::{
 };
 use karmada_interpreter::{Interpreter, Operation, Target};
 use kube::api::{ApiResource, DynamicObject, PostParams};
-use kube::runtime::controller::{Action, Config as ControllerConfig, applier, trigger_self};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
@@ -53,6 +52,7 @@ use crate::keys::{
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
+use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, Subscription,
     TemplateReader, resources, typed,
@@ -209,7 +209,7 @@ pub async fn run(
     metrics: BindingMetrics,
     cancel: CancellationToken,
 ) {
-    // Every subscription's events are read from here on (by `feed_works` or an applier): a subscriber that
+    // Every subscription's events are read from here on (by `feed_works` or a reconcile loop): a subscriber that
     // stops reading holds up the shared watch for every other controller.
     let subscribe = |resource: &ApiResource| {
         config.informers.subscribe(
@@ -265,7 +265,7 @@ async fn feed_works(
     let mut events = Box::pin(events);
     let namespaced = resources::resource_binding();
     let cluster = resources::cluster_resource_binding();
-    // The appliers start once the first list is complete and then reconcile every binding anyway; waking
+    // The loops start once the first list is complete and then reconcile every binding anyway; waking
     // them for that list would only fill the channel nobody drains yet.
     let mut synced = false;
     while let Some(event) = crate::execution::queue::next_event(&mut events, &cancel).await {
@@ -293,7 +293,7 @@ async fn feed_works(
     }
 }
 
-/// Runs one scope's applier; reconciles wait until the Work cache is complete (a binding reconciled against a
+/// Runs one scope's reconcile loop; reconciles wait until the Work cache is complete (a binding reconciled against a
 /// partial cache would briefly lose its aggregated items).
 async fn drive(
     context: Arc<Context>,
@@ -302,16 +302,22 @@ async fn drive(
     config: &BindingStatusConfig,
     cancel: &CancellationToken,
 ) {
-    let own = trigger_self(
-        // Spec and metadata only: the binding's status is this controller's (and the scheduler's) output.
-        spec_changes(bindings.events),
-        context.resource.clone(),
-    );
-    let woken = coalesced(woken, config.window).map(|r| Ok(r.into()));
-    let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
+    // Spec and metadata only: the binding's status is this controller's (and the scheduler's) output.
+    let own = spec_changes(bindings.events)
+        .filter_map(|binding| std::future::ready(binding.ok().map(|b| ObjectKey::of(&b))));
+    let woken =
+        coalesced(woken, config.window).map(|r: ObjectRef<CompactObject>| ObjectKey::of_ref(&r));
     // Polled from the start, so the shared bindings' events are drained while the Work cache lists; the
     // reconciles wait for the Work cache instead.
-    let applied = applier(
+    runner::run(
+        Loop {
+            store: bindings.store,
+            resource: context.resource.clone(),
+            context,
+            concurrency: usize::from(config.concurrency),
+            resync: None,
+        },
+        futures::stream::select(own, woken),
         |binding: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
             Box::pin(async move {
                 if !ready(&ctx.shared.works, &ctx.shared.cancel).await {
@@ -321,18 +327,9 @@ async fn drive(
             })
         },
         error_policy,
-        context,
-        bindings.store,
-        queue,
-        ControllerConfig::default().concurrency(config.concurrency),
-    );
-    applied
-        .for_each(|result| async move {
-            if let Err(err) = result {
-                tracing::debug!(%err, "binding status reconcile");
-            }
-        })
-        .await;
+        cancel.clone(),
+    )
+    .await;
 }
 
 /// Drops the gauge series of bindings no longer in either controller's cache.
@@ -384,7 +381,7 @@ fn binding_of_work(
     }
 }
 
-fn error_policy(_: Arc<CompactObject>, err: &ControllerError, _: Arc<Context>) -> Action {
+fn error_policy(_: &CompactObject, err: &ControllerError, _: &Context) -> Action {
     Action::requeue(err.retry_after())
 }
 

@@ -1,5 +1,5 @@
-//! A bounded, deduplicating work queue with delayed requeues, shared by the resource detector and the
-//! scheduler runner.
+//! A bounded, deduplicating work queue with delayed requeues, shared by the resource detector, the
+//! scheduler runner and the controllers' [`super::runner`].
 //!
 //! Like client-go's workqueue: a key waiting in the queue is queued once however often it is added; a key being
 //! processed is not handed to a second worker — adding it meanwhile marks it dirty and it comes back after
@@ -7,7 +7,8 @@
 //! [`WorkQueue::run_delays`].
 //!
 //! Bounded: at most `capacity` distinct keys wait; [`WorkQueue::add`] waits for room (backpressure on the
-//! watchers that feed it) instead of growing without limit.
+//! watchers that feed it) instead of growing without limit. A burst's room is given back once the queue
+//! drains (collections keep their largest size otherwise, and a burst of 10,000 keys would stay allocated).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::hash::Hash;
@@ -26,6 +27,30 @@ struct State<K> {
     /// (deadline, sequence) → key; the sequence keeps equal deadlines apart.
     delayed: BTreeMap<(Instant, u64), K>,
     sequence: u64,
+}
+
+/// Keys a drained collection may keep room for; beyond this it is shrunk.
+const KEPT_ROOM: usize = 256;
+
+impl<K: Eq + Hash> State<K> {
+    /// Gives back what a burst made the waiting collections grow to (called when the queue drains).
+    fn release_room(&mut self) {
+        if self.queue.capacity() > KEPT_ROOM {
+            self.queue.shrink_to(KEPT_ROOM);
+        }
+        if self.queued.capacity() > KEPT_ROOM {
+            self.queued.shrink_to(KEPT_ROOM);
+        }
+        if self.dirty.capacity() > KEPT_ROOM {
+            self.dirty.shrink_to(KEPT_ROOM);
+        }
+    }
+
+    /// Room the waiting collections hold (for tests).
+    #[cfg(test)]
+    fn room(&self) -> usize {
+        self.queue.capacity() + self.queued.capacity() + self.dirty.capacity()
+    }
 }
 
 struct Shared<K> {
@@ -133,6 +158,9 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
                     state.queued.remove(&key);
                     state.processing.insert(key.clone());
                     let more = !state.queue.is_empty();
+                    if !more {
+                        state.release_room();
+                    }
                     drop(state);
                     self.shared.room.notify_one();
                     if more {
@@ -317,6 +345,28 @@ mod tests {
         assert!(start.elapsed() >= Duration::from_millis(120));
         cancel.cancel();
         timer.await.expect("timer");
+    }
+
+    #[tokio::test]
+    async fn a_drained_queue_gives_back_a_bursts_room() {
+        let queue = WorkQueue::new(100_000);
+        for key in 0..20_000 {
+            queue.add(key).await;
+        }
+        assert!(queue.lock().room() >= 40_000);
+        let cancel = CancellationToken::new();
+        let mut seen = 0;
+        while !queue.is_empty() {
+            let key = queue.next(&cancel).await.expect("a key");
+            queue.done(key).await;
+            seen += 1;
+        }
+        assert_eq!(seen, 20_000);
+        let room = queue.lock().room();
+        assert!(room <= 4 * KEPT_ROOM, "room kept after draining: {room}");
+        // Still a working queue.
+        queue.add(7).await;
+        assert_eq!(queue.next(&cancel).await, Some(7));
     }
 
     #[test]
