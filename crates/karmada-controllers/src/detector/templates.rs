@@ -89,7 +89,12 @@ pub fn fingerprint(object: &CompactObject) -> u64 {
     serde_json::to_string(&metadata)
         .unwrap_or_default()
         .hash(&mut hasher);
-    (object.labels(), object.annotations()).hash(&mut hasher);
+    (
+        object.labels(),
+        object.annotations(),
+        object.large_annotations(),
+    )
+        .hash(&mut hasher);
     // The top-level fields as text: the same object always serializes to the same text.
     let json = object.json().unwrap_or_default();
     let fields: std::collections::BTreeMap<&str, &RawValue> =

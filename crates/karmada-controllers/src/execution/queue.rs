@@ -152,6 +152,7 @@ pub fn spec_and_metadata(object: &CompactObject) -> Option<u64> {
         &metadata.finalizers,
         object.labels(),
         object.annotations(),
+        object.large_annotations(),
     )
         .hash(&mut hasher);
     Some(std::hash::Hasher::finish(&hasher))

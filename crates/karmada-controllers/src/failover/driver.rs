@@ -609,6 +609,7 @@ pub(crate) fn failover_inputs(object: &CompactObject) -> Option<u64> {
             .as_ref()
             .map(|t| t.0.to_string()),
         object.annotations(),
+        object.large_annotations(),
         binding
             .status
             .as_ref()

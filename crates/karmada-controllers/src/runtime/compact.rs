@@ -6,7 +6,10 @@
 //! lookups read it without decoding) and the rest as LZ4-compressed JSON text (Kubernetes JSON repeats its keys
 //! and shrinks ~3×; decompressing a few KiB takes about a microsecond), decoded only when a reconcile needs it.
 //! Labels and annotations are kept apart from the typed metadata as [`Pairs`] (read them with
-//! [`CompactObject::labels`] and [`CompactObject::annotations`]; `metadata()` has neither). It is
+//! [`CompactObject::labels`] and [`CompactObject::annotations`]; `metadata()` has neither). An annotation value
+//! longer than [`LARGE_ANNOTATION`] bytes (the scheduler's explanation, kubectl's last-applied-configuration:
+//! JSON nobody looks up in a cache) stays only in the compressed body; [`CompactObject::large_annotations`]
+//! fingerprints such values for change detection. It is
 //! `Arc`-backed, so the shared caches and every subscriber's events hold one copy.
 
 use std::borrow::Cow;
@@ -34,9 +37,14 @@ struct Inner {
     /// Earlier bodies of the same watch, which this body was compressed against (see [`Packer`]).
     dictionary: Option<Arc<[u8]>>,
     /// Whether `packed` holds the whole object, metadata included, because `metadata` is only a projection
-    /// (see [`Packer::slim`]).
+    /// (see [`Packer::slim`]) or lacks the large annotations.
     whole: bool,
+    /// A hash of the annotations left out of `annotations` for their size, if any.
+    large_annotations: Option<u64>,
 }
+
+/// Annotation values longer than this are kept only in the compressed body.
+pub const LARGE_ANNOTATION: usize = 512;
 
 /// An object of any kind, as cached by the controllers (see the module documentation).
 #[derive(Clone, Debug)]
@@ -46,17 +54,22 @@ impl CompactObject {
     /// The compact form of `object`, compressed on its own. Watches use a [`Packer`], which compresses each
     /// object against earlier ones of the same resource.
     pub fn from_dynamic(object: &DynamicObject) -> Result<Self, ControllerError> {
-        let (metadata, body) = split(object)?;
-        let packed = compress(&body, None);
-        Self::new(metadata, packed, None, false)
+        let parts = split(object)?;
+        let packed = compress(&parts.body, None);
+        Self::new(parts, packed, None)
     }
 
     fn new(
-        mut metadata: ObjectMeta,
+        parts: Parts,
         packed: Vec<u8>,
         dictionary: Option<Arc<[u8]>>,
-        whole: bool,
     ) -> Result<Self, ControllerError> {
+        let Parts {
+            mut metadata,
+            whole,
+            large_annotations,
+            ..
+        } = parts;
         let labels = metadata.labels.take().as_ref().map(Pairs::from_map);
         let annotations = metadata.annotations.take().as_ref().map(Pairs::from_map);
         Ok(Self(Arc::new(Inner {
@@ -66,7 +79,14 @@ impl CompactObject {
             packed: packed.into_boxed_slice(),
             dictionary,
             whole,
+            large_annotations,
         })))
+    }
+
+    /// A hash of the annotations whose values are too large to be kept typed ([`LARGE_ANNOTATION`]); `None`
+    /// when there are none. Their values are in the decoded object only; fingerprints include this.
+    pub fn large_annotations(&self) -> Option<u64> {
+        self.0.large_annotations
     }
 
     /// The object's metadata without managedFields, labels and annotations (read those with
@@ -80,7 +100,8 @@ impl CompactObject {
         self.0.labels.as_ref().unwrap_or(&*EMPTY)
     }
 
-    /// The object's annotations (from a [`Packer::slim`], only the ones it keeps).
+    /// The object's annotations up to [`LARGE_ANNOTATION`] bytes (from a [`Packer::slim`], only the ones it
+    /// keeps).
     pub fn annotations(&self) -> &Pairs {
         self.0.annotations.as_ref().unwrap_or(&*EMPTY)
     }
@@ -210,25 +231,26 @@ impl Packer {
 
     /// The compact form of `object` (without managedFields), learning from it if it is new.
     pub fn pack(&mut self, object: &DynamicObject) -> Result<CompactObject, ControllerError> {
-        let (metadata, body) = match self.slim {
+        let parts = match self.slim {
             None => split(object)?,
-            Some(kept) => (projection(&object.metadata, kept), whole(object)?),
+            Some(kept) => Parts {
+                metadata: projection(&object.metadata, kept),
+                body: whole(object)?,
+                whole: true,
+                large_annotations: None,
+            },
         };
-        let mut packed = compress(&body, self.dictionary.as_deref());
+        let body = &parts.body;
+        let mut packed = compress(body, self.dictionary.as_deref());
         let grown = self.dictionary.as_ref().map_or(0, |d| d.len()) + body.len();
         if packed.len() * LEARN_BELOW_RATIO > body.len() && grown <= DICTIONARY_LIMIT {
             let mut dictionary = self.dictionary.as_deref().unwrap_or_default().to_vec();
-            dictionary.extend_from_slice(&body);
+            dictionary.extend_from_slice(body);
             let dictionary: Arc<[u8]> = dictionary.into();
-            packed = compress(&body, Some(&dictionary));
+            packed = compress(body, Some(&dictionary));
             self.dictionary = Some(dictionary);
         }
-        CompactObject::new(
-            metadata,
-            packed,
-            self.dictionary.clone(),
-            self.slim.is_some(),
-        )
+        CompactObject::new(parts, packed, self.dictionary.clone())
     }
 
     /// A watch event with its object made compact.
@@ -246,16 +268,61 @@ impl Packer {
     }
 }
 
+/// What a compact object is made of, before compression.
+struct Parts {
+    /// The typed metadata (labels and annotations still in it).
+    metadata: ObjectMeta,
+    /// The JSON to compress: without metadata, or the whole object when `whole`.
+    body: Vec<u8>,
+    whole: bool,
+    large_annotations: Option<u64>,
+}
+
 /// The object's metadata without managedFields (no controller reads them, and they are often as large as the
-/// rest of the object), and the JSON of everything else.
-fn split(object: &DynamicObject) -> Result<(ObjectMeta, Vec<u8>), ControllerError> {
+/// rest of the object), and the JSON of everything else. With annotations over [`LARGE_ANNOTATION`] bytes the
+/// body is the whole object and the typed metadata goes without them.
+fn split(object: &DynamicObject) -> Result<Parts, ControllerError> {
     let mut metadata = object.metadata.clone();
     metadata.managed_fields = None;
+    let is_large = |value: &String| value.len() > LARGE_ANNOTATION;
+    if metadata
+        .annotations
+        .iter()
+        .flatten()
+        .any(|(_, v)| is_large(v))
+    {
+        let body = serde_json::to_vec(&WholeRef {
+            types: object.types.as_ref(),
+            metadata: &metadata,
+            data: &object.data,
+        })?;
+        let mut hasher = std::hash::DefaultHasher::new();
+        if let Some(annotations) = metadata.annotations.as_mut() {
+            annotations.retain(|key, value| {
+                let large = is_large(value);
+                if large {
+                    std::hash::Hash::hash(&(key, &*value), &mut hasher);
+                }
+                !large
+            });
+        }
+        return Ok(Parts {
+            metadata,
+            body,
+            whole: true,
+            large_annotations: Some(std::hash::Hasher::finish(&hasher)),
+        });
+    }
     let body = serde_json::to_vec(&BodyRef {
         types: object.types.as_ref(),
         data: &object.data,
     })?;
-    Ok((metadata, body))
+    Ok(Parts {
+        metadata,
+        body,
+        whole: false,
+        large_annotations: None,
+    })
 }
 
 /// The identity of `metadata` and the `kept` annotations.
@@ -573,6 +640,54 @@ mod tests {
             compact.decode::<serde_json::Value>().expect("decode"),
             without_managed_fields(&object)
         );
+    }
+
+    #[test]
+    fn large_annotations_stay_only_in_the_body_and_are_fingerprinted() {
+        let large = "x".repeat(LARGE_ANNOTATION + 1);
+        let with = |value: &str| -> DynamicObject {
+            serde_json::from_value(json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "x", "namespace": "ns", "labels": {"app": "web"},
+                             "annotations": {"small": "kept", "big": value}},
+                "data": {"k": "v"}
+            }))
+            .expect("object")
+        };
+        for pack in [
+            |o: &DynamicObject| Packer::default().pack(o),
+            |o: &DynamicObject| CompactObject::from_dynamic(o),
+        ] {
+            let object = with(&large);
+            let compact = pack(&object).expect("pack");
+            assert_eq!(compact.annotation("small"), Some("kept"));
+            assert_eq!(compact.annotation("big"), None, "not kept typed");
+            assert_eq!(compact.label("app"), Some("web"));
+            let back: serde_json::Value = compact.decode().expect("decode");
+            assert_eq!(
+                back,
+                without_managed_fields(&object),
+                "decoding returns it all"
+            );
+            // A change of the large value alone changes the fingerprint; the same value keeps it.
+            let same = pack(&with(&large)).expect("pack");
+            let changed = pack(&with(&"y".repeat(LARGE_ANNOTATION + 1))).expect("pack");
+            assert!(compact.large_annotations().is_some());
+            assert_eq!(compact.large_annotations(), same.large_annotations());
+            assert_ne!(compact.large_annotations(), changed.large_annotations());
+            // At the limit a value is still kept typed, and the object is split as usual.
+            let small = pack(&with(&"z".repeat(LARGE_ANNOTATION))).expect("pack");
+            assert_eq!(small.large_annotations(), None);
+            assert_eq!(
+                small.annotation("big").map(str::len),
+                Some(LARGE_ANNOTATION)
+            );
+            let back: serde_json::Value = small.decode().expect("decode");
+            assert_eq!(
+                back,
+                without_managed_fields(&with(&"z".repeat(LARGE_ANNOTATION)))
+            );
+        }
     }
 
     #[test]

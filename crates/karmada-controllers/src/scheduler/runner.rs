@@ -205,10 +205,13 @@ fn key_of(object: &CompactObject, cluster_scoped: bool) -> BindingKey {
 
 /// Whether a binding update can call for scheduling: anything but a status-only change.
 fn binding_changed(old: &CompactObject, new: &CompactObject) -> bool {
-    old.labels() != new.labels() || old.annotations() != new.annotations() || {
-        let (old, new) = (old.metadata(), new.metadata());
-        old.generation != new.generation || old.deletion_timestamp != new.deletion_timestamp
-    }
+    old.labels() != new.labels()
+        || old.annotations() != new.annotations()
+        || old.large_annotations() != new.large_annotations()
+        || {
+            let (old, new) = (old.metadata(), new.metadata());
+            old.generation != new.generation || old.deletion_timestamp != new.deletion_timestamp
+        }
 }
 
 /// Keeps `writer`'s compact cache of one binding kind and queues the bindings that may need scheduling. The
