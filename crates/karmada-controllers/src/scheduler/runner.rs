@@ -115,6 +115,49 @@ struct Runner {
     clusters: Store<DynamicObject>,
     /// Parsed clusters, rebuilt on every Cluster event.
     snapshots: RwLock<Arc<Vec<ClusterSnapshot>>>,
+    /// The resourceVersion of each binding as the runner's own spec write left it, until its watch event is
+    /// seen: that event reports the placement just made, not a change to schedule for.
+    own_writes: OwnWrites,
+}
+
+/// See [`Runner::own_writes`]. Bounded: when full it is forgotten (costing a reconcile that finds nothing to
+/// do, as without it).
+#[derive(Default)]
+struct OwnWrites(std::sync::Mutex<std::collections::HashMap<BindingKey, String>>);
+
+/// Bindings remembered in [`OwnWrites`] at most.
+const OWN_WRITES: usize = 4096;
+
+impl OwnWrites {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<BindingKey, String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn wrote(&self, key: BindingKey, resource_version: Option<String>) {
+        let Some(resource_version) = resource_version else {
+            return;
+        };
+        let mut writes = self.lock();
+        if writes.len() >= OWN_WRITES {
+            *writes = std::collections::HashMap::new();
+        }
+        writes.insert(key, resource_version);
+    }
+
+    /// Whether `object` is exactly what the runner's own write of `key` left; either way the write is
+    /// forgotten once any later version of the binding shows up.
+    fn is_own(&self, key: &BindingKey, object: &CompactObject) -> bool {
+        let mut writes = self.lock();
+        let Some(written) = writes.remove(key) else {
+            return false;
+        };
+        if writes.is_empty() && writes.capacity() > 64 {
+            writes.shrink_to(64);
+        }
+        object.metadata().resource_version.as_deref() == Some(written.as_str())
+    }
 }
 
 /// Why the runner could not start.
@@ -139,6 +182,7 @@ pub async fn run(
         recorder: EventRecorder::new(client.clone(), COMPONENT),
         queue: WorkQueue::new(config.queue_capacity),
         backoff: Backoff::new(config.backoff_base, config.backoff_max),
+        own_writes: OwnWrites::default(),
         bindings: binding_writer.as_reader(),
         cluster_bindings: cluster_binding_writer.as_reader(),
         clusters: cluster_writer.as_reader(),
@@ -251,7 +295,12 @@ async fn watch_bindings(
                         runner.metrics.incoming(EVENT_BINDING_ADD);
                         ready.push(key_of(object, cluster_scoped));
                     }
-                    Some(old) if binding_changed(&old, object) => {
+                    Some(old)
+                        if binding_changed(&old, object)
+                            && !runner
+                                .own_writes
+                                .is_own(&key_of(object, cluster_scoped), object) =>
+                    {
                         runner.metrics.incoming(EVENT_BINDING_UPDATE);
                         ready.push(key_of(object, cluster_scoped));
                     }
@@ -517,6 +566,8 @@ impl Runner {
             let updated = api
                 .replace(&key.name, &PostParams::default(), &body)
                 .await?;
+            self.own_writes
+                .wrote(key.clone(), updated.metadata.resource_version.clone());
             base = typed::to_json(&updated)?;
         }
         if let Some(desired) = &writes.status {
