@@ -44,7 +44,7 @@ use karmada_api::work::{
 use karmada_api::{ResourceBinding, Work};
 use karmada_interpreter::Interpreter;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
-use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::runtime::watcher::Event;
 use serde_json::Value;
@@ -57,6 +57,7 @@ use crate::keys::{
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
+use crate::runtime::Cache;
 use crate::runtime::compact::Packer;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{
@@ -109,13 +110,13 @@ struct Context {
     config: BindingConfig,
     recorder: EventRecorder,
     /// Every Work (shared).
-    works: Store<CompactObject>,
+    works: Cache,
     /// The Works by their binding's permanent id, per binding scope.
     works_by_binding: LabelIndex,
     works_by_cluster_binding: LabelIndex,
-    override_policies: Store<CompactObject>,
-    cluster_override_policies: Store<CompactObject>,
-    clusters: Store<CompactObject>,
+    override_policies: Cache,
+    cluster_override_policies: Cache,
+    clusters: Cache,
     templates: TemplateReader,
     backoff: Backoffs<(bool, String, String)>,
     cancel: CancellationToken,
@@ -155,7 +156,6 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
     let subscribe = |resource: &ApiResource| {
         config.informers.subscribe(
             resources::all(&client, resource),
-            resource,
             watcher::Config::default(),
         )
     };
@@ -185,7 +185,7 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
     };
     // Policies and clusters are few: caches of their own.
     let own_cache = |resource: ApiResource, handler: Handler| {
-        let writer = Writer::new(resource.clone());
+        let writer = crate::runtime::CacheWriter::new();
         let cache = writer.as_reader();
         let events = reflect_compact_events(
             resources::all(&client, &resource),
@@ -250,7 +250,6 @@ async fn run_scope(
     runner::run(
         Loop {
             store: bindings.store,
-            resource: binding_resource(scope),
             context,
             concurrency: usize::from(concurrency),
             resync: Some(resync),
@@ -377,7 +376,7 @@ fn belongs(work: &CompactObject, scope: BindingScope, binding: &ResourceBinding)
     }
 }
 
-fn typed_all<T: serde::de::DeserializeOwned>(store: &Store<CompactObject>) -> Vec<T> {
+fn typed_all<T: serde::de::DeserializeOwned>(store: &Cache) -> Vec<T> {
     store
         .state()
         .iter()

@@ -26,7 +26,7 @@ use kube::api::{
     Preconditions,
 };
 use kube::runtime::WatchStreamExt;
-use kube::runtime::controller::{Action, Config as ControllerConfig, applier, trigger_with};
+use kube::runtime::controller::trigger_with;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
@@ -40,6 +40,7 @@ use super::attached::{
 };
 use super::index::{BindingKey, DependencyIndex, dependency_key};
 use crate::names::depended_by_label_key;
+use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, TemplateReader, resources,
     typed,
@@ -96,7 +97,6 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
     let index: Arc<Mutex<DependencyIndex>> = Arc::default();
     let subscription = config.informers.subscribe(
         resources::all(&client, &binding),
-        &binding,
         watcher::Config::default(),
     );
     // One watch wakes a binding on its own change and, for an attached binding, the bindings that require it
@@ -115,7 +115,7 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
         watch_dependency::<ServiceAccount>(&client, &index, &binding),
         watch_dependency::<PersistentVolumeClaim>(&client, &index, &binding),
     ])
-    .take_until(cancel.clone().cancelled_owned());
+    .filter_map(|request| std::future::ready(request.ok().map(|r| ObjectKey::of_ref(&r))));
     let context = Arc::new(Context {
         templates: TemplateReader::new(client.clone(), config.informers.clone()),
         recorder: EventRecorder::new(client.clone(), COMPONENT),
@@ -123,26 +123,23 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
         index,
         client,
     });
-    let applied = applier(
+    runner::run(
+        Loop {
+            store: subscription.store,
+            context,
+            concurrency: usize::from(config.concurrency),
+            resync: None,
+        },
+        triggers,
         |object,
          context|
          -> Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>> {
             Box::pin(reconcile(object, context))
         },
         error_policy,
-        context,
-        subscription.store,
-        triggers,
-        ControllerConfig::default().concurrency(config.concurrency),
-    );
-    tokio::select! {
-        () = cancel.cancelled() => {}
-        () = applied.for_each(|result| async move {
-            if let Err(err) = result {
-                tracing::debug!(%err, "dependencies distributor reconcile");
-            }
-        }) => {}
-    }
+        cancel,
+    )
+    .await;
 }
 
 /// The bindings a watch event of a binding wakes: the binding itself when applied, and the independent
@@ -235,7 +232,7 @@ fn requiring_bindings(
         .collect()
 }
 
-fn error_policy(_: Arc<CompactObject>, err: &ControllerError, _: Arc<Context>) -> Action {
+fn error_policy(_: &CompactObject, err: &ControllerError, _: &Context) -> Action {
     Action::requeue(err.retry_after())
 }
 

@@ -18,13 +18,14 @@ use futures::stream::BoxStream;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
 use kube::discovery::{ApiCapabilities, Discovery, Scope, verbs};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::skip::DetectorFilter;
 use crate::reserved::{is_never_propagated_api, is_reserved_namespace};
+use crate::runtime::Cache;
 use crate::runtime::queue::WorkQueue;
 use crate::runtime::{CompactObject, ControllerError, Informers, Pairs, resources};
 
@@ -129,7 +130,7 @@ fn ignored(metadata: &ObjectMeta, kind: &WatchedKind, filter: &DetectorFilter) -
 struct KindWatch {
     kind: WatchedKind,
     /// The shared cache of this kind; it may hold objects the detector ignores (see [`ignored`]).
-    store: Store<CompactObject>,
+    store: Cache,
     filter: DetectorFilter,
     cancel: CancellationToken,
 }
@@ -260,7 +261,6 @@ impl Templates {
             }
             let subscription = informers.subscribe(
                 resources::all(client, &kind.resource),
-                &kind.resource,
                 watcher::Config::default(),
             );
             let child = cancel.child_token();
@@ -296,7 +296,7 @@ trait ReadySync {
     fn is_ready_sync(&self) -> bool;
 }
 
-impl ReadySync for Store<CompactObject> {
+impl ReadySync for Cache {
     fn is_ready_sync(&self) -> bool {
         futures::FutureExt::now_or_never(self.wait_until_ready()).is_some_and(|r| r.is_ok())
     }

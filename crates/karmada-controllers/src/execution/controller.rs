@@ -41,6 +41,7 @@ use super::queue::{
     Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_changes,
 };
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
+use crate::runtime::Cache;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::typed::TypedMemo;
 use crate::runtime::{
@@ -106,14 +107,13 @@ pub async fn run(
     requeue: WorkRequeueReceiver,
     cancel: CancellationToken,
 ) {
-    let work_resource = resources::work();
     let cluster_resource = resources::cluster();
     let cluster_writer = Writer::new(cluster_resource.clone());
     let clusters = cluster_writer.as_reader();
     let (internal_tx, internal_rx) = mpsc::channel(super::queue::REQUEUE_CAPACITY);
     // Subscribed once Clusters are listed: until the reconcile loop polls them, this subscriber's events would hold
     // the shared watch back (it waits for every subscriber).
-    let (works_tx, works_rx) = tokio::sync::oneshot::channel::<Store<CompactObject>>();
+    let (works_tx, works_rx) = tokio::sync::oneshot::channel::<Cache>();
 
     let feeder = tokio::spawn(feed_clusters(
         resources::all(&client, &cluster_resource),
@@ -127,11 +127,9 @@ pub async fn run(
         feeder.abort();
         return;
     }
-    let subscription = config.informers.subscribe(
-        config.served.works_api(&client),
-        &work_resource,
-        works_watch_config(),
-    );
+    let subscription = config
+        .informers
+        .subscribe(config.served.works_api(&client), works_watch_config());
     let works = subscription.store;
     let _ = works_tx.send(works.clone());
 
@@ -159,7 +157,6 @@ pub async fn run(
     runner::run(
         Loop {
             store: works,
-            resource: work_resource,
             context,
             concurrency: usize::from(concurrency),
             resync: Some(config.resync),
@@ -220,13 +217,13 @@ async fn feed_clusters(
     api: kube::Api<DynamicObject>,
     config: watcher::Config,
     writer: Writer<DynamicObject>,
-    mut works: tokio::sync::oneshot::Receiver<Store<CompactObject>>,
+    mut works: tokio::sync::oneshot::Receiver<Cache>,
     mut requeue: mpsc::Sender<ObjectRef<CompactObject>>,
     cancel: CancellationToken,
 ) {
     let mut events = Box::pin(reflect_events(api, config, writer));
     // Until the Works are subscribed there are none to retry (nothing is reconciled yet either).
-    let mut work_store: Option<Store<CompactObject>> = None;
+    let mut work_store: Option<Cache> = None;
     // Cluster name → (Ready, spec) last seen.
     let mut seen: HashMap<String, (bool, String)> = HashMap::new();
     let work_resource = resources::work();

@@ -74,7 +74,7 @@ pub fn reflect_events(
 pub fn reflect_compact_events(
     api: kube::Api<DynamicObject>,
     config: watcher::Config,
-    mut writer: reflector::store::Writer<CompactObject>,
+    mut writer: crate::runtime::CacheWriter,
     mut packer: crate::runtime::compact::Packer,
 ) -> impl Stream<Item = Event<CompactObject>> + Send {
     let trimmed = watcher(api, config)
@@ -178,14 +178,32 @@ where
 }
 
 /// Waits until `store` has its first full list, or `cancel` fires (then `false`).
-pub async fn ready<K>(store: &Store<K>, cancel: &CancellationToken) -> bool
-where
-    K: kube::Resource + Clone + 'static,
-    K::DynamicType: Eq + Hash + Clone,
-{
+pub async fn ready(store: &impl Listed, cancel: &CancellationToken) -> bool {
     tokio::select! {
         () = cancel.cancelled() => false,
-        r = store.wait_until_ready() => r.is_ok(),
+        listed = store.listed() => listed,
+    }
+}
+
+/// A cache that can be waited on for its first full list: kube-runtime's store or a [`crate::runtime::Cache`].
+pub trait Listed {
+    /// Resolves once the first list is in (`true`), or `false` if it never will be.
+    fn listed(&self) -> futures::future::BoxFuture<'_, bool>;
+}
+
+impl<K> Listed for Store<K>
+where
+    K: kube::Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Send + Sync,
+{
+    fn listed(&self) -> futures::future::BoxFuture<'_, bool> {
+        Box::pin(async move { self.wait_until_ready().await.is_ok() })
+    }
+}
+
+impl Listed for crate::runtime::Cache {
+    fn listed(&self) -> futures::future::BoxFuture<'_, bool> {
+        Box::pin(async move { self.wait_until_ready().await.is_ok() })
     }
 }
 

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
+use crate::runtime::runner::Action;
 use jiff::Timestamp;
-use kube::runtime::controller::Action;
 
 use super::app_health::{
     ANNOTATION_UNHEALTHY_SINCE, PRODUCER_CLUSTER_RESOURCE_BINDING, PRODUCER_RESOURCE_BINDING,

@@ -18,9 +18,6 @@ use k8s_openapi::api::core::v1::{ObjectReference, Taint};
 use karmada_api::cluster::CONDITION_READY;
 use karmada_api::{Cluster, ResourceBinding, ResourceBindingSpec};
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{
-    Action, Config as ControllerConfig, ReconcileRequest, applier, trigger_self,
-};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde::Deserialize;
@@ -34,6 +31,7 @@ use super::budget::{EvictionBudget, RateLimiter};
 use super::metrics::FailoverMetrics;
 use super::purge::normalize_legacy_purge_modes;
 use super::tasks::MemberState;
+use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{CompactObject, ControllerError, EventRecorder, resources, typed};
 
 /// Component name on the failover controllers' events.
@@ -457,10 +455,10 @@ pub(crate) async fn run_binding_controller<F, Fut>(
     shared: Arc<Shared>,
     name: &'static str,
     cluster_scoped: bool,
-    mut reconcile: F,
+    reconcile: F,
     cancel: CancellationToken,
 ) where
-    F: FnMut(Arc<CompactObject>, Arc<BindingCtx>) -> Fut + Send + 'static,
+    F: Fn(Arc<CompactObject>, Arc<BindingCtx>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Action, ControllerError>> + Send + 'static,
 {
     let resource = if cluster_scoped {
@@ -470,18 +468,14 @@ pub(crate) async fn run_binding_controller<F, Fut>(
     };
     let subscription = shared.config.informers.subscribe(
         resources::all(&shared.client, &resource),
-        &resource,
         watcher::Config::default(),
     );
     let store = subscription.store;
-    let own = trigger_self(
-        crate::runtime::changes::changed_objects(subscription.events, failover_inputs),
-        resource.clone(),
-    );
+    let own = crate::runtime::changes::changed_objects(subscription.events, failover_inputs)
+        .filter_map(|binding| std::future::ready(binding.ok().map(|b| ObjectKey::of(&b))));
     // Woken by the reflector that fills the Cluster cache reconciles read (see `Shared::wake`), so a binding
     // woken by a Cluster change never reads that Cluster from before the change. A lagging receiver wakes all.
     let bindings = store.clone();
-    let for_clusters = resource.clone();
     let wake = futures::stream::unfold(shared.wake.subscribe(), |mut rx| async move {
         let next = match rx.recv().await {
             Ok(name) => Some(name),
@@ -491,7 +485,7 @@ pub(crate) async fn run_binding_controller<F, Fut>(
         Some((next, rx))
     });
     let woken = wake.flat_map(move |cluster: Option<String>| {
-        let requests: Vec<Result<ReconcileRequest<CompactObject>, watcher::Error>> = bindings
+        let keys: Vec<ObjectKey> = bindings
             .state()
             .into_iter()
             .filter(|b| {
@@ -499,11 +493,10 @@ pub(crate) async fn run_binding_controller<F, Fut>(
                     .as_ref()
                     .is_none_or(|name| named_clusters(b).contains(name))
             })
-            .map(|b| Ok(ObjectRef::from_obj_with(&*b, for_clusters.clone()).into()))
+            .map(|b| ObjectKey::of(&b))
             .collect();
-        futures::stream::iter(requests)
+        futures::stream::iter(keys)
     });
-    let queue = futures::stream::select(own, woken).take_until(cancel.clone().cancelled_owned());
     let metrics = shared.metrics.clone();
     let concurrency = shared.config.concurrency;
     // The cluster budget counts the evictions the bindings' tasks record before this controller admits any
@@ -515,7 +508,14 @@ pub(crate) async fn run_binding_controller<F, Fut>(
         resource,
         cluster_scoped,
     });
-    let applied = applier(
+    runner::run(
+        Loop {
+            store,
+            context,
+            concurrency: usize::from(concurrency),
+            resync: None,
+        },
+        futures::stream::select(own, woken),
         move |object,
               ctx|
               -> Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>> {
@@ -538,20 +538,12 @@ pub(crate) async fn run_binding_controller<F, Fut>(
                 result
             })
         },
-        |_, err: &ControllerError, _| Action::requeue(err.retry_after()),
-        context,
-        store,
-        queue,
-        ControllerConfig::default().concurrency(concurrency),
-    );
-    tokio::select! {
-        () = cancel.cancelled() => {}
-        () = applied.for_each(|result| async move {
-            if let Err(err) = result {
-                tracing::debug!(%err, controller = name, "failover reconcile");
-            }
-        }) => {}
-    }
+        |_: &CompactObject, err: &ControllerError, _: &BindingCtx| {
+            Action::requeue(err.retry_after())
+        },
+        cancel,
+    )
+    .await;
 }
 
 /// What of a binding the failover controllers read: spec (targets, tasks, placement, failover behaviour),

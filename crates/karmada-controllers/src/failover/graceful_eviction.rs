@@ -12,9 +12,9 @@
 
 use std::sync::Arc;
 
+use crate::runtime::runner::Action;
 use jiff::{SignedDuration, Timestamp};
 use karmada_api::work::EVICTION_REASON_TAINT_UNTOLERATED;
-use kube::runtime::controller::Action;
 
 use super::driver::{BindingCtx, requeue_at};
 use super::tasks::{KeepReason, LifecycleInput, TaskAction, TaskFacts, plan_tasks};

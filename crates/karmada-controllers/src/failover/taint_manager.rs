@@ -12,10 +12,10 @@
 
 use std::sync::Arc;
 
+use crate::runtime::runner::Action;
 use jiff::Timestamp;
 use karmada_api::policy::PurgeMode;
 use karmada_api::work::{EVICTION_PRODUCER_TAINT_MANAGER, EVICTION_REASON_TAINT_UNTOLERATED};
-use kube::runtime::controller::Action;
 
 use super::driver::{BindingCtx, requeue_at};
 use super::preservation::preserved_label_state;

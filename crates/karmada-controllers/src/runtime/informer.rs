@@ -18,14 +18,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use futures::stream::{self, BoxStream};
 use futures::{Stream, StreamExt};
-use kube::api::{ApiResource, DynamicObject};
+use kube::api::DynamicObject;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::cache::{Cache, CacheWriter};
 use super::compact::{CompactObject, Packer};
+use super::runner::ObjectKey;
 
 /// Events buffered per subscriber before the watch waits for it (backpressure, not growth).
 const SUBSCRIBER_CAPACITY: usize = 256;
@@ -39,7 +40,7 @@ pub struct Informers {
 
 /// A controller's view of a shared watch: the cache, and the events in the order the cache saw them.
 pub struct Subscription {
-    pub store: Store<CompactObject>,
+    pub store: Cache,
     pub events: BoxStream<'static, Event<CompactObject>>,
     informer: Arc<Informer>,
 }
@@ -54,7 +55,6 @@ impl Subscription {
         }
         let index = LabelIndex {
             label: label.to_string(),
-            resource: self.informer.resource.clone(),
             store: self.informer.store.clone(),
             entries: Arc::default(),
         };
@@ -71,8 +71,7 @@ impl Subscription {
 #[derive(Clone)]
 pub struct LabelIndex {
     label: String,
-    resource: ApiResource,
-    store: Store<CompactObject>,
+    store: Cache,
     entries: Arc<RwLock<IndexEntries>>,
 }
 
@@ -90,13 +89,7 @@ impl LabelIndex {
             .map(|keys| keys.iter().cloned().collect())
             .unwrap_or_default();
         keys.into_iter()
-            .filter_map(|(namespace, name)| {
-                let reference = ObjectRef::new_with(&name, self.resource.clone());
-                self.store.get(&match namespace {
-                    Some(namespace) => reference.within(&namespace),
-                    None => reference,
-                })
-            })
+            .filter_map(|(namespace, name)| self.store.get_named(namespace.as_deref(), &name))
             .filter(|object| self.value_of(object) == Some(value))
             .collect()
     }
@@ -155,15 +148,14 @@ impl LabelIndex {
 }
 
 struct Informer {
-    resource: ApiResource,
-    store: Store<CompactObject>,
+    store: Cache,
     fan_out: Mutex<FanOut>,
     /// Fired when the last subscription is dropped; ends the watch.
     stop: CancellationToken,
 }
 
 struct FanOut {
-    writer: Writer<CompactObject>,
+    writer: CacheWriter,
     subscribers: Vec<mpsc::Sender<Event<CompactObject>>>,
     phase: Phase,
     live: usize,
@@ -207,7 +199,7 @@ impl Informers {
     /// The cache of a running, listed watch of every object of `api` (no selectors), if another controller of
     /// the process keeps one: read what is already watched without starting a watch. `None` means "ask the API
     /// server".
-    pub fn cached(&self, api: &kube::Api<DynamicObject>) -> Option<Store<CompactObject>> {
+    pub fn cached(&self, api: &kube::Api<DynamicObject>) -> Option<Cache> {
         let key = watch_key(api, &watcher::Config::default());
         let informer = lock(&self.running).get(&key).cloned()?;
         let listed =
@@ -220,7 +212,6 @@ impl Informers {
     pub fn subscribe(
         &self,
         api: kube::Api<DynamicObject>,
-        resource: &ApiResource,
         config: watcher::Config,
     ) -> Subscription {
         let key = watch_key(&api, &config);
@@ -229,7 +220,7 @@ impl Informers {
             match running.get(&key) {
                 Some(informer) if !informer.stop.is_cancelled() => informer.clone(),
                 _ => {
-                    let informer = Informer::start(api, resource, config);
+                    let informer = Informer::start(api, config);
                     running.insert(key.clone(), informer.clone());
                     let registry = self.running.clone();
                     let stopped = informer.clone();
@@ -262,14 +253,9 @@ fn watch_key(api: &kube::Api<DynamicObject>, config: &watcher::Config) -> String
 }
 
 impl Informer {
-    fn start(
-        api: kube::Api<DynamicObject>,
-        resource: &ApiResource,
-        config: watcher::Config,
-    ) -> Arc<Self> {
-        let writer = Writer::new(resource.clone());
+    fn start(api: kube::Api<DynamicObject>, config: watcher::Config) -> Arc<Self> {
+        let writer = CacheWriter::new();
         let informer = Arc::new(Self {
-            resource: resource.clone(),
             store: writer.as_reader(),
             fan_out: Mutex::new(FanOut {
                 writer,
@@ -362,9 +348,7 @@ impl Informer {
         if let Event::Apply(object) | Event::Delete(object) = event
             && !fan_out.indexes.is_empty()
         {
-            let old = self
-                .store
-                .get(&ObjectRef::from_obj_with(object, self.resource.clone()));
+            let old = self.store.get_key(&ObjectKey::of(object));
             let new = matches!(event, Event::Apply(_)).then_some(object);
             for index in &fan_out.indexes {
                 index.replace(old.as_deref(), new);

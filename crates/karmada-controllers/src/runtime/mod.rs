@@ -4,11 +4,12 @@
 //! ([`events`]).
 //!
 //! Controllers are level-triggered loops (watch → dedup queue → reconcile → requeue), one object key at a time,
-//! conflicts requeue. Those holding an object per Work or binding (binding, execution, work status, binding
-//! status) run on [`runner`], whose keys are a namespace and a name and whose queue ([`queue`]) gives its room
-//! back after a burst; the failover and dependencies controllers, few objects each, on `kube::runtime`'s
-//! applier.
+//! conflicts requeue. Those reading the shared caches of Works, bindings and templates run on [`runner`], over a
+//! [`Cache`] keyed by namespace and name, with a [`queue`] that gives its room back after a burst; controllers of
+//! a few objects of their own kind (cluster taint policies, namespaces, workload rebalancers) use
+//! `kube::runtime::Controller`.
 
+pub mod cache;
 pub mod changes;
 pub mod compact;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod templates;
 pub mod typed;
 pub mod watch;
 
+pub use cache::{Cache, CacheWriter};
 pub use compact::CompactObject;
 pub use error::ControllerError;
 pub use events::{EventRecorder, EventType, reference_of};

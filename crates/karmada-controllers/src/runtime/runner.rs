@@ -19,13 +19,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use kube::api::ApiResource;
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::queue::WorkQueue;
-use super::{CompactObject, ControllerError};
+use super::{Cache, CompactObject, ControllerError};
 
 /// Distinct keys waiting at most; triggers wait for room beyond it.
 const QUEUE_CAPACITY: usize = 65_536;
@@ -75,25 +74,12 @@ impl ObjectKey {
     pub fn of_ref<K: kube::Resource>(reference: &ObjectRef<K>) -> Self {
         Self::new(reference.namespace.as_deref(), &reference.name)
     }
-
-    fn lookup(
-        &self,
-        store: &Store<CompactObject>,
-        resource: &ApiResource,
-    ) -> Option<Arc<CompactObject>> {
-        let reference = ObjectRef::new_with(&self.name, resource.clone());
-        store.get(&match &self.namespace {
-            Some(namespace) => reference.within(namespace),
-            None => reference,
-        })
-    }
 }
 
 /// How a controller's loop runs.
 pub struct Loop<C> {
-    /// The shared cache the keys are looked up in, and its resource.
-    pub store: Store<CompactObject>,
-    pub resource: ApiResource,
+    /// The shared cache the keys are looked up in.
+    pub store: Cache,
     pub context: Arc<C>,
     /// Reconciles running at once (at least one).
     pub concurrency: usize,
@@ -161,7 +147,7 @@ where
 
 async fn resync(
     queue: WorkQueue<ObjectKey>,
-    store: Store<CompactObject>,
+    store: Cache,
     period: Duration,
     cancel: CancellationToken,
 ) {
@@ -194,7 +180,7 @@ async fn work<C, R, F, E>(
 {
     let config = &shared.config;
     while let Some(key) = queue.next(&cancel).await {
-        let action = match key.lookup(&config.store, &config.resource) {
+        let action = match config.store.get_key(&key) {
             Some(object) => {
                 let reconciled = tokio::select! {
                     () = cancel.cancelled() => return,
@@ -220,9 +206,9 @@ mod tests {
     use std::collections::HashMap;
     use std::sync::Mutex;
 
+    use crate::runtime::CacheWriter;
     use futures::channel::mpsc;
-    use kube::api::DynamicObject;
-    use kube::runtime::reflector::store::Writer;
+    use kube::api::{ApiResource, DynamicObject};
     use kube::runtime::watcher::Event;
     use tokio::sync::Notify;
 
@@ -243,8 +229,8 @@ mod tests {
     }
 
     /// A cache holding `names`.
-    fn store(names: &[&str]) -> (Store<CompactObject>, Writer<CompactObject>) {
-        let mut writer = Writer::new(resource());
+    fn store(names: &[&str]) -> (Cache, CacheWriter) {
+        let mut writer = CacheWriter::new();
         for name in names {
             writer.apply_watcher_event(&Event::Apply(object(name)));
         }
@@ -341,7 +327,7 @@ mod tests {
     }
 
     fn start(
-        store: Store<CompactObject>,
+        store: Cache,
         context: Arc<Ctx>,
         resync: Option<Duration>,
     ) -> (mpsc::Sender<ObjectKey>, CancellationToken) {
@@ -350,7 +336,6 @@ mod tests {
         tokio::spawn(run(
             Loop {
                 store,
-                resource: resource(),
                 context,
                 concurrency: 4,
                 resync,

@@ -44,6 +44,7 @@ use super::metrics::{
 };
 use crate::runtime::queue::{Backoff, WorkQueue};
 use crate::runtime::watch::next_event;
+use crate::runtime::{Cache, CacheWriter};
 use crate::runtime::{CompactObject, ControllerError, EventRecorder, EventType, resources, typed};
 
 /// Event reasons Karmada's scheduler records on bindings and their templates.
@@ -110,8 +111,8 @@ struct Runner {
     backoff: Backoff<BindingKey>,
     recorder: EventRecorder,
     /// Compact caches (typed metadata and JSON text, decoded per reconcile): every binding is cached.
-    bindings: Store<CompactObject>,
-    cluster_bindings: Store<CompactObject>,
+    bindings: Cache,
+    cluster_bindings: Cache,
     clusters: Store<DynamicObject>,
     /// Parsed clusters, rebuilt on every Cluster event.
     snapshots: RwLock<Arc<Vec<ClusterSnapshot>>>,
@@ -175,8 +176,8 @@ pub async fn run(
     let registry =
         karmada_scheduler::plan::default_registry().map_err(|e| StartError(e.to_string()))?;
     let framework = Framework::with_defaults(&registry).map_err(|e| StartError(e.to_string()))?;
-    let binding_writer = Writer::new(resources::resource_binding());
-    let cluster_binding_writer = Writer::new(resources::cluster_resource_binding());
+    let binding_writer = crate::runtime::CacheWriter::new();
+    let cluster_binding_writer = crate::runtime::CacheWriter::new();
     let cluster_writer = Writer::new(resources::cluster());
     let runner = Arc::new(Runner {
         recorder: EventRecorder::new(client.clone(), COMPONENT),
@@ -263,7 +264,7 @@ fn binding_changed(old: &CompactObject, new: &CompactObject) -> bool {
 /// than `queue::reflect_compact_events` (which updates the cache first).
 async fn watch_bindings(
     runner: Arc<Runner>,
-    mut writer: Writer<CompactObject>,
+    mut writer: CacheWriter,
     cluster_scoped: bool,
     cancel: CancellationToken,
 ) {

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::runtime::Cache;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
@@ -79,7 +80,7 @@ impl WorkStatusConfig {
 #[derive(Clone)]
 struct MemberWatch {
     resource: MemberResource,
-    store: Store<CompactObject>,
+    store: Cache,
     ready: Arc<AtomicBool>,
     cancel: CancellationToken,
 }
@@ -93,7 +94,7 @@ struct Context {
     /// The clusters as typed objects, converted once per resourceVersion.
     typed_clusters: TypedMemo<Cluster>,
     /// The shared Work cache, set once Clusters are listed (see [`run`]).
-    works: OnceLock<Store<CompactObject>>,
+    works: OnceLock<Cache>,
     resources: MemberResources,
     watches: Mutex<HashMap<WatchKey, MemberWatch>>,
     /// Work keys to reconcile (from member events).
@@ -124,7 +125,6 @@ pub async fn run(
     requeue: WorkRequeue,
     cancel: CancellationToken,
 ) {
-    let work_resource = resources::work();
     let cluster_writer = Writer::new(resources::cluster());
     let clusters = cluster_writer.as_reader();
     let (wake, woken) = mpsc::channel(REQUEUE_CAPACITY);
@@ -156,11 +156,9 @@ pub async fn run(
     }
     // Subscribed only now: a subscriber whose events nobody polls yet would hold the shared watch back. The
     // Api and configuration are execution's, so the two controllers share one watch.
-    let subscription = config.informers.subscribe(
-        config.served.works_api(&client),
-        &work_resource,
-        works_watch_config(),
-    );
+    let subscription = config
+        .informers
+        .subscribe(config.served.works_api(&client), works_watch_config());
     let works = subscription.store;
     let _ = context.works.set(works.clone());
     let own = spec_changes(subscription.events)
@@ -170,7 +168,6 @@ pub async fn run(
     runner::run(
         Loop {
             store: works,
-            resource: work_resource,
             context: context.clone(),
             concurrency: usize::from(config.concurrency),
             resync: None,
@@ -339,7 +336,7 @@ async fn member_watch(
     if let Some(watch) = watches.get(&key) {
         return Ok(watch.clone());
     }
-    let writer = Writer::new(resource.resource.clone());
+    let writer = crate::runtime::CacheWriter::new();
     let watch = MemberWatch {
         resource: resource.clone(),
         store: writer.as_reader(),

@@ -733,7 +733,6 @@ async fn the_detector_reads_bindings_from_the_shared_cache() {
     let informers = Informers::default();
     let mut bindings = informers.subscribe(
         resources::all(&cp.client, &resources::resource_binding()),
-        &resources::resource_binding(),
         watcher::Config::default(),
     );
     while let Some(event) = bindings.events.next().await {

@@ -72,7 +72,7 @@ async fn subscribers_share_one_watch_and_a_late_one_gets_a_replay() {
     let resource = config_maps();
     let api = || resources::all(&control_plane.client, &resource);
 
-    let mut first = informers.subscribe(api(), &resource, watcher::Config::default());
+    let mut first = informers.subscribe(api(), watcher::Config::default());
     let seen = events_until_applied(&mut first.events, "before").await;
     assert_eq!(seen.first().map(String::as_str), Some("Init "));
     eventually("the shared cache is listed", || {
@@ -86,7 +86,7 @@ async fn subscribers_share_one_watch_and_a_late_one_gets_a_replay() {
     assert_eq!(seen.last().map(String::as_str), Some("Apply during"));
 
     // A second subscriber to the same resource joins the running watch and is replayed what it missed.
-    let mut second = informers.subscribe(api(), &resource, watcher::Config::default());
+    let mut second = informers.subscribe(api(), watcher::Config::default());
     assert_eq!(informers.watching(), 1, "one watch for two subscribers");
     let mut replay = events_until(&mut second.events, |e, _| matches!(e, Event::InitDone)).await;
     replay.sort();
@@ -111,11 +111,7 @@ async fn subscribers_share_one_watch_and_a_late_one_gets_a_replay() {
     }
 
     // A watch with other selectors is a watch of its own.
-    let filtered = informers.subscribe(
-        api(),
-        &resource,
-        watcher::Config::default().labels("team=a"),
-    );
+    let filtered = informers.subscribe(api(), watcher::Config::default().labels("team=a"));
     assert_eq!(informers.watching(), 2);
     drop(filtered);
 
@@ -162,7 +158,6 @@ async fn a_label_index_follows_the_cache() {
     let resource = config_maps();
     let mut subscription = informers.subscribe(
         resources::all(&control_plane.client, &resource),
-        &resource,
         watcher::Config::default(),
     );
     events_until(&mut subscription.events, |e, _| {
@@ -260,7 +255,7 @@ async fn a_template_reader_reads_a_listed_cache_when_it_is_new_enough() {
         .expect("numeric resourceVersion");
 
     // Another controller watches them: its listed cache answers, as long as it holds the version asked for.
-    let subscription = informers.subscribe(api.clone(), &resource, watcher::Config::default());
+    let subscription = informers.subscribe(api.clone(), watcher::Config::default());
     eventually("the cache is listed and shared", || {
         let found = informers.cached(&api).is_some();
         async move { found.then_some(()) }

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use futures::SinkExt;
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::Event;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
@@ -19,12 +19,13 @@ use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE,
 };
+use crate::runtime::Cache;
 use crate::runtime::{CompactObject, resources};
 
 #[derive(Clone)]
 pub(super) struct Bindings {
-    pub(super) rbs: Store<CompactObject>,
-    pub(super) crbs: Store<CompactObject>,
+    pub(super) rbs: Cache,
+    pub(super) crbs: Cache,
 }
 
 #[derive(Clone)]
@@ -254,12 +255,8 @@ mod tests {
     #[test]
     fn works_bring_their_binding_back_on_spec_changes_and_deletion_not_on_status() {
         let bindings = Bindings {
-            rbs: kube::runtime::reflector::store::Writer::new(resources::resource_binding())
-                .as_reader(),
-            crbs: kube::runtime::reflector::store::Writer::new(
-                resources::cluster_resource_binding(),
-            )
-            .as_reader(),
+            rbs: crate::runtime::CacheWriter::new().as_reader(),
+            crbs: crate::runtime::CacheWriter::new().as_reader(),
         };
         let mut handler = Handler::Works(HashMap::new());
         let mut affected = |event: Event<CompactObject>| -> Vec<String> {

@@ -38,7 +38,7 @@ use karmada_api::work::{
 };
 use karmada_interpreter::{Interpreter, Operation, Target};
 use kube::api::{ApiResource, DynamicObject, PostParams};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -52,6 +52,7 @@ use crate::keys::{
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
+use crate::runtime::Cache;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, Subscription,
@@ -116,7 +117,7 @@ struct Shared {
     recorder: EventRecorder,
     metrics: BindingMetrics,
     /// Every Work (shared), read instead of listing them per reconcile.
-    works: Store<CompactObject>,
+    works: Cache,
     /// The Works by their binding's permanent id, per binding scope.
     works_by_binding: LabelIndex,
     works_by_cluster_binding: LabelIndex,
@@ -214,7 +215,6 @@ pub async fn run(
     let subscribe = |resource: &ApiResource| {
         config.informers.subscribe(
             resources::all(&client, resource),
-            resource,
             watcher::Config::default(),
         )
     };
@@ -312,7 +312,6 @@ async fn drive(
     runner::run(
         Loop {
             store: bindings.store,
-            resource: context.resource.clone(),
             context,
             concurrency: usize::from(config.concurrency),
             resync: None,
@@ -333,11 +332,7 @@ async fn drive(
 }
 
 /// Drops the gauge series of bindings no longer in either controller's cache.
-async fn sweep_metrics(
-    metrics: BindingMetrics,
-    stores: [Store<CompactObject>; 2],
-    cancel: CancellationToken,
-) {
+async fn sweep_metrics(metrics: BindingMetrics, stores: [Cache; 2], cancel: CancellationToken) {
     // Starts one period in: series only exist for bindings reconciled after the caches synced.
     let mut ticker =
         tokio::time::interval_at(tokio::time::Instant::now() + METRICS_SWEEP, METRICS_SWEEP);
