@@ -93,8 +93,12 @@ impl Index {
     }
 
     fn observe(&mut self, key: &str, object: &Value) {
-        self.forget(key);
         let refs = owner_refs(object);
+        // A dependent whose owner references did not change needs no new check: its owners' existence only
+        // changes through their own deletion, which marks their dependents (see `deleted`). Without this,
+        // every update of a dependent (a binding's status, say) re-read it and each of its owners.
+        let unchanged = !refs.is_empty() && self.owners.get(key) == Some(&refs);
+        self.forget(key);
         if !refs.is_empty() {
             for r in &refs {
                 self.dependents
@@ -107,7 +111,9 @@ impl Index {
                 key.to_string(),
                 objects::meta_str(object, "namespace").map(str::to_string),
             );
-            self.dirty_dependents.insert(key.to_string());
+            if !unchanged {
+                self.dirty_dependents.insert(key.to_string());
+            }
         }
         let finalizers = objects::finalizers(object);
         if objects::is_deleting(object)
@@ -481,5 +487,55 @@ async fn process_dependent(
         Ok(_) => Ok(()),
         Err(err) if err.code == 404 => Ok(()),
         Err(err) => Err(err),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn dependent(owner_uids: &[&str]) -> Value {
+        let refs: Vec<Value> = owner_uids
+            .iter()
+            .map(|uid| json!({"apiVersion": "v1", "kind": "ConfigMap", "name": format!("owner-{uid}"), "uid": uid}))
+            .collect();
+        json!({"apiVersion": "v1", "kind": "Secret",
+               "metadata": {"name": "d", "namespace": "ns", "uid": "d-uid", "ownerReferences": refs}})
+    }
+
+    fn owner(uid: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("owner-{uid}"), "namespace": "ns", "uid": uid}})
+    }
+
+    #[test]
+    fn a_dependent_is_checked_again_only_when_its_owners_change_or_one_goes() {
+        let mut index = Index::default();
+        index.observe("d", &dependent(&["a"]));
+        assert!(
+            index.dirty_dependents.contains("d"),
+            "new dependents are checked"
+        );
+        index.dirty_dependents.clear();
+
+        index.observe("d", &dependent(&["a"]));
+        assert!(
+            index.dirty_dependents.is_empty(),
+            "same owners: nothing to check"
+        );
+
+        index.observe("d", &dependent(&["a", "b"]));
+        assert!(index.dirty_dependents.contains("d"), "an owner was added");
+        index.dirty_dependents.clear();
+
+        index.deleted("owner-b", &owner("b"), Vec::new());
+        assert!(index.dirty_dependents.contains("d"), "an owner went away");
+        index.dirty_dependents.clear();
+
+        // Deleted and created again under the same key: a new object, checked again.
+        index.deleted("d", &dependent(&["a", "b"]), Vec::new());
+        index.observe("d", &dependent(&["a", "b"]));
+        assert!(index.dirty_dependents.contains("d"));
     }
 }

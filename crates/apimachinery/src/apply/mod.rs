@@ -239,6 +239,20 @@ pub fn record_update(
     meta: &dyn PatchMeta,
     now: Timestamp,
 ) -> Result<Value, ApplyError> {
+    record_update_with(old, new, manager, api_version, meta, now, true)
+}
+
+/// [`record_update`]; `patch_unreshaped` off writes the entries' JSON from their field sets every time (the
+/// reference the patched JSON is tested against).
+fn record_update_with(
+    old: Option<&Value>,
+    new: &Value,
+    manager: &str,
+    api_version: &str,
+    meta: &dyn PatchMeta,
+    now: Timestamp,
+    patch_unreshaped: bool,
+) -> Result<Value, ApplyError> {
     let empty = Value::Object(Map::new());
     let old = old.unwrap_or(&empty);
     let old_entries = managed_fields(old).map_err(ApplyError::Invalid)?;
@@ -254,36 +268,74 @@ pub fn record_update(
 
     let (changed, removed) = fieldset::changed_and_removed(old, new, meta);
 
+    // Whether any entry's field set changes: when none does (a manager updating fields it already owns, the
+    // common case), the stored entries are the old ones with one entry's time and apiVersion renewed, and
+    // their JSON is patched instead of written again from the field sets.
+    let mut reshaped = client_rewrote;
     for entry in entries.iter_mut() {
+        let before = entry.fields.len();
         entry.fields.retain(|path| !removed.contains(path));
         if !entry.is(manager, Operation::Update) {
             entry.fields.retain(|path| !changed.contains(path));
         }
+        reshaped |= entry.fields.len() != before;
     }
+    let mut renewed = None;
     if !changed.is_empty() {
         let time = format_timestamp(now);
         match entries
-            .iter_mut()
-            .find(|e| e.is(manager, Operation::Update))
+            .iter()
+            .position(|e| e.is(manager, Operation::Update))
         {
-            Some(entry) => {
+            Some(index) => {
+                let entry = &mut entries[index];
+                let before = entry.fields.len();
                 entry.fields.extend(changed);
+                reshaped |= entry.fields.len() != before;
                 entry.time = time;
                 entry.api_version = api_version.to_string();
+                renewed = Some(index);
             }
-            None => entries.push(ManagedFieldsEntry {
-                manager: manager.to_string(),
-                operation: Operation::Update,
-                api_version: api_version.to_string(),
-                time,
-                subresource: None,
-                fields: changed,
-            }),
+            None => {
+                reshaped = true;
+                entries.push(ManagedFieldsEntry {
+                    manager: manager.to_string(),
+                    operation: Operation::Update,
+                    api_version: api_version.to_string(),
+                    time,
+                    subresource: None,
+                    fields: changed,
+                });
+            }
         }
     }
+    let before = entries.len();
     entries.retain(|e| !e.fields.is_empty());
+    reshaped |= entries.len() != before;
     let mut stored = new.clone();
-    set_managed_fields(&mut stored, &entries);
+    match old.pointer("/metadata/managedFields") {
+        Some(Value::Array(old_json))
+            if patch_unreshaped
+                && !reshaped
+                && old_json.len() == entries.len()
+                && stored.get("metadata").is_some_and(Value::is_object) =>
+        {
+            let mut json = old_json.clone();
+            if let Some((Value::Object(entry_json), entry)) =
+                renewed.and_then(|index| Some((json.get_mut(index)?, entries.get(index)?)))
+            {
+                entry_json.insert("time".into(), Value::String(entry.time.clone()));
+                entry_json.insert(
+                    "apiVersion".into(),
+                    Value::String(entry.api_version.clone()),
+                );
+            }
+            if let Some(Value::Object(metadata)) = stored.get_mut("metadata") {
+                metadata.insert("managedFields".into(), Value::Array(json));
+            }
+        }
+        _ => set_managed_fields(&mut stored, &entries),
+    }
     Ok(stored)
 }
 

@@ -344,7 +344,7 @@ mod properties {
     use serde_json::{Value, json};
 
     use super::{at, meta};
-    use crate::apply::{FieldSet, apply, fields_of, fieldset};
+    use crate::apply::{FieldSet, apply, fields_of, fieldset, record_update, record_update_with};
 
     fn config() -> impl Strategy<Value = Value> {
         (
@@ -397,6 +397,41 @@ mod properties {
     }
 
     proptest! {
+        #[test]
+        fn patched_managed_fields_equal_the_ones_written_from_the_field_sets(
+            first in config(), second in config(),
+            first_status in proptest::option::of((0i64..3, "[a-b]")),
+            second_status in proptest::option::of((0i64..3, "[a-b]")),
+            same_spec in any::<bool>(),
+            managers in proptest::collection::vec(prop_oneof![Just("m1"), Just("m2"), Just("m3")], 3),
+            seconds in 0i64..3,
+        ) {
+            let earlier = at("2026-11-29T18:04:07Z");
+            let later = at(&format!("2026-11-29T18:04:0{}Z", 7 + seconds));
+            // History: the first configuration created by one manager, then updated to the second by another.
+            let created = record_update(None, &with_status(first.clone(), first_status.clone()), managers[0], "apps/v1", &meta(), earlier)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let mut next = with_status(second, second_status.clone());
+            if same_spec {
+                next["spec"] = created["spec"].clone();
+            }
+            next["metadata"]["managedFields"] = created["metadata"]["managedFields"].clone();
+            let updated = record_update(Some(&created), &next, managers[1], "apps/v1", &meta(), earlier)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            // Then a status-only change, or the same object again, by a third manager at a later time.
+            let mut last = updated.clone();
+            if let Some((ready, reason)) = second_status {
+                last["status"] = json!({"readyReplicas": ready + 1, "conditions": [{"type": "Available", "reason": reason}]});
+            }
+            for (old, new) in [(&created, &next), (&updated, &last), (&updated, &updated)] {
+                let patched = record_update_with(Some(old), new, managers[2], "apps/v1", &meta(), later, true)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let written = record_update_with(Some(old), new, managers[2], "apps/v1", &meta(), later, false)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(patched, written);
+            }
+        }
+
         #[test]
         fn walking_only_differing_entries_finds_what_the_whole_sets_find(
             first in config(), second in config(),
@@ -482,5 +517,46 @@ fn unmanaged_objects_belong_to_before_first_apply() {
         outcome.object["spec"]["paused"],
         json!(false),
         "fields the applier never set stay"
+    );
+}
+
+#[test]
+fn an_owner_updating_its_own_fields_renews_its_entry_and_keeps_the_rest() {
+    let earlier = at("2026-11-29T18:04:07Z");
+    let later = at("2026-11-29T18:05:09Z");
+    let mut first = deployment(2, "nginx");
+    first["status"] = json!({"readyReplicas": 1});
+    let created =
+        record_update(None, &first, "owner", "apps/v1", &meta(), earlier).expect("created");
+    let mut second = created.clone();
+    second["status"]["readyReplicas"] = json!(2);
+    let patched = record_update_with(
+        Some(&created),
+        &second,
+        "owner",
+        "apps/v1",
+        &meta(),
+        later,
+        true,
+    )
+    .expect("patched");
+    let written = record_update_with(
+        Some(&created),
+        &second,
+        "owner",
+        "apps/v1",
+        &meta(),
+        later,
+        false,
+    )
+    .expect("written");
+    assert_eq!(patched, written);
+    assert_eq!(
+        patched["metadata"]["managedFields"][0]["time"],
+        "2026-11-29T18:05:09Z"
+    );
+    assert_eq!(
+        patched["metadata"]["managedFields"][0]["fieldsV1"],
+        created["metadata"]["managedFields"][0]["fieldsV1"]
     );
 }
