@@ -20,8 +20,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::runtime::Cache;
-use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
 use karmada_api::work::{ManifestStatus, ResourceIdentifier};
@@ -44,7 +42,9 @@ use crate::execution::queue::{
 };
 use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
+use crate::runtime::Cache;
 use crate::runtime::compact::Packer;
+use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::typed::TypedMemo;
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
