@@ -21,7 +21,7 @@
 //! not yet cached would otherwise be released); every write is conditional on the resourceVersion read; a 409
 //! requeues at once, other failures back off per key.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -45,6 +45,7 @@ use super::skip::DetectorFilter;
 use super::templates::{TemplateKey, Templates, run_discovery};
 use super::{desired_binding, update_binding};
 use crate::names::binding_name;
+use crate::runtime::own_writes::OwnWrites;
 use crate::runtime::queue::{Backoff, WorkQueue};
 use crate::runtime::{
     ControllerError, EventRecorder, EventType, Informers, reference_of, resources, typed,
@@ -125,7 +126,7 @@ struct Detector {
     backoff: Backoff<TemplateKey>,
     recorder: EventRecorder,
     /// Bindings created by this detector that the shared cache does not show yet.
-    created_unseen: CreatedUnseen,
+    created_unseen: OwnWrites<(String, String), std::time::Instant>,
     /// Templates waiting for a dependent override to exist.
     waiting_overrides: Mutex<HashSet<TemplateKey>>,
     /// Templates whose policy no longer selects them after the policy changed: release their claims.
@@ -145,7 +146,7 @@ pub async fn run(client: kube::Client, config: DetectorConfig, cancel: Cancellat
         templates: Templates::default(),
         queue: queue.clone(),
         backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(60)),
-        created_unseen: CreatedUnseen::default(),
+        created_unseen: OwnWrites::default(),
         waiting_overrides: Mutex::default(),
         release_pending: Mutex::default(),
         finalizing: WorkQueue::new(config.queue_capacity),
@@ -512,7 +513,8 @@ impl Detector {
                 {
                     Ok(_) => {
                         tracing::info!(template = %key, binding = %name, "created binding");
-                        self.created_unseen.insert(binding_key(key, &name));
+                        self.created_unseen
+                            .wrote(binding_key(key, &name), std::time::Instant::now());
                         return Ok(Written::Yes);
                     }
                     // Gone again by the time it is read: the 409 requeues the template at once.
@@ -603,9 +605,14 @@ impl Detector {
         }
         let created = binding_key(key, name);
         match store.get(&reference) {
-            None if self.created_unseen.waiting(&created) => Ok(Cached::NotYetSeen),
+            None if self
+                .created_unseen
+                .holds(&created, |at| at.elapsed() < UNSEEN_PATIENCE) =>
+            {
+                Ok(Cached::NotYetSeen)
+            }
             Some(cached) => {
-                self.created_unseen.remove(&created);
+                self.created_unseen.seen(&created);
                 let mut object = cached.to_dynamic()?;
                 object.types = Some(kube::api::TypeMeta {
                     api_version: resource.api_version.clone(),
@@ -622,51 +629,9 @@ fn binding_key(key: &TemplateKey, binding_name: &str) -> (String, String) {
     (key.namespace.clone(), binding_name.to_string())
 }
 
-/// Bindings this detector created that the shared cache has not shown yet, with when. Bounded in size (when
-/// full it is forgotten) and in time (after [`UNSEEN_PATIENCE`] the binding is taken as gone, e.g. deleted
-/// before the cache saw it): either way the cost is one create answered AlreadyExists and a read.
-#[derive(Default)]
-struct CreatedUnseen(Mutex<HashMap<(String, String), std::time::Instant>>);
-
-/// Bindings remembered in [`CreatedUnseen`] at most.
-const CREATED_UNSEEN: usize = 4096;
-/// How long a created binding may stay unseen by the cache before it is no longer waited for.
+/// How long a created binding may stay unseen by the cache before it is no longer waited for (it may have been
+/// deleted before the cache saw it); then it costs one create answered AlreadyExists and a read.
 const UNSEEN_PATIENCE: Duration = Duration::from_secs(5);
-
-impl CreatedUnseen {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), std::time::Instant>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn insert(&self, key: (String, String)) {
-        let mut keys = self.lock();
-        if keys.len() >= CREATED_UNSEEN {
-            *keys = HashMap::new();
-        }
-        keys.insert(key, std::time::Instant::now());
-    }
-
-    /// Whether `key` was created lately and is still worth waiting for.
-    fn waiting(&self, key: &(String, String)) -> bool {
-        let mut keys = self.lock();
-        match keys.get(key) {
-            Some(at) if at.elapsed() < UNSEEN_PATIENCE => true,
-            Some(_) => {
-                keys.remove(key);
-                false
-            }
-            None => false,
-        }
-    }
-
-    fn remove(&self, key: &(String, String)) {
-        let mut keys = self.lock();
-        if keys.remove(key).is_some() && keys.is_empty() && keys.capacity() > 64 {
-            // A burst's room is given back once its bindings have all been seen.
-            keys.shrink_to(64);
-        }
-    }
-}
 
 fn same_claim_id(claim: &Claim, id: &str) -> bool {
     match claim {

@@ -17,6 +17,7 @@ pub mod events;
 pub mod informer;
 pub mod leader_election;
 pub mod members;
+pub mod own_writes;
 pub mod pairs;
 pub mod queue;
 pub mod resources;

@@ -42,6 +42,7 @@ use super::metrics::{
     EVENT_BINDING_ADD, EVENT_BINDING_UPDATE, EVENT_CLUSTER_CHANGED, EVENT_SCHEDULE_ATTEMPT_FAILURE,
     RESULT_ERROR, RESULT_SCHEDULED, SchedulerMetrics,
 };
+use crate::runtime::own_writes::OwnWrites;
 use crate::runtime::queue::{Backoff, WorkQueue};
 use crate::runtime::watch::next_event;
 use crate::runtime::{Cache, CacheWriter};
@@ -118,47 +119,7 @@ struct Runner {
     snapshots: RwLock<Arc<Vec<ClusterSnapshot>>>,
     /// The resourceVersion of each binding as the runner's own spec write left it, until its watch event is
     /// seen: that event reports the placement just made, not a change to schedule for.
-    own_writes: OwnWrites,
-}
-
-/// See [`Runner::own_writes`]. Bounded: when full it is forgotten (costing a reconcile that finds nothing to
-/// do, as without it).
-#[derive(Default)]
-struct OwnWrites(std::sync::Mutex<std::collections::HashMap<BindingKey, String>>);
-
-/// Bindings remembered in [`OwnWrites`] at most.
-const OWN_WRITES: usize = 4096;
-
-impl OwnWrites {
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<BindingKey, String>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn wrote(&self, key: BindingKey, resource_version: Option<String>) {
-        let Some(resource_version) = resource_version else {
-            return;
-        };
-        let mut writes = self.lock();
-        if writes.len() >= OWN_WRITES {
-            *writes = std::collections::HashMap::new();
-        }
-        writes.insert(key, resource_version);
-    }
-
-    /// Whether `object` is exactly what the runner's own write of `key` left; either way the write is
-    /// forgotten once any later version of the binding shows up.
-    fn is_own(&self, key: &BindingKey, object: &CompactObject) -> bool {
-        let mut writes = self.lock();
-        let Some(written) = writes.remove(key) else {
-            return false;
-        };
-        if writes.is_empty() && writes.capacity() > 64 {
-            writes.shrink_to(64);
-        }
-        object.metadata().resource_version.as_deref() == Some(written.as_str())
-    }
+    own_writes: OwnWrites<BindingKey, String>,
 }
 
 /// Why the runner could not start.
@@ -298,9 +259,14 @@ async fn watch_bindings(
                     }
                     Some(old)
                         if binding_changed(&old, object)
+                            // Its own write is seen (and forgotten) here; any later version also ends the memo.
                             && !runner
                                 .own_writes
-                                .is_own(&key_of(object, cluster_scoped), object) =>
+                                .seen(&key_of(object, cluster_scoped))
+                                .is_some_and(|written| {
+                                    object.metadata().resource_version.as_deref()
+                                        == Some(written.as_str())
+                                }) =>
                     {
                         runner.metrics.incoming(EVENT_BINDING_UPDATE);
                         ready.push(key_of(object, cluster_scoped));
@@ -567,8 +533,9 @@ impl Runner {
             let updated = api
                 .replace(&key.name, &PostParams::default(), &body)
                 .await?;
-            self.own_writes
-                .wrote(key.clone(), updated.metadata.resource_version.clone());
+            if let Some(version) = updated.metadata.resource_version.clone() {
+                self.own_writes.wrote(key.clone(), version);
+            }
             base = typed::to_json(&updated)?;
         }
         if let Some(desired) = &writes.status {
