@@ -31,7 +31,6 @@ use karmada_api::{
 };
 use karmada_interpreter::Interpreter;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use kube::runtime::reflector::ObjectRef;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -599,12 +598,9 @@ impl Detector {
         else {
             return Ok(Cached::Unknown);
         };
-        let mut reference = ObjectRef::new_with(name, resource.clone());
-        if !key.namespace.is_empty() {
-            reference = reference.within(&key.namespace);
-        }
+        let namespace = (!key.namespace.is_empty()).then_some(key.namespace.as_str());
         let created = binding_key(key, name);
-        match store.get(&reference) {
+        match store.get_named(namespace, name) {
             None if self
                 .created_unseen
                 .holds(&created, |at| at.elapsed() < UNSEEN_PATIENCE) =>

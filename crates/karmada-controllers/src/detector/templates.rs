@@ -18,7 +18,6 @@ use futures::stream::BoxStream;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
 use kube::discovery::{ApiCapabilities, Discovery, Scope, verbs};
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
@@ -175,11 +174,8 @@ impl Templates {
             let Some(watch) = kinds.get(&key.gvk) else {
                 return Ok(None);
             };
-            let mut reference = ObjectRef::new_with(&key.name, watch.kind.resource.clone());
-            if !key.namespace.is_empty() {
-                reference = reference.within(&key.namespace);
-            }
-            match watch.store.get(&reference) {
+            let namespace = (!key.namespace.is_empty()).then_some(key.namespace.as_str());
+            match watch.store.get_named(namespace, &key.name) {
                 Some(cached) if !ignored(cached.metadata(), &watch.kind, &watch.filter) => {
                     (cached, watch.kind.resource.clone())
                 }

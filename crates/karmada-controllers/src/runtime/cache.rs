@@ -12,7 +12,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::Event;
 use tokio::sync::watch;
 
@@ -50,11 +49,6 @@ impl Cache {
 
     pub fn get_key(&self, key: &ObjectKey) -> Option<Arc<CompactObject>> {
         self.read().get(key).cloned()
-    }
-
-    /// The object `reference` names (its kind is the cache's; only namespace and name are looked at).
-    pub fn get(&self, reference: &ObjectRef<CompactObject>) -> Option<Arc<CompactObject>> {
-        self.get_named(reference.namespace.as_deref(), &reference.name)
     }
 
     /// Every cached object, in no particular order.
@@ -190,8 +184,6 @@ mod tests {
         writer.apply_watcher_event(&Event::Delete(object(Some("a"), "x", "5")));
         assert_eq!(version(&cache, Some("a"), "x"), None);
         assert_eq!(cache.len(), 2);
-        let reference = ObjectRef::new_with("x", crate::runtime::resources::work()).within("b");
-        assert!(cache.get(&reference).is_some());
     }
 
     #[tokio::test]

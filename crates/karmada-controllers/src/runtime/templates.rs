@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
 use kube::discovery::Scope;
-use kube::runtime::reflector::ObjectRef;
 use tokio::sync::RwLock;
 
 use super::{ControllerError, Informers, resources};
@@ -92,21 +91,15 @@ impl TemplateReader {
         if let Some(store) = self
             .informers
             .cached(&resources::all(&self.client, &resource))
+            && let Some(cached) = store.get_named(namespaced.then_some(namespace), name)
+            && is_at_least(cached.metadata().resource_version.as_deref(), at_least)
         {
-            let mut reference = ObjectRef::new_with(name, resource.clone());
-            if namespaced {
-                reference = reference.within(namespace);
-            }
-            if let Some(cached) = store.get(&reference)
-                && is_at_least(cached.metadata().resource_version.as_deref(), at_least)
-            {
-                let mut object = cached.to_dynamic()?;
-                object.types = Some(TypeMeta {
-                    api_version: resource.api_version,
-                    kind: resource.kind,
-                });
-                return Ok(Some(object));
-            }
+            let mut object = cached.to_dynamic()?;
+            object.types = Some(TypeMeta {
+                api_version: resource.api_version,
+                kind: resource.kind,
+            });
+            return Ok(Some(object));
         }
         self.get_live(api_version, kind, namespace, name).await
     }

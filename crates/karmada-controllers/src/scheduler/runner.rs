@@ -44,6 +44,7 @@ use super::metrics::{
 };
 use crate::runtime::own_writes::OwnWrites;
 use crate::runtime::queue::{Backoff, WorkQueue};
+use crate::runtime::runner::ObjectKey;
 use crate::runtime::watch::next_event;
 use crate::runtime::{Cache, CacheWriter};
 use crate::runtime::{CompactObject, ControllerError, EventRecorder, EventType, resources, typed};
@@ -251,7 +252,7 @@ async fn watch_bindings(
         let mut ready = Vec::new();
         match &event {
             watcher::Event::Apply(object) => {
-                let old = reader.get(&ObjectRef::from_obj_with(object, resource.clone()));
+                let old = reader.get_key(&ObjectKey::of(object));
                 match old {
                     None => {
                         runner.metrics.incoming(EVENT_BINDING_ADD);
@@ -433,11 +434,8 @@ impl Runner {
         } else {
             &self.bindings
         };
-        let mut reference = ObjectRef::new_with(&key.name, resource.clone());
-        if !key.cluster_scoped {
-            reference = reference.within(&key.namespace);
-        }
-        let Some(object) = store.get(&reference) else {
+        let namespace = (!key.cluster_scoped).then_some(key.namespace.as_str());
+        let Some(object) = store.get_named(namespace, &key.name) else {
             return Ok(None);
         };
         if object.metadata().deletion_timestamp.is_some() {

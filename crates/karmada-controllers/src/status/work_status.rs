@@ -293,7 +293,11 @@ async fn on_member_event(ctx: &Context, event: Event<CompactObject>, ready: &Ato
         return;
     };
     let reference = object_ref(&resources::work(), Some(namespace), name);
-    let Some(work) = ctx.works.get().and_then(|works| works.get(&reference)) else {
+    let Some(work) = ctx
+        .works
+        .get()
+        .and_then(|works| works.get_named(Some(namespace), name))
+    else {
         return;
     };
     let mut wake = ctx.wake.clone();
@@ -427,11 +431,7 @@ async fn reconcile(
         }
         let id = identifier(ordinal, manifest, &watch.resource);
         let namespace = (!id.namespace.is_empty()).then_some(id.namespace.as_str());
-        let Some(found) =
-            watch
-                .store
-                .get(&object_ref(&watch.resource.resource, namespace, &id.name))
-        else {
+        let Some(found) = watch.store.get_named(namespace, &id.name) else {
             continue;
         };
         // Only the object this Work owns (another Work, or none, may own a same-named object).

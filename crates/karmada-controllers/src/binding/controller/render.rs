@@ -11,7 +11,6 @@ use kube::api::PostParams;
 
 use super::super::works::{BindingScope, WorkInput, desired_works};
 use super::{Context, typed_all};
-use crate::execution::queue::object_ref;
 use crate::runtime::{ControllerError, resources, typed};
 
 pub(super) enum Rendering {
@@ -126,9 +125,7 @@ pub(super) async fn upsert_work(
     let namespace = desired.metadata.namespace.clone().unwrap_or_default();
     let name = desired.metadata.name.clone().unwrap_or_default();
     let api = resources::namespaced(&ctx.client, &resources::work(), &namespace);
-    let cached = ctx
-        .works
-        .get(&object_ref(&resources::work(), Some(&namespace), &name));
+    let cached = ctx.works.get_named(Some(&namespace), &name);
     let Some(cached) = cached else {
         let body = typed::to_dynamic(desired, &resources::work())?;
         // AlreadyExists is a 409: the controller retries once the cache has caught up.
