@@ -37,14 +37,13 @@ use futures::StreamExt;
 use futures::channel::mpsc;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use karmada_api::work::{
     FINALIZER_BINDING_CONTROLLER, FINALIZER_CLUSTER_RESOURCE_BINDING_CONTROLLER,
 };
 use karmada_api::{ResourceBinding, Work};
 use karmada_interpreter::Interpreter;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::runtime::watcher::Event;
 use serde_json::Value;
@@ -57,9 +56,9 @@ use crate::keys::{
     ANNOTATION_RESOURCE_BINDING_NAMESPACE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
     LABEL_RESOURCE_BINDING_PERMANENT_ID,
 };
-use crate::runtime::Cache;
 use crate::runtime::compact::Packer;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
+use crate::runtime::{Cache, Meta};
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex,
     TemplateReader, resources, typed,
@@ -141,7 +140,7 @@ impl Context {
 }
 
 type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
-type Refs = mpsc::Sender<ObjectRef<CompactObject>>;
+type Refs = mpsc::Sender<ObjectKey>;
 
 pub use render::merge_work;
 use render::{Rendering, render};
@@ -197,7 +196,7 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
     };
     let works_by_binding = works.label_index(id_label(BindingScope::Namespaced));
     let works_by_cluster_binding = works.label_index(id_label(BindingScope::Cluster));
-    let works_task = spawn_feed(works.events, Handler::Works(HashMap::new()));
+    let works_task = spawn_feed(works.events, Handler::works());
     let (override_policies, op_task) =
         own_cache(resources::override_policy(), Handler::OverridePolicies);
     let (cluster_override_policies, cop_task) = own_cache(
@@ -237,14 +236,13 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
 async fn run_scope(
     scope: BindingScope,
     bindings: crate::runtime::Subscription,
-    requests: mpsc::Receiver<ObjectRef<CompactObject>>,
+    requests: mpsc::Receiver<ObjectKey>,
     context: Arc<Context>,
     cancel: CancellationToken,
 ) {
     // Status writes (scheduler, binding status) need no re-rendering.
     let own = spec_changes(bindings.events)
         .filter_map(|binding| std::future::ready(binding.ok().map(|b| ObjectKey::of(&b))));
-    let requested = requests.map(|r| ObjectKey::of_ref(&r));
     let concurrency = context.config.concurrency;
     let resync = context.config.resync;
     runner::run(
@@ -254,7 +252,7 @@ async fn run_scope(
             concurrency: usize::from(concurrency),
             resync: Some(resync),
         },
-        futures::stream::select(own, requested),
+        futures::stream::select(own, requests),
         move |binding: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
             Box::pin(async move {
                 // The runner drains the shared bindings' events from the start, while the other caches
@@ -278,24 +276,24 @@ async fn run_scope(
 }
 
 /// Backoff key: (cluster-scoped?, namespace, name).
-fn key(scope: BindingScope, binding: &ObjectMeta) -> (bool, String, String) {
+fn key(scope: BindingScope, binding: &Meta) -> (bool, String, String) {
     (
         scope == BindingScope::Cluster,
-        binding.namespace.clone().unwrap_or_default(),
-        binding.name.clone().unwrap_or_default(),
+        binding.namespace().unwrap_or_default().to_string(),
+        binding.name().to_string(),
     )
 }
 
 /// The binding as the object of an Event.
-fn reference(scope: BindingScope, binding: &ObjectMeta) -> ObjectReference {
+fn reference(scope: BindingScope, binding: &Meta) -> ObjectReference {
     let resource = binding_resource(scope);
     ObjectReference {
         api_version: Some(resource.api_version),
         kind: Some(resource.kind),
-        name: binding.name.clone(),
-        namespace: binding.namespace.clone(),
-        uid: binding.uid.clone(),
-        resource_version: binding.resource_version.clone(),
+        name: binding.name.as_deref().map(str::to_string),
+        namespace: binding.namespace().map(str::to_string),
+        uid: binding.uid.as_deref().map(str::to_string),
+        resource_version: binding.resource_version.as_deref().map(str::to_string),
         field_path: None,
     }
 }

@@ -22,12 +22,9 @@ use k8s_openapi::api::core::v1::{
 use karmada_api::ResourceBinding;
 use karmada_interpreter::{DependentObjectReference, Interpreter};
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
-    Preconditions,
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions,
 };
 use kube::runtime::WatchStreamExt;
-use kube::runtime::controller::trigger_with;
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
 use serde::Deserialize;
@@ -89,7 +86,7 @@ struct Context {
 }
 
 /// What wakes a binding: a request for the reconcile queue.
-type Trigger = BoxStream<'static, Result<ObjectRef<CompactObject>, watcher::Error>>;
+type Trigger = BoxStream<'static, ObjectKey>;
 
 /// Runs until `cancel` fires.
 pub async fn run(client: kube::Client, config: DistributorConfig, cancel: CancellationToken) {
@@ -101,21 +98,17 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
     );
     // One watch wakes a binding on its own change and, for an attached binding, the bindings that require it
     // (kube's `Controller` would watch the bindings a second time for the latter).
-    let for_bindings = binding.clone();
-    let bindings: Trigger = trigger_with(
-        subscription.events.map(Ok::<_, watcher::Error>),
-        move |event| woken_by_binding(event, &for_bindings),
-    )
-    .map(|request| request.map(|r| r.obj_ref))
-    .boxed();
+    let bindings: Trigger = subscription
+        .events
+        .flat_map(|event| futures::stream::iter(woken_by_binding(event)))
+        .boxed();
     let triggers = futures::stream::select_all([
         bindings,
-        watch_dependency::<ConfigMap>(&client, &index, &binding),
-        watch_dependency::<Secret>(&client, &index, &binding),
-        watch_dependency::<ServiceAccount>(&client, &index, &binding),
-        watch_dependency::<PersistentVolumeClaim>(&client, &index, &binding),
-    ])
-    .filter_map(|request| std::future::ready(request.ok().map(|r| ObjectKey::of_ref(&r))));
+        watch_dependency::<ConfigMap>(&client, &index),
+        watch_dependency::<Secret>(&client, &index),
+        watch_dependency::<ServiceAccount>(&client, &index),
+        watch_dependency::<PersistentVolumeClaim>(&client, &index),
+    ]);
     let context = Arc::new(Context {
         templates: TemplateReader::new(client.clone(), config.informers.clone()),
         recorder: EventRecorder::new(client.clone(), COMPONENT),
@@ -144,27 +137,20 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
 
 /// The bindings a watch event of a binding wakes: the binding itself when applied, and the independent
 /// bindings an attached one names (applied or deleted).
-fn woken_by_binding(
-    event: Event<CompactObject>,
-    binding: &ApiResource,
-) -> Vec<ObjectRef<CompactObject>> {
+fn woken_by_binding(event: Event<CompactObject>) -> Vec<ObjectKey> {
     match event {
         Event::Apply(object) | Event::InitApply(object) => {
-            let mut woken = vec![ObjectRef::from_obj_with(&object, binding.clone())];
-            woken.extend(requiring_bindings(&object, binding));
+            let mut woken = vec![ObjectKey::of(&object)];
+            woken.extend(requiring_bindings(&object));
             woken
         }
-        Event::Delete(object) => requiring_bindings(&object, binding),
+        Event::Delete(object) => requiring_bindings(&object),
         Event::Init | Event::InitDone => Vec::new(),
     }
 }
 
 /// Wakes the bindings that depend on objects of kind `K`.
-fn watch_dependency<K>(
-    client: &kube::Client,
-    index: &Arc<Mutex<DependencyIndex>>,
-    binding: &ApiResource,
-) -> Trigger
+fn watch_dependency<K>(client: &kube::Client, index: &Arc<Mutex<DependencyIndex>>) -> Trigger
 where
     K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
         + Clone
@@ -174,36 +160,33 @@ where
         + 'static,
 {
     let index = index.clone();
-    let binding = binding.clone();
     let objects = watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default())
         .default_backoff()
-        .touched_objects();
-    trigger_with(objects, move |object: K| {
-        let key = (
-            K::kind(&()).to_string(),
-            object.namespace().unwrap_or_default(),
-            object.name_any(),
-        );
-        let parents = index
-            .lock()
-            .map(|index| index.bindings_of(&key))
-            .unwrap_or_default();
-        parents
-            .into_iter()
-            .map(|(namespace, name)| {
-                ObjectRef::<CompactObject>::new_with(&name, binding.clone()).within(&namespace)
-            })
-            .collect::<Vec<_>>()
-    })
-    .map(|request| request.map(|r| r.obj_ref))
-    .boxed()
+        .touched_objects()
+        .filter_map(|object| std::future::ready(object.ok()));
+    objects
+        .flat_map(move |object: K| {
+            let key = (
+                K::kind(&()).to_string(),
+                object.namespace().unwrap_or_default(),
+                object.name_any(),
+            );
+            let parents = index
+                .lock()
+                .map(|index| index.bindings_of(&key))
+                .unwrap_or_default();
+            futures::stream::iter(
+                parents
+                    .into_iter()
+                    .map(|(namespace, name)| ObjectKey::new(Some(&namespace), &name))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .boxed()
 }
 
 /// The independent bindings an attached binding names in `spec.requiredBy` (only those fields are decoded).
-fn requiring_bindings(
-    attached: &CompactObject,
-    binding: &ApiResource,
-) -> Vec<ObjectRef<CompactObject>> {
+fn requiring_bindings(attached: &CompactObject) -> Vec<ObjectKey> {
     #[derive(Deserialize)]
     struct Attached {
         spec: Option<Spec>,
@@ -227,7 +210,7 @@ fn requiring_bindings(
         .flatten()
         .filter_map(|s| {
             let namespace = s.namespace.unwrap_or_default();
-            Some(ObjectRef::new_with(&s.name?, binding.clone()).within(&namespace))
+            Some(ObjectKey::new(Some(&namespace), &s.name?))
         })
         .collect()
 }
@@ -480,7 +463,6 @@ mod tests {
 
     #[test]
     fn attached_bindings_wake_their_parents() {
-        let resource = resources::resource_binding();
         let attached: DynamicObject = serde_json::from_value(json!({
             "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
             "metadata": {"name": "cfg-configmap", "namespace": "default"},
@@ -490,7 +472,7 @@ mod tests {
         }))
         .expect("binding");
         let attached = CompactObject::from_dynamic(&attached).expect("compact");
-        let woken: Vec<String> = requiring_bindings(&attached, &resource)
+        let woken: Vec<String> = requiring_bindings(&attached)
             .iter()
             .map(|r| format!("{}/{}", r.namespace.clone().unwrap_or_default(), r.name))
             .collect();
@@ -501,6 +483,6 @@ mod tests {
         }))
         .expect("binding");
         let plain = CompactObject::from_dynamic(&plain).expect("compact");
-        assert!(requiring_bindings(&plain, &resource).is_empty());
+        assert!(requiring_bindings(&plain).is_empty());
     }
 }

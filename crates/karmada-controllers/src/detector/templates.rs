@@ -10,12 +10,11 @@
 //! listed during a (re)list are queued only once the cache holds the list.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use futures::stream::BoxStream;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
 use kube::discovery::{ApiCapabilities, Discovery, Scope, verbs};
 use kube::runtime::watcher;
@@ -26,7 +25,7 @@ use super::skip::DetectorFilter;
 use crate::reserved::{is_never_propagated_api, is_reserved_namespace};
 use crate::runtime::Cache;
 use crate::runtime::queue::WorkQueue;
-use crate::runtime::{CompactObject, ControllerError, Informers, Pairs, resources};
+use crate::runtime::{CompactObject, ControllerError, Informers, Meta, Pairs, resources};
 
 /// A resource template's identity in the detector's queue.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -84,8 +83,7 @@ pub fn fingerprint(object: &CompactObject) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     let mut metadata = object.metadata().clone();
     metadata.resource_version = None;
-    metadata.managed_fields = None;
-    // ObjectMeta has no Hash; its JSON (fields in a fixed order, maps sorted) stands in for it.
+    // The metadata has no Hash; its JSON (fields in a fixed order, maps sorted) stands in for it.
     serde_json::to_string(&metadata)
         .unwrap_or_default()
         .hash(&mut hasher);
@@ -119,7 +117,7 @@ fn ignored_namespace(namespace: Option<&str>, filter: &DetectorFilter) -> bool {
 
 /// Whether `object` of `kind` is never propagated because of the namespace it is in — or, for a Namespace
 /// object, the namespace it is (`karmada-es-*`, `kube-system`, ... are not propagated either).
-fn ignored(metadata: &ObjectMeta, kind: &WatchedKind, filter: &DetectorFilter) -> bool {
+fn ignored(metadata: &Meta, kind: &WatchedKind, filter: &DetectorFilter) -> bool {
     if kind.resource.group.is_empty() && kind.resource.kind == "Namespace" {
         return ignored_namespace(metadata.name.as_deref(), filter);
     }
@@ -139,7 +137,7 @@ pub struct TemplateMeta<'a> {
     pub api_version: &'a str,
     pub kind: &'a str,
     /// Without labels and annotations, which are the next two fields (see [`CompactObject::metadata`]).
-    pub metadata: &'a ObjectMeta,
+    pub metadata: &'a Meta,
     pub labels: &'a Pairs,
     pub annotations: &'a Pairs,
 }
@@ -311,11 +309,11 @@ pub async fn discover(
     Ok(watchable(&discovered, filter))
 }
 
-fn key_of(metadata: &ObjectMeta, gvk: &GroupVersionKind) -> TemplateKey {
+fn key_of(metadata: &Meta, gvk: &GroupVersionKind) -> TemplateKey {
     TemplateKey {
         gvk: gvk.clone(),
-        namespace: metadata.namespace.clone().unwrap_or_default(),
-        name: metadata.name.clone().unwrap_or_default(),
+        namespace: metadata.namespace().unwrap_or_default().to_string(),
+        name: metadata.name().to_string(),
     }
 }
 
@@ -330,8 +328,14 @@ async fn watch_kind(
 ) {
     let gvk = gvk_of(&kind.resource);
     // The shared cache already holds the new version when its event arrives, so what the detector last acted
-    // on is remembered here, as a fingerprint per object (not a copy of it).
-    let mut seen: HashMap<(String, String), u64> = HashMap::new();
+    // on is remembered here, as a fingerprint per object (not a copy of it), keyed by a hash of its namespace
+    // and name: two templates whose names hash alike share an entry, which can only queue one needlessly.
+    let mut seen: HashMap<u64, u64> = HashMap::new();
+    let names = RandomState::new();
+    let identity = |object: &CompactObject| {
+        let metadata = object.metadata();
+        names.hash_one((metadata.namespace(), metadata.name()))
+    };
     let mut listed: Vec<TemplateKey> = Vec::new();
     while let Some(event) = crate::execution::queue::next_event(&mut events, &cancel).await {
         let mut ready: Vec<TemplateKey> = Vec::new();
@@ -342,8 +346,7 @@ async fn watch_kind(
                 }
                 let key = key_of(object.metadata(), &gvk);
                 let print = fingerprint(object);
-                let identity = (key.namespace.clone(), key.name.clone());
-                if seen.insert(identity, print) != Some(print) {
+                if seen.insert(identity(object), print) != Some(print) {
                     ready.push(key);
                 }
             }
@@ -352,10 +355,7 @@ async fn watch_kind(
                     continue;
                 }
                 let key = key_of(object.metadata(), &gvk);
-                seen.insert(
-                    (key.namespace.clone(), key.name.clone()),
-                    fingerprint(object),
-                );
+                seen.insert(identity(object), fingerprint(object));
                 listed.push(key);
             }
             watcher::Event::InitDone => ready = std::mem::take(&mut listed),
@@ -366,11 +366,7 @@ async fn watch_kind(
             }
             // The binding goes with its template through the ownerReference; nothing to queue.
             watcher::Event::Delete(object) => {
-                let metadata = object.metadata();
-                seen.remove(&(
-                    metadata.namespace.clone().unwrap_or_default(),
-                    metadata.name.clone().unwrap_or_default(),
-                ));
+                seen.remove(&identity(object));
             }
         }
         for key in ready {
@@ -598,17 +594,23 @@ mod tests {
             data: json!({}),
         };
         assert!(ignored(
-            &named("karmada-es-member1").metadata,
+            CompactObject::from_dynamic(&named("karmada-es-member1"))
+                .expect("compact")
+                .metadata(),
             &namespaces,
             &filter
         ));
         assert!(ignored(
-            &named("kube-system").metadata,
+            CompactObject::from_dynamic(&named("kube-system"))
+                .expect("compact")
+                .metadata(),
             &namespaces,
             &filter
         ));
         assert!(!ignored(
-            &named("production").metadata,
+            CompactObject::from_dynamic(&named("production"))
+                .expect("compact")
+                .metadata(),
             &namespaces,
             &filter
         ));

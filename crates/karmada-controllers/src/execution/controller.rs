@@ -28,7 +28,7 @@ use karmada_api::work::{
 };
 use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
-use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::reflector::{Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
 use tokio_util::sync::CancellationToken;
 
@@ -151,8 +151,7 @@ pub async fn run(
     let requested = requeue
         .rx
         .map(|(ns, name)| ObjectKey::new(Some(&ns), &name));
-    let internal = internal_rx.map(|r: ObjectRef<CompactObject>| ObjectKey::of_ref(&r));
-    let triggers = futures::stream::select(own, futures::stream::select(requested, internal));
+    let triggers = futures::stream::select(own, futures::stream::select(requested, internal_rx));
 
     runner::run(
         Loop {
@@ -187,8 +186,8 @@ pub(crate) fn works_watch_config() -> watcher::Config {
 pub(crate) fn key(work: &CompactObject) -> (String, String) {
     let metadata = work.metadata();
     (
-        metadata.namespace.clone().unwrap_or_default(),
-        metadata.name.clone().unwrap_or_default(),
+        metadata.namespace().unwrap_or_default().to_string(),
+        metadata.name().to_string(),
     )
 }
 
@@ -218,7 +217,7 @@ async fn feed_clusters(
     config: watcher::Config,
     writer: Writer<DynamicObject>,
     mut works: tokio::sync::oneshot::Receiver<Cache>,
-    mut requeue: mpsc::Sender<ObjectRef<CompactObject>>,
+    mut requeue: mpsc::Sender<ObjectKey>,
     cancel: CancellationToken,
 ) {
     let mut events = Box::pin(reflect_events(api, config, writer));
@@ -226,7 +225,6 @@ async fn feed_clusters(
     let mut work_store: Option<Cache> = None;
     // Cluster name → (Ready, spec) last seen.
     let mut seen: HashMap<String, (bool, String)> = HashMap::new();
-    let work_resource = resources::work();
     while let Some(event) = next_event(&mut events, &cancel).await {
         let (Event::Apply(object) | Event::InitApply(object)) = event else {
             continue;
@@ -250,9 +248,8 @@ async fn feed_clusters(
             let refs: Vec<_> = store
                 .state()
                 .iter()
-                .filter(|w| w.metadata().namespace.as_deref() == Some(namespace.as_str()))
-                .filter_map(|w| w.metadata().name.clone())
-                .map(|n| object_ref(&work_resource, Some(&namespace), &n))
+                .filter(|w| w.metadata().namespace() == Some(namespace.as_str()))
+                .map(|w| ObjectKey::of(w))
                 .collect();
             for r in refs {
                 if requeue.send(r).await.is_err() {

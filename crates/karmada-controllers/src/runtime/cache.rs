@@ -3,22 +3,80 @@
 //! Why not kube-runtime's `Store`: it keys every object by a full `ObjectRef` — the kind's five strings
 //! (group, version, apiVersion, kind, plural), name, namespace, uid and resourceVersion — about 400 bytes per
 //! cached object with its table slot, for a kind every object of the watch shares. The controller-manager
-//! caches a template, a binding, a Work per member and a member object per member for every workload; here a
-//! key is the namespace and name only (~150 bytes with its slot).
+//! caches a template, a binding, a Work per member and a member object per member for every workload. Here
+//! the table holds only a pointer to each object and finds it by the object's own namespace and name: no key
+//! is stored beside it.
 //!
 //! Same semantics as kube-runtime's reflector: a relist (`Init` … `InitDone`) is buffered and replaces the
 //! cache at once, so readers never see a half-listed cache; the cache is ready once the first list is in.
 
-use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 use kube::runtime::watcher::Event;
 use tokio::sync::watch;
 
 use super::CompactObject;
 use super::runner::ObjectKey;
 
-type Objects = HashMap<ObjectKey, Arc<CompactObject>>;
+/// The objects of a cache, found by the namespace and name in their own metadata.
+#[derive(Default)]
+struct Objects {
+    table: HashTable<Arc<CompactObject>>,
+    hasher: RandomState,
+}
+
+fn identity(object: &CompactObject) -> (Option<&str>, &str) {
+    let metadata = object.metadata();
+    (metadata.namespace(), metadata.name())
+}
+
+impl Objects {
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<&Arc<CompactObject>> {
+        let hash = self.hasher.hash_one((namespace, name));
+        self.table.find(hash, |o| identity(o) == (namespace, name))
+    }
+
+    fn insert(&mut self, object: &CompactObject) {
+        let Self { table, hasher } = self;
+        let key = identity(object);
+        let hash = hasher.hash_one(key);
+        match table.entry(
+            hash,
+            |o| identity(o) == key,
+            |o| hasher.hash_one(identity(o)),
+        ) {
+            Entry::Occupied(mut entry) => *entry.get_mut() = Arc::new(object.clone()),
+            Entry::Vacant(entry) => {
+                entry.insert(Arc::new(object.clone()));
+            }
+        }
+    }
+
+    fn remove(&mut self, object: &CompactObject) {
+        let key = identity(object);
+        let hash = self.hasher.hash_one(key);
+        if let Ok(entry) = self.table.find_entry(hash, |o| identity(o) == key) {
+            entry.remove();
+        }
+        // Give back what a burst grew the table to once most of it is gone.
+        if self.table.capacity() > 64 && self.table.len() * 4 < self.table.capacity() {
+            let hasher = &self.hasher;
+            self.table.shrink_to_fit(|o| hasher.hash_one(identity(o)));
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    #[cfg(test)]
+    fn capacity(&self) -> usize {
+        self.table.capacity()
+    }
+}
 
 /// Read access to a cache; cheap to clone (every clone reads the same cache).
 #[derive(Clone)]
@@ -44,16 +102,16 @@ impl Cache {
 
     /// The object named `name` in `namespace` (`None` for cluster-scoped objects).
     pub fn get_named(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CompactObject>> {
-        self.get_key(&ObjectKey::new(namespace, name))
+        self.read().get(namespace, name).cloned()
     }
 
     pub fn get_key(&self, key: &ObjectKey) -> Option<Arc<CompactObject>> {
-        self.read().get(key).cloned()
+        self.get_named(key.namespace.as_deref(), &key.name)
     }
 
     /// Every cached object, in no particular order.
     pub fn state(&self) -> Vec<Arc<CompactObject>> {
-        self.read().values().cloned().collect()
+        self.read().table.iter().cloned().collect()
     }
 
     pub fn len(&self) -> usize {
@@ -118,23 +176,13 @@ impl CacheWriter {
 
     pub fn apply_watcher_event(&mut self, event: &Event<CompactObject>) {
         match event {
-            Event::Apply(object) => {
-                self.write()
-                    .insert(ObjectKey::of(object), Arc::new(object.clone()));
-            }
-            Event::Delete(object) => {
-                let mut objects = self.write();
-                objects.remove(&ObjectKey::of(object));
-                // Give back what a burst grew the table to once most of it is gone.
-                if objects.capacity() > 64 && objects.len() * 4 < objects.capacity() {
-                    objects.shrink_to_fit();
-                }
-            }
-            Event::Init => self.listing = Some(Objects::new()),
+            Event::Apply(object) => self.write().insert(object),
+            Event::Delete(object) => self.write().remove(object),
+            Event::Init => self.listing = Some(Objects::default()),
             Event::InitApply(object) => {
                 self.listing
-                    .get_or_insert_with(Objects::new)
-                    .insert(ObjectKey::of(object), Arc::new(object.clone()));
+                    .get_or_insert_with(Objects::default)
+                    .insert(object);
             }
             Event::InitDone => {
                 let listed = self.listing.take().unwrap_or_default();
@@ -166,7 +214,7 @@ mod tests {
     fn version(cache: &Cache, namespace: Option<&str>, name: &str) -> Option<String> {
         cache
             .get_named(namespace, name)
-            .and_then(|o| o.metadata().resource_version.clone())
+            .and_then(|o| o.metadata().resource_version.as_deref().map(str::to_string))
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //! Why not kube-runtime's `predicate_filter`: it remembers every object by an `ObjectRef` (its kind's five
 //! strings, name, namespace, uid and resourceVersion: ~700 bytes with the table slot) and never forgets a
 //! deleted one; five controllers filter Works and bindings this way, so those tables held more of the
-//! controller-manager's heap than the objects' own metadata. This one remembers `namespace/name` and a hash,
-//! forgets deleted objects, and after a relist forgets the objects the relist no longer has.
+//! controller-manager's heap than the objects' own metadata. This one remembers a hash of `namespace/name`
+//! and a fingerprint, forgets deleted objects, and after a relist forgets the objects the relist no longer
+//! has. Two objects whose names hash alike share an entry, which can only let an event through that would
+//! have been filtered (the entry holds the other object's fingerprint), never hold one back.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 
 use futures::{Stream, StreamExt};
 use kube::runtime::watcher::{self, Event};
@@ -27,10 +30,11 @@ pub fn changed_objects(
     })
 }
 
-/// The last fingerprint of every object, by `namespace/name`.
+/// The last fingerprint of every object, by a hash of its namespace and name.
 #[derive(Default)]
 struct Fingerprints {
-    last: HashMap<Box<str>, Entry>,
+    last: HashMap<u64, Entry>,
+    names: RandomState,
     /// Bumped by every relist; entries the relist did not touch are dropped when it completes.
     epoch: u32,
 }
@@ -56,14 +60,14 @@ impl Fingerprints {
                     fingerprint: value,
                     epoch: self.epoch,
                 };
-                let previous = self.last.insert(key(&object), entry);
+                let previous = self.last.insert(self.key(&object), entry);
                 match previous {
                     Some(previous) if previous.fingerprint == value => None,
                     _ => Some(object),
                 }
             }
             Event::Delete(object) => {
-                self.last.remove(&key(&object));
+                self.last.remove(&self.key(&object));
                 None
             }
             Event::Init => {
@@ -83,11 +87,11 @@ impl Fingerprints {
     }
 }
 
-fn key(object: &CompactObject) -> Box<str> {
-    let metadata = object.metadata();
-    let namespace = metadata.namespace.as_deref().unwrap_or_default();
-    let name = metadata.name.as_deref().unwrap_or_default();
-    format!("{namespace}/{name}").into_boxed_str()
+impl Fingerprints {
+    fn key(&self, object: &CompactObject) -> u64 {
+        let metadata = object.metadata();
+        self.names.hash_one((metadata.namespace(), metadata.name()))
+    }
 }
 
 #[cfg(test)]
@@ -112,7 +116,7 @@ mod tests {
     fn names(passed: &[Option<CompactObject>]) -> Vec<Option<String>> {
         passed
             .iter()
-            .map(|o| o.as_ref().and_then(|o| o.metadata().name.clone()))
+            .map(|o| o.as_ref().map(|o| o.metadata().name().to_string()))
             .collect()
     }
 

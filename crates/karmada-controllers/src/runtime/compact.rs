@@ -12,22 +12,20 @@
 //! fingerprints such values for change detection. It is
 //! `Arc`-backed, so the shared caches and every subscriber's events hold one copy.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
-use kube::api::{ApiResource, DynamicObject};
-use kube::core::DynamicResourceScope;
+use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
 use serde::de::DeserializeOwned;
 
+use super::meta::{Meta, Namespaces};
 use super::{ControllerError, Pairs};
 
 #[derive(Clone, Debug)]
 struct Inner {
     /// The metadata without managedFields, labels and annotations.
-    metadata: ObjectMeta,
+    metadata: Meta,
     /// `None` when the object has no such map (as opposed to an empty one, which JSON keeps apart).
     labels: Option<Pairs>,
     annotations: Option<Pairs>,
@@ -36,8 +34,8 @@ struct Inner {
     packed: Box<[u8]>,
     /// Earlier bodies of the same watch, which this body was compressed against (see [`Packer`]).
     dictionary: Option<Arc<[u8]>>,
-    /// Whether `packed` holds the whole object, metadata included, because `metadata` is only a projection
-    /// (see [`Packer::slim`]) or lacks the large annotations.
+    /// Whether `packed` holds the whole object, metadata included, because `metadata` lacks the large
+    /// annotations.
     whole: bool,
     /// A hash of the annotations left out of `annotations` for their size, if any.
     large_annotations: Option<u64>,
@@ -56,13 +54,14 @@ impl CompactObject {
     pub fn from_dynamic(object: &DynamicObject) -> Result<Self, ControllerError> {
         let parts = split(object)?;
         let packed = compress(&parts.body, None);
-        Self::new(parts, packed, None)
+        Self::new(parts, packed, None, &mut Namespaces::default())
     }
 
     fn new(
         parts: Parts,
         packed: Vec<u8>,
         dictionary: Option<Arc<[u8]>>,
+        namespaces: &mut Namespaces,
     ) -> Result<Self, ControllerError> {
         let Parts {
             mut metadata,
@@ -73,7 +72,7 @@ impl CompactObject {
         let labels = metadata.labels.take().as_ref().map(Pairs::from_map);
         let annotations = metadata.annotations.take().as_ref().map(Pairs::from_map);
         Ok(Self(Arc::new(Inner {
-            metadata,
+            metadata: Meta::new(metadata, namespaces),
             labels: labels.transpose()?,
             annotations: annotations.transpose()?,
             packed: packed.into_boxed_slice(),
@@ -90,18 +89,17 @@ impl CompactObject {
     }
 
     /// The object's metadata without managedFields, labels and annotations (read those with
-    /// [`Self::labels`] and [`Self::annotations`]); from a [`Packer::slim`], only the fields it keeps.
-    pub fn metadata(&self) -> &ObjectMeta {
+    /// [`Self::labels`] and [`Self::annotations`]).
+    pub fn metadata(&self) -> &Meta {
         &self.0.metadata
     }
 
-    /// The object's labels (none from a [`Packer::slim`]).
+    /// The object's labels.
     pub fn labels(&self) -> &Pairs {
         self.0.labels.as_ref().unwrap_or(&*EMPTY)
     }
 
-    /// The object's annotations up to [`LARGE_ANNOTATION`] bytes (from a [`Packer::slim`], only the ones it
-    /// keeps).
+    /// The object's annotations up to [`LARGE_ANNOTATION`] bytes.
     pub fn annotations(&self) -> &Pairs {
         self.0.annotations.as_ref().unwrap_or(&*EMPTY)
     }
@@ -117,7 +115,7 @@ impl CompactObject {
     /// The metadata with its labels and annotations (decoding writes them without rebuilding the maps).
     #[cfg(test)]
     fn full_metadata(&self) -> ObjectMeta {
-        let mut metadata = self.0.metadata.clone();
+        let mut metadata = self.0.metadata.to_object_meta();
         metadata.labels = self.0.labels.as_ref().map(Pairs::to_map);
         metadata.annotations = self.0.annotations.as_ref().map(Pairs::to_map);
         metadata
@@ -201,56 +199,47 @@ static EMPTY: std::sync::LazyLock<Pairs> = std::sync::LazyLock::new(Pairs::defau
 
 /// Makes the objects of one watch compact. Objects of one resource share most of their text (keys, defaults,
 /// the same pod template), so each body is compressed against a dictionary of earlier bodies: a body that
-/// compresses worse than [`LEARN_BELOW_RATIO`]:1 joins the dictionary until it holds [`DICTIONARY_LIMIT`] bytes.
-/// Every object keeps the dictionary it was packed with (an `Arc`), so a grown dictionary never invalidates
-/// the objects already cached.
+/// compresses worse than [`LEARN_BELOW_RATIO`]:1 is new enough to learn from, until the dictionary holds
+/// [`DICTIONARY_LIMIT`] bytes. Every object keeps the dictionary it was packed with (an `Arc`), so a grown
+/// dictionary never invalidates the objects already cached — and so the dictionary grows in steps of at least
+/// [`LEARN_STEP`] bytes: grown per body, a watch of small bodies (a few hundred bytes each) left a hundred
+/// versions of up to 32 KiB alive, one per step, held by the objects packed in between.
 #[derive(Default)]
 pub struct Packer {
     dictionary: Option<Arc<[u8]>>,
-    /// Annotations the typed metadata keeps when it is a projection (see [`Packer::slim`]).
-    slim: Option<&'static [&'static str]>,
+    /// Bodies to learn from that are not in the dictionary yet.
+    learning: Vec<u8>,
+    namespaces: Namespaces,
 }
 
 /// LZ4 matches reach back 64 KiB; a smaller dictionary keeps each watch's overhead bounded.
 const DICTIONARY_LIMIT: usize = 32 * 1024;
 /// A body that the dictionary shrinks less than this many times over is new enough to learn from.
 const LEARN_BELOW_RATIO: usize = 4;
+/// The dictionary grows by at least this much at a time (the first body starts it at once).
+const LEARN_STEP: usize = 4 * 1024;
 
 impl Packer {
-    /// A packer whose objects keep in typed form only their identity (name, namespace, uid, resourceVersion,
-    /// generation, deletionTimestamp) and the `annotations` named; the whole object stays in the compressed
-    /// body, so decoding returns all of it. For caches whose readers look up few metadata fields, such as a
-    /// member cluster's objects (one per workload and member): typed labels and annotations were the largest
-    /// part of such a cache.
-    pub fn slim(annotations: &'static [&'static str]) -> Self {
-        Self {
-            dictionary: None,
-            slim: Some(annotations),
-        }
-    }
-
     /// The compact form of `object` (without managedFields), learning from it if it is new.
     pub fn pack(&mut self, object: &DynamicObject) -> Result<CompactObject, ControllerError> {
-        let parts = match self.slim {
-            None => split(object)?,
-            Some(kept) => Parts {
-                metadata: projection(&object.metadata, kept),
-                body: whole(object)?,
-                whole: true,
-                large_annotations: None,
-            },
-        };
+        let parts = split(object)?;
         let body = &parts.body;
         let mut packed = compress(body, self.dictionary.as_deref());
-        let grown = self.dictionary.as_ref().map_or(0, |d| d.len()) + body.len();
-        if packed.len() * LEARN_BELOW_RATIO > body.len() && grown <= DICTIONARY_LIMIT {
-            let mut dictionary = self.dictionary.as_deref().unwrap_or_default().to_vec();
-            dictionary.extend_from_slice(body);
-            let dictionary: Arc<[u8]> = dictionary.into();
-            packed = compress(body, Some(&dictionary));
-            self.dictionary = Some(dictionary);
+        let known = self.dictionary.as_ref().map_or(0, |d| d.len());
+        if packed.len() * LEARN_BELOW_RATIO > body.len()
+            && known + self.learning.len() + body.len() <= DICTIONARY_LIMIT
+        {
+            self.learning.extend_from_slice(body);
+            if self.dictionary.is_none() || self.learning.len() >= LEARN_STEP {
+                let mut dictionary = self.dictionary.as_deref().unwrap_or_default().to_vec();
+                dictionary.append(&mut self.learning);
+                let dictionary: Arc<[u8]> = dictionary.into();
+                packed = compress(body, Some(&dictionary));
+                self.dictionary = Some(dictionary);
+                self.learning = Vec::new();
+            }
         }
-        CompactObject::new(parts, packed, self.dictionary.clone())
+        CompactObject::new(parts, packed, self.dictionary.clone(), &mut self.namespaces)
     }
 
     /// A watch event with its object made compact.
@@ -325,38 +314,6 @@ fn split(object: &DynamicObject) -> Result<Parts, ControllerError> {
     })
 }
 
-/// The identity of `metadata` and the `kept` annotations.
-fn projection(metadata: &ObjectMeta, kept: &[&str]) -> ObjectMeta {
-    let annotations: std::collections::BTreeMap<String, String> = metadata
-        .annotations
-        .iter()
-        .flatten()
-        .filter(|(key, _)| kept.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    ObjectMeta {
-        name: metadata.name.clone(),
-        namespace: metadata.namespace.clone(),
-        uid: metadata.uid.clone(),
-        resource_version: metadata.resource_version.clone(),
-        generation: metadata.generation,
-        deletion_timestamp: metadata.deletion_timestamp.clone(),
-        annotations: (!annotations.is_empty()).then_some(annotations),
-        ..ObjectMeta::default()
-    }
-}
-
-/// The whole object's JSON without managedFields.
-fn whole(object: &DynamicObject) -> Result<Vec<u8>, ControllerError> {
-    let mut metadata = object.metadata.clone();
-    metadata.managed_fields = None;
-    Ok(serde_json::to_vec(&WholeRef {
-        types: object.types.as_ref(),
-        metadata: &metadata,
-        data: &object.data,
-    })?)
-}
-
 fn compress(body: &[u8], dictionary: Option<&[u8]>) -> Vec<u8> {
     lz4_flex::block::compress_prepend_size_with_dict(body, dictionary.unwrap_or_default())
 }
@@ -388,42 +345,6 @@ impl TryFrom<&DynamicObject> for CompactObject {
     }
 }
 
-impl Resource for CompactObject {
-    type DynamicType = ApiResource;
-    type Scope = DynamicResourceScope;
-
-    fn group(dt: &ApiResource) -> Cow<'_, str> {
-        dt.group.as_str().into()
-    }
-
-    fn version(dt: &ApiResource) -> Cow<'_, str> {
-        dt.version.as_str().into()
-    }
-
-    fn kind(dt: &ApiResource) -> Cow<'_, str> {
-        dt.kind.as_str().into()
-    }
-
-    fn api_version(dt: &ApiResource) -> Cow<'_, str> {
-        dt.api_version.as_str().into()
-    }
-
-    fn plural(dt: &ApiResource) -> Cow<'_, str> {
-        dt.plural.as_str().into()
-    }
-
-    fn meta(&self) -> &ObjectMeta {
-        &self.0.metadata
-    }
-
-    /// Copies the object first when it is shared (a cache or another subscriber holds it). Of a slim object
-    /// ([`Packer::slim`]) only the typed projection changes; decoding still returns the cached metadata.
-    /// Labels and annotations are not in it (see [`CompactObject::labels`]).
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut Arc::make_mut(&mut self.0).metadata
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,10 +365,45 @@ mod tests {
     }
 
     #[test]
+    fn every_metadata_field_survives_the_thin_metadata() {
+        let original: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+            "metadata": {
+                "name": "web-deployment", "namespace": "default", "uid": "u-2", "resourceVersion": "9",
+                "generation": 4, "generateName": "web-", "selfLink": "/apis/x",
+                "creationTimestamp": "2026-01-02T03:04:05Z", "deletionTimestamp": "2026-01-02T03:09:05Z",
+                "deletionGracePeriodSeconds": 0,
+                "finalizers": ["karmada.io/binding-controller"],
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+                                     "uid": "u-1", "controller": true, "blockOwnerDeletion": true}],
+                "labels": {"app": "web"}, "annotations": {"note": "n"}
+            },
+            "spec": {"replicas": 3}
+        }))
+        .expect("binding");
+        for compact in [
+            CompactObject::from_dynamic(&original).expect("compact"),
+            Packer::default().pack(&original).expect("packed"),
+        ] {
+            assert_eq!(
+                compact.decode::<serde_json::Value>().expect("decode"),
+                serde_json::to_value(&original).expect("json")
+            );
+            let meta = compact.metadata();
+            assert_eq!(
+                (meta.namespace(), meta.name()),
+                (Some("default"), "web-deployment")
+            );
+            assert_eq!(meta.owner_references[0].name, "web");
+            assert_eq!(&*meta.finalizers[0], "karmada.io/binding-controller");
+            assert!(meta.deletion_timestamp.is_some());
+        }
+    }
+
+    #[test]
     fn round_trips_everything_but_managed_fields() {
         let original = work();
         let compact = CompactObject::from_dynamic(&original).expect("compact");
-        assert!(compact.metadata().managed_fields.is_none());
         assert!(!compact.json().expect("text").contains("managedFields"));
         let back = compact.to_dynamic().expect("decode");
         let mut expected = original.clone();
@@ -463,10 +419,6 @@ mod tests {
             2
         );
         assert_eq!(compact.label("a"), Some("b"));
-        assert!(
-            compact.meta().labels.is_none(),
-            "kept apart from the typed metadata"
-        );
         assert_eq!(
             compact.full_metadata().labels,
             Some([("a".to_string(), "b".to_string())].into())
@@ -517,15 +469,6 @@ mod tests {
             back,
             serde_json::from_str::<serde_json::Value>(text).expect("json")
         );
-    }
-
-    #[test]
-    fn meta_mut_copies_a_shared_object_and_leaves_the_other_alone() {
-        let shared = CompactObject::from_dynamic(&work()).expect("compact");
-        let mut mine = shared.clone();
-        mine.meta_mut().name = Some("renamed".into());
-        assert_eq!(shared.meta().name.as_deref(), Some("w"));
-        assert_eq!(mine.meta().name.as_deref(), Some("renamed"));
     }
 
     fn deployment(i: usize) -> DynamicObject {
@@ -583,22 +526,69 @@ mod tests {
         }
     }
 
+    /// An object whose body hardly compresses: `len` letters from a seeded generator.
+    fn noise(seed: usize, len: usize) -> DynamicObject {
+        let mut state = (seed as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let text: String = (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b'a' + (state % 26) as u8)
+            })
+            .collect();
+        serde_json::from_value(json!({"metadata": {"name": "x"}, "data": {"k": text}}))
+            .expect("object")
+    }
+
     #[test]
     fn objects_packed_before_the_dictionary_grew_still_decode() {
         let mut packer = Packer::default();
         let first = packer.pack(&deployment(1)).expect("pack");
         let before = packer.dictionary.clone().expect("learned the first body");
-        let other = packer.pack(&work()).expect("pack");
-        let after = packer.dictionary.clone().expect("dictionary");
-        assert!(after.len() > before.len(), "a new shape is learned");
+        let mut others = vec![(work(), packer.pack(&work()).expect("pack"))];
+        let mut seed = 0;
+        while packer.dictionary.as_ref().map(|d| d.len()) == Some(before.len()) {
+            let object = noise(seed, 1000);
+            seed += 1;
+            let compact = packer.pack(&object).expect("pack");
+            others.push((object, compact));
+        }
         assert_eq!(
             first.decode::<serde_json::Value>().expect("decode"),
             without_managed_fields(&deployment(1))
         );
-        assert_eq!(
-            other.decode::<serde_json::Value>().expect("decode"),
-            without_managed_fields(&work())
+        for (object, compact) in &others {
+            assert_eq!(
+                compact.decode::<serde_json::Value>().expect("decode"),
+                without_managed_fields(object)
+            );
+        }
+    }
+
+    #[test]
+    fn small_new_bodies_grow_the_dictionary_in_steps() {
+        let mut packer = Packer::default();
+        let packed: Vec<CompactObject> = (0..1000)
+            .map(|i| packer.pack(&noise(i, 200)).expect("pack"))
+            .collect();
+        let mut versions: Vec<*const u8> = packed
+            .iter()
+            .filter_map(|o| o.0.dictionary.as_ref().map(|d| d.as_ptr()))
+            .collect();
+        versions.sort();
+        versions.dedup();
+        assert!(
+            versions.len() <= DICTIONARY_LIMIT / LEARN_STEP + 1,
+            "{} dictionaries alive",
+            versions.len()
         );
+        for (i, compact) in packed.iter().enumerate().step_by(97) {
+            assert_eq!(
+                compact.decode::<serde_json::Value>().expect("decode"),
+                without_managed_fields(&noise(i, 200))
+            );
+        }
     }
 
     #[test]
@@ -606,18 +596,7 @@ mod tests {
         let mut packer = Packer::default();
         for i in 0..200 {
             // Bodies of random letters hardly compress, so each one is learned until the limit.
-            let mut state = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let noise: String = (0..2000)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    char::from(b'a' + (state % 26) as u8)
-                })
-                .collect();
-            let object: DynamicObject =
-                serde_json::from_value(json!({"metadata": {"name": "x"}, "data": {"k": noise}}))
-                    .expect("object");
+            let object = noise(i, 2000);
             let compact = packer.pack(&object).expect("pack");
             assert_eq!(
                 compact.decode::<serde_json::Value>().expect("decode"),
@@ -688,30 +667,5 @@ mod tests {
                 without_managed_fields(&with(&"z".repeat(LARGE_ANNOTATION)))
             );
         }
-    }
-
-    #[test]
-    fn a_slim_object_keeps_identity_and_named_annotations_typed_and_decodes_whole() {
-        let mut object = deployment(3);
-        object.metadata.annotations = Some(
-            [("keep", "1"), ("drop", "2")]
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .into(),
-        );
-        object.metadata.managed_fields = work().metadata.managed_fields;
-        let mut packer = Packer::slim(&["keep"]);
-        let slim = packer.pack(&object).expect("pack");
-        let metadata = slim.metadata();
-        assert_eq!(metadata.name.as_deref(), Some("web-3"));
-        assert_eq!(metadata.namespace.as_deref(), Some("default"));
-        assert_eq!(metadata.resource_version.as_deref(), Some("1003"));
-        assert!(slim.labels().is_empty());
-        assert_eq!(
-            slim.annotations().iter().collect::<Vec<_>>(),
-            [("keep", "1")]
-        );
-        let back: serde_json::Value = slim.decode().expect("decode");
-        assert_eq!(back, without_managed_fields(&object));
-        assert_eq!(back["metadata"]["annotations"]["drop"], "2");
     }
 }

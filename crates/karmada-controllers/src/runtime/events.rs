@@ -7,6 +7,7 @@
 //! The writer task ends when the last clone of the recorder is dropped.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -34,7 +35,9 @@ impl EventType {
 /// Bound on the remembered events; when full the memory is cleared (a repeat then creates a fresh Event).
 const REMEMBERED: usize = 4096;
 
-type Key = (String, EventType, String, String);
+/// A hash of (involved object's uid, type, reason, message): the texts themselves (messages run to hundreds of
+/// bytes) would make the memory of 4,096 events a few MiB. Two events hashing alike would only share a count.
+type Key = u64;
 
 /// Events waiting to be written, per recorder.
 const PENDING: usize = 1024;
@@ -57,6 +60,7 @@ struct Writer {
     client: kube::Client,
     component: String,
     seen: Arc<Mutex<HashMap<Key, (String, i32)>>>,
+    keys: RandomState,
 }
 
 impl EventRecorder {
@@ -67,6 +71,7 @@ impl EventRecorder {
             client,
             component: component.into(),
             seen: Arc::default(),
+            keys: RandomState::new(),
         };
         tokio::spawn(async move {
             while let Some(event) = receiver.recv().await {
@@ -131,12 +136,9 @@ impl Writer {
             .unwrap_or_else(|| "default".to_string());
         let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
         let now = Time(Timestamp::now());
-        let key: Key = (
-            object.uid.clone().unwrap_or_default(),
-            event_type,
-            reason.to_string(),
-            message.to_string(),
-        );
+        let key: Key =
+            self.keys
+                .hash_one((object.uid.as_deref(), event_type.as_str(), reason, message));
         let previous = self.seen.lock().await.get(&key).cloned();
         if let Some((name, count)) = previous {
             let patch = serde_json::json!({"count": count + 1, "lastTimestamp": now});

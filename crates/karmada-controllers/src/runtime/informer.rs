@@ -101,8 +101,8 @@ impl LabelIndex {
     fn key_of(object: &CompactObject) -> (Option<String>, String) {
         let metadata = object.metadata();
         (
-            metadata.namespace.clone(),
-            metadata.name.clone().unwrap_or_default(),
+            metadata.namespace().map(str::to_string),
+            metadata.name().to_string(),
         )
     }
 

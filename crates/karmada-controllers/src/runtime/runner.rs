@@ -290,7 +290,7 @@ mod tests {
         object: Arc<CompactObject>,
         ctx: Arc<Ctx>,
     ) -> Result<Action, ControllerError> {
-        let name = object.metadata().name.clone().unwrap_or_default();
+        let name = object.metadata().name().to_string();
         {
             let mut running = ctx.seen.running.lock().expect("lock");
             let now = running.entry(name.clone()).or_default();

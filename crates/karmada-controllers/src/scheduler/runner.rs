@@ -205,8 +205,8 @@ fn key_of(object: &CompactObject, cluster_scoped: bool) -> BindingKey {
     let metadata = object.metadata();
     BindingKey {
         cluster_scoped,
-        namespace: metadata.namespace.clone().unwrap_or_default(),
-        name: metadata.name.clone().unwrap_or_default(),
+        namespace: metadata.namespace().unwrap_or_default().to_string(),
+        name: metadata.name().to_string(),
     }
 }
 

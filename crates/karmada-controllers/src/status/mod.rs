@@ -3,4 +3,5 @@
 //! member changes becomes one status write.
 pub mod binding_status;
 pub mod coalesce;
+pub mod member_observation;
 pub mod work_status;

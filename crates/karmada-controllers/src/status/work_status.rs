@@ -26,7 +26,8 @@ use karmada_api::work::{ManifestStatus, ResourceIdentifier};
 use karmada_api::{Cluster, Work};
 use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
-use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::{Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -37,19 +38,18 @@ use crate::execution::controller::{key, work_reference, works_watch_config};
 use crate::execution::discovery::{DiscoveryError, MemberResource, MemberResources, type_of};
 use crate::execution::drift::covers;
 use crate::execution::queue::{
-    Backoffs, REQUEUE_CAPACITY, WorkRequeue, next_event, object_ref, reflect_compact_events,
-    reflect_events, spec_changes,
+    Backoffs, REQUEUE_CAPACITY, WorkRequeue, next_event, object_ref, reflect_events, spec_changes,
 };
 use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
 use crate::runtime::Cache;
-use crate::runtime::compact::Packer;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::typed::TypedMemo;
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
     typed,
 };
+use crate::status::member_observation::{Observed, reflect_observations, without_errors};
 
 /// Settings of the work status controller.
 #[derive(Clone)]
@@ -98,7 +98,7 @@ struct Context {
     resources: MemberResources,
     watches: Mutex<HashMap<WatchKey, MemberWatch>>,
     /// Work keys to reconcile (from member events).
-    wake: mpsc::Sender<ObjectRef<CompactObject>>,
+    wake: mpsc::Sender<ObjectKey>,
     requeue: WorkRequeue,
     recorder: EventRecorder,
     backoff: Backoffs<(String, String)>,
@@ -163,8 +163,7 @@ pub async fn run(
     let _ = context.works.set(works.clone());
     let own = spec_changes(subscription.events)
         .filter_map(|work| std::future::ready(work.ok().map(|w| ObjectKey::of(&w))));
-    let woken = crate::status::coalesce::coalesced(woken, WINDOW)
-        .map(|r: ObjectRef<CompactObject>| ObjectKey::of_ref(&r));
+    let woken = crate::status::coalesce::coalesced(woken, WINDOW);
     runner::run(
         Loop {
             store: works,
@@ -233,9 +232,8 @@ async fn feed_clusters(
             let refs: Vec<_> = works
                 .state()
                 .iter()
-                .filter(|w| w.metadata().namespace.as_deref() == Some(namespace.as_str()))
-                .filter_map(|w| w.metadata().name.clone())
-                .map(|n| object_ref(&resources::work(), Some(&namespace), &n))
+                .filter(|w| w.metadata().namespace() == Some(namespace.as_str()))
+                .map(|w| ObjectKey::of(w))
                 .collect();
             let mut wake = ctx.wake.clone();
             for r in refs {
@@ -276,7 +274,7 @@ pub fn drifted(interpreter: &Interpreter, manifest: &Value, observed: &Value) ->
 
 /// Reacts to one member event: the owning Work's status is rebuilt, and a drifted or deleted object sends the
 /// Work back to execution.
-async fn on_member_event(ctx: &Context, event: Event<CompactObject>, ready: &AtomicBool) {
+async fn on_member_event(ctx: &Context, event: Event<Value>, ready: &AtomicBool) {
     let (object, deleted) = match &event {
         Event::Apply(o) | Event::InitApply(o) => (o, false),
         Event::Delete(o) => (o, true),
@@ -286,13 +284,19 @@ async fn on_member_event(ctx: &Context, event: Event<CompactObject>, ready: &Ato
         }
         Event::Init => return,
     };
+    let annotation = |key: &str| {
+        object
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+    };
     let (Some(namespace), Some(name)) = (
-        object.annotation(ANNOTATION_WORK_NAMESPACE),
-        object.annotation(ANNOTATION_WORK_NAME),
+        annotation(ANNOTATION_WORK_NAMESPACE),
+        annotation(ANNOTATION_WORK_NAME),
     ) else {
         return;
     };
-    let reference = object_ref(&resources::work(), Some(namespace), name);
+    let reference = ObjectKey::new(Some(namespace), name);
     let Some(work) = ctx
         .works
         .get()
@@ -308,13 +312,10 @@ async fn on_member_event(ctx: &Context, event: Event<CompactObject>, ready: &Ato
     if work.metadata.deletion_timestamp.is_some() || work.spec.suspend_dispatching == Some(true) {
         return;
     }
-    let Ok(observed) = object.decode::<Value>() else {
+    let Some(manifest) = manifest_of(&work, object) else {
         return;
     };
-    let Some(manifest) = manifest_of(&work, &observed) else {
-        return;
-    };
-    if deleted || drifted(&ctx.config.interpreter, manifest, &observed) {
+    if deleted || drifted(&ctx.config.interpreter, manifest, object) {
         tracing::debug!(work = %name, deleted, "member object drifted; re-applying");
         ctx.requeue.requeue(namespace, name).await;
     }
@@ -347,12 +348,15 @@ async fn member_watch(
         ready: Arc::new(AtomicBool::new(false)),
         cancel: ctx.cancel.child_token(),
     };
-    let events = reflect_compact_events(
+    let objects = watcher::watcher(
         kube::Api::all_with(member.clone(), &resource.resource),
         watcher::Config::default().labels(&format!("{LABEL_MANAGED}={MANAGED_VALUE}")),
+    )
+    .default_backoff();
+    let events = reflect_observations(
+        without_errors(objects),
         writer,
-        // Only these two annotations are read from a member object's metadata (which Work owns it).
-        Packer::slim(&[ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE]),
+        ctx.config.interpreter.clone(),
     );
     let task_ctx = ctx.clone();
     let task_watch = watch.clone();
@@ -440,10 +444,10 @@ async fn reconcile(
         {
             continue;
         }
-        let observed: Value = found.decode()?;
-        let status = match ctx.config.interpreter.reflect_status(&observed) {
-            Ok(status) => status,
-            Err(err) => {
+        let observed = Observed::cached(&found)?;
+        let status = match observed.reflect_error {
+            None => observed.status,
+            Some(err) => {
                 let message = format!("reflecting the status of {}/{}: {err}", id.kind, id.name);
                 ctx.recorder
                     .record(
@@ -459,7 +463,7 @@ async fn reconcile(
         statuses.push(ManifestStatus {
             identifier: id,
             status,
-            health: Some(ctx.config.interpreter.interpret_health(&observed)),
+            health: Some(observed.health),
         });
     }
     let current = work

@@ -132,7 +132,7 @@ async fn subscribers_share_one_watch_and_a_late_one_gets_a_replay() {
 fn names(objects: Vec<std::sync::Arc<CompactObject>>) -> Vec<String> {
     let mut names: Vec<String> = objects
         .iter()
-        .filter_map(|o| o.metadata().name.clone())
+        .map(|o| o.metadata().name().to_string())
         .collect();
     names.sort();
     names

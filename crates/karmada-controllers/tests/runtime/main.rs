@@ -4,6 +4,7 @@
 mod binding;
 mod dependencies;
 mod detector;
+mod events;
 mod execution;
 mod failover;
 mod informer;

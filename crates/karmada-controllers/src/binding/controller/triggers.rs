@@ -5,22 +5,23 @@
 //! clusters) when its metadata alone cannot tell.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, RandomState};
 
 use futures::SinkExt;
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::Event;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::super::works::BindingScope;
 use super::Refs;
-use crate::execution::queue::{object_ref, spec_and_metadata, touched};
+use crate::execution::queue::{spec_and_metadata, touched};
 use crate::keys::{
     ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME, ANNOTATION_RESOURCE_BINDING_NAME,
     ANNOTATION_RESOURCE_BINDING_NAMESPACE,
 };
 use crate::runtime::Cache;
-use crate::runtime::{CompactObject, resources};
+use crate::runtime::CompactObject;
+use crate::runtime::runner::ObjectKey;
 
 #[derive(Clone)]
 pub(super) struct Bindings {
@@ -36,9 +37,10 @@ pub(super) struct Senders {
 
 /// What a cache's events mean for the bindings.
 pub(super) enum Handler {
-    /// Work key → fingerprint of spec and metadata last seen: Works rewritten (by someone else; our own writes
-    /// cost one no-op pass) or deleted bring their binding back; status-only updates do not.
-    Works(HashMap<(String, String), u64>),
+    /// Hash of a Work's namespace and name → fingerprint of spec and metadata last seen: Works rewritten (by
+    /// someone else; our own writes cost one no-op pass) or deleted bring their binding back; status-only
+    /// updates do not. Two Works whose names hash alike share an entry: that can only cause an extra pass.
+    Works(HashMap<u64, u64>, RandomState),
     OverridePolicies,
     ClusterOverridePolicies,
     /// Cluster name → labels last seen.
@@ -83,7 +85,7 @@ fn targets(binding: &CompactObject) -> TargetsSpec {
 /// Whether an OverridePolicy of `namespace` may concern `binding`: by its own namespace (metadata), else by
 /// its template's namespace.
 fn in_namespace(binding: &CompactObject, namespace: &str) -> bool {
-    binding.metadata().namespace.as_deref() == Some(namespace)
+    binding.metadata().namespace() == Some(namespace)
         || targets(binding)
             .resource
             .and_then(|r| r.namespace)
@@ -100,36 +102,40 @@ fn targets_cluster(binding: &CompactObject, cluster: &str) -> bool {
 }
 
 impl Handler {
+    pub(super) fn works() -> Self {
+        Handler::Works(HashMap::new(), RandomState::new())
+    }
+
     /// The bindings to look at again after `event`.
     fn affected(
         &mut self,
         event: &Event<CompactObject>,
         bindings: &Bindings,
-    ) -> Vec<(BindingScope, ObjectRef<CompactObject>)> {
-        let rb = resources::resource_binding();
-        let crb = resources::cluster_resource_binding();
+    ) -> Vec<(BindingScope, ObjectKey)> {
         let initial = matches!(event, Event::InitApply(_));
         let deleted = matches!(event, Event::Delete(_));
         let Some(object) = touched(event) else {
             return Vec::new();
         };
         let metadata = object.metadata();
-        let all = |filter: &dyn Fn(&CompactObject) -> bool| -> Vec<(BindingScope, ObjectRef<CompactObject>)> {
-            let rbs = bindings.rbs.state().into_iter().filter(|b| filter(b)).map(|b| {
-                let m = b.metadata();
-                (BindingScope::Namespaced, object_ref(&rb, m.namespace.as_deref(), m.name.as_deref().unwrap_or_default()))
-            });
-            let crbs = bindings.crbs.state().into_iter().filter(|b| filter(b)).map(|b| {
-                (BindingScope::Cluster, object_ref(&crb, None, b.metadata().name.as_deref().unwrap_or_default()))
-            });
+        let all = |filter: &dyn Fn(&CompactObject) -> bool| -> Vec<(BindingScope, ObjectKey)> {
+            let rbs = bindings
+                .rbs
+                .state()
+                .into_iter()
+                .filter(|b| filter(b))
+                .map(|b| (BindingScope::Namespaced, ObjectKey::of(&b)));
+            let crbs = bindings
+                .crbs
+                .state()
+                .into_iter()
+                .filter(|b| filter(b))
+                .map(|b| (BindingScope::Cluster, ObjectKey::of(&b)));
             rbs.chain(crbs).collect()
         };
         match self {
-            Handler::Works(fingerprints) => {
-                let key = (
-                    metadata.namespace.clone().unwrap_or_default(),
-                    metadata.name.clone().unwrap_or_default(),
-                );
+            Handler::Works(fingerprints, names) => {
+                let key = names.hash_one((metadata.namespace(), metadata.name()));
                 let fingerprint = spec_and_metadata(object).unwrap_or(0);
                 let interesting = if deleted {
                     fingerprints.remove(&key);
@@ -142,14 +148,14 @@ impl Handler {
                     return Vec::new();
                 }
                 if let Some(name) = object.annotation(ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME) {
-                    return vec![(BindingScope::Cluster, object_ref(&crb, None, name))];
+                    return vec![(BindingScope::Cluster, ObjectKey::new(None, name))];
                 }
                 match (
                     object.annotation(ANNOTATION_RESOURCE_BINDING_NAMESPACE),
                     object.annotation(ANNOTATION_RESOURCE_BINDING_NAME),
                 ) {
                     (Some(ns), Some(name)) => {
-                        vec![(BindingScope::Namespaced, object_ref(&rb, Some(ns), name))]
+                        vec![(BindingScope::Namespaced, ObjectKey::new(Some(ns), name))]
                     }
                     _ => Vec::new(),
                 }
@@ -157,12 +163,12 @@ impl Handler {
             // The initial list needs nothing: every binding is reconciled when its own cache fills.
             _ if initial => Vec::new(),
             Handler::OverridePolicies => {
-                let namespace = metadata.namespace.clone().unwrap_or_default();
+                let namespace = metadata.namespace().unwrap_or_default().to_string();
                 all(&|b| in_namespace(b, &namespace))
             }
             Handler::ClusterOverridePolicies => all(&|_| true),
             Handler::Clusters(seen) => {
-                let name = metadata.name.clone().unwrap_or_default();
+                let name = metadata.name().to_string();
                 let labels = object.labels().to_map();
                 let changed = if deleted {
                     seen.remove(&name);
@@ -258,7 +264,7 @@ mod tests {
             rbs: crate::runtime::CacheWriter::new().as_reader(),
             crbs: crate::runtime::CacheWriter::new().as_reader(),
         };
-        let mut handler = Handler::Works(HashMap::new());
+        let mut handler = Handler::works();
         let mut affected = |event: Event<CompactObject>| -> Vec<String> {
             handler
                 .affected(&event, &bindings)

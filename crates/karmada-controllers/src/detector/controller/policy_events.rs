@@ -12,7 +12,7 @@ use karmada_api::policy::{
 use karmada_api::{
     ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
 };
-use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta};
+use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -268,9 +268,7 @@ fn apply_object<P: WatchedPolicy>(
 
 /// A cheap first check before [`PolicyRef::matches`]: whether some selector of `policy` names `object`'s
 /// namespace and name or leaves them open (apiVersion and kind were matched by the caller).
-fn could_select(policy: PolicyRef<'_>, metadata: &ObjectMeta) -> bool {
-    let namespace = metadata.namespace.as_deref().unwrap_or_default();
-    let name = metadata.name.as_deref().unwrap_or_default();
+fn could_select(policy: PolicyRef<'_>, namespace: &str, name: &str) -> bool {
     if !policy.is_cluster() && policy.namespace() != namespace {
         return false;
     }
@@ -340,14 +338,18 @@ impl Detector {
                         let view = || selector_view(object);
                         let selected = new.is_some_and(|p| {
                             p.metadata().deletion_timestamp.is_none()
-                                && could_select(p, object.metadata)
+                                && could_select(
+                                    p,
+                                    object.metadata.namespace().unwrap_or_default(),
+                                    object.metadata.name(),
+                                )
                                 && p.matches(&view()) != ImplicitPriority::Mismatch
                         });
                         if claimed_by_this {
                             if new.is_some() && !selected {
                                 unselected.borrow_mut().insert((
-                                    object.metadata.namespace.clone().unwrap_or_default(),
-                                    object.metadata.name.clone().unwrap_or_default(),
+                                    object.metadata.namespace().unwrap_or_default().to_string(),
+                                    object.metadata.name().to_string(),
                                 ));
                             }
                             // Lazy: a policy change reaches a bound template only when the template changes.
@@ -539,7 +541,7 @@ mod tests {
             let policy = PolicyRef::Namespaced(&policy);
             let object = object(namespace, name);
             assert_eq!(
-                could_select(policy, &object.metadata),
+                could_select(policy, namespace, name),
                 expected,
                 "{selectors} {namespace}/{name}"
             );
@@ -549,7 +551,7 @@ mod tests {
                 &CompactObject::from_dynamic(&object).expect("compact"),
             ));
             if policy.matches(&view) != ImplicitPriority::Mismatch {
-                assert!(could_select(policy, &object.metadata));
+                assert!(could_select(policy, namespace, name));
             }
         }
     }

@@ -38,7 +38,6 @@ use karmada_api::work::{
 };
 use karmada_interpreter::{Interpreter, Operation, Target};
 use kube::api::{ApiResource, DynamicObject, PostParams};
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -201,7 +200,7 @@ struct Context {
 }
 
 type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
-type Wake = mpsc::Receiver<ObjectRef<CompactObject>>;
+type Wake = mpsc::Receiver<ObjectKey>;
 
 /// Runs both controllers until `cancel` fires.
 pub async fn run(
@@ -258,13 +257,11 @@ pub async fn run(
 /// the first list: see the comment inside).
 async fn feed_works(
     events: impl futures::Stream<Item = Event<CompactObject>> + Send,
-    mut rb_wake: mpsc::Sender<ObjectRef<CompactObject>>,
-    mut crb_wake: mpsc::Sender<ObjectRef<CompactObject>>,
+    mut rb_wake: mpsc::Sender<ObjectKey>,
+    mut crb_wake: mpsc::Sender<ObjectKey>,
     cancel: CancellationToken,
 ) {
     let mut events = Box::pin(events);
-    let namespaced = resources::resource_binding();
-    let cluster = resources::cluster_resource_binding();
     // The loops start once the first list is complete and then reconcile every binding anyway; waking
     // them for that list would only fill the channel nobody drains yet.
     let mut synced = false;
@@ -278,14 +275,13 @@ async fn feed_works(
             }
             Event::InitApply(_) | Event::Init => continue,
         };
-        let sent =
-            if let Some(binding) = binding_of_work(work, BindingScope::Namespaced, &namespaced) {
-                rb_wake.send(binding).await
-            } else if let Some(binding) = binding_of_work(work, BindingScope::Cluster, &cluster) {
-                crb_wake.send(binding).await
-            } else {
-                Ok(())
-            };
+        let sent = if let Some(binding) = binding_of_work(work, BindingScope::Namespaced) {
+            rb_wake.send(binding).await
+        } else if let Some(binding) = binding_of_work(work, BindingScope::Cluster) {
+            crb_wake.send(binding).await
+        } else {
+            Ok(())
+        };
         if sent.is_err() {
             // The controllers stopped.
             return;
@@ -305,8 +301,7 @@ async fn drive(
     // Spec and metadata only: the binding's status is this controller's (and the scheduler's) output.
     let own = spec_changes(bindings.events)
         .filter_map(|binding| std::future::ready(binding.ok().map(|b| ObjectKey::of(&b))));
-    let woken =
-        coalesced(woken, config.window).map(|r: ObjectRef<CompactObject>| ObjectKey::of_ref(&r));
+    let woken = coalesced(woken, config.window);
     // Polled from the start, so the shared bindings' events are drained while the Work cache lists; the
     // reconciles wait for the Work cache instead.
     runner::run(
@@ -347,8 +342,8 @@ async fn sweep_metrics(metrics: BindingMetrics, stores: [Cache; 2], cancel: Canc
             .map(|b| {
                 let metadata = b.metadata();
                 (
-                    metadata.namespace.clone().unwrap_or_default(),
-                    metadata.name.clone().unwrap_or_default(),
+                    metadata.namespace().unwrap_or_default().to_string(),
+                    metadata.name().to_string(),
                 )
             })
             .collect();
@@ -357,21 +352,17 @@ async fn sweep_metrics(metrics: BindingMetrics, stores: [Cache; 2], cancel: Canc
 }
 
 /// The binding a Work belongs to, from the annotations the binding controller writes on it.
-fn binding_of_work(
-    work: &CompactObject,
-    scope: BindingScope,
-    resource: &ApiResource,
-) -> Option<ObjectRef<CompactObject>> {
+fn binding_of_work(work: &CompactObject, scope: BindingScope) -> Option<ObjectKey> {
     let annotations = work.annotations();
     match scope {
         BindingScope::Namespaced => {
             let namespace = annotations.get(ANNOTATION_RESOURCE_BINDING_NAMESPACE)?;
             let name = annotations.get(ANNOTATION_RESOURCE_BINDING_NAME)?;
-            Some(ObjectRef::new_with(name, resource.clone()).within(namespace))
+            Some(ObjectKey::new(Some(namespace), name))
         }
         BindingScope::Cluster => {
             let name = annotations.get(ANNOTATION_CLUSTER_RESOURCE_BINDING_NAME)?;
-            Some(ObjectRef::new_with(name, resource.clone()))
+            Some(ObjectKey::new(None, name))
         }
     }
 }

@@ -1,0 +1,236 @@
+//! What the work status controller keeps of a member object: who owns it and what the interpreter reads from it.
+//!
+//! Why: in Push mode the controller-manager watches every propagated object in every member, one per workload
+//! and member, and a Work's status needs only two things from each — the status the interpreter reflects and
+//! the health it interprets. Keeping the whole object (pod template, labels, member-side fields) made the member
+//! caches the largest part of the controller-manager's heap per workload. The interpreter is fixed when the
+//! controller starts, so its answers are computed when the watch delivers the object and cached instead of it;
+//! the object itself passes on to the drift check and is then dropped.
+
+use futures::{Stream, StreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use karmada_api::work::ResourceHealth;
+use karmada_interpreter::Interpreter;
+use kube::api::DynamicObject;
+use kube::runtime::watcher::{self, Event};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE};
+use crate::runtime::compact::Packer;
+use crate::runtime::{CacheWriter, CompactObject, ControllerError};
+
+/// The interpreter's view of one member object, as cached.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Observed {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Value>,
+    pub health: ResourceHealth,
+    /// Why the status could not be reflected (the Work gets an Event saying so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reflect_error: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Body {
+    observed: Observed,
+}
+
+impl Observed {
+    /// What `interpreter` reads from `object` (the member object as JSON).
+    pub fn of(interpreter: &Interpreter, object: &Value) -> Self {
+        let (status, reflect_error) = match interpreter.reflect_status(object) {
+            Ok(status) => (status, None),
+            Err(err) => (None, Some(err.to_string())),
+        };
+        Self {
+            status,
+            health: interpreter.interpret_health(object),
+            reflect_error,
+        }
+    }
+
+    /// The observation a cached member object holds.
+    pub fn cached(object: &CompactObject) -> Result<Self, ControllerError> {
+        Ok(object.decode::<Body>()?.observed)
+    }
+}
+
+/// The object cached for `object`: its identity, the annotations naming its Work, and `observed`.
+fn observation(
+    object: &DynamicObject,
+    observed: Observed,
+) -> Result<DynamicObject, ControllerError> {
+    let kept = [ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE];
+    let annotations: std::collections::BTreeMap<String, String> = object
+        .metadata
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(key, _)| kept.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    let metadata = &object.metadata;
+    Ok(DynamicObject {
+        types: object.types.clone(),
+        metadata: ObjectMeta {
+            name: metadata.name.clone(),
+            namespace: metadata.namespace.clone(),
+            uid: metadata.uid.clone(),
+            resource_version: metadata.resource_version.clone(),
+            generation: metadata.generation,
+            deletion_timestamp: metadata.deletion_timestamp.clone(),
+            annotations: (!annotations.is_empty()).then_some(annotations),
+            ..ObjectMeta::default()
+        },
+        data: serde_json::to_value(Body { observed })?,
+    })
+}
+
+/// The watch of one member resource: `writer`'s cache gets each object's observation, and the stream yields
+/// the objects themselves (as JSON) for whatever else reacts to them.
+pub fn reflect_observations(
+    events: impl Stream<Item = Event<DynamicObject>> + Send,
+    mut writer: CacheWriter,
+    interpreter: Interpreter,
+) -> impl Stream<Item = Event<Value>> + Send {
+    let mut packer = Packer::default();
+    events.filter_map(move |event| {
+        let passed = match observe(&interpreter, event) {
+            Ok((cached, passed)) => {
+                match packer.event(cached) {
+                    Ok(cached) => writer.apply_watcher_event(&cached),
+                    Err(err) => tracing::warn!(%err, "member object not cached"),
+                }
+                Some(passed)
+            }
+            Err(err) => {
+                tracing::warn!(%err, "member object not cached");
+                None
+            }
+        };
+        std::future::ready(passed)
+    })
+}
+
+/// The event for the cache and the event passed on, for one watch event.
+fn observe(
+    interpreter: &Interpreter,
+    event: Event<DynamicObject>,
+) -> Result<(Event<DynamicObject>, Event<Value>), ControllerError> {
+    let both = |object: DynamicObject| -> Result<(DynamicObject, Value), ControllerError> {
+        let json = serde_json::to_value(&object)?;
+        let observed = Observed::of(interpreter, &json);
+        Ok((observation(&object, observed)?, json))
+    };
+    Ok(match event {
+        Event::Apply(o) => {
+            let (cached, json) = both(o)?;
+            (Event::Apply(cached), Event::Apply(json))
+        }
+        Event::InitApply(o) => {
+            let (cached, json) = both(o)?;
+            (Event::InitApply(cached), Event::InitApply(json))
+        }
+        Event::Delete(o) => {
+            let (cached, json) = both(o)?;
+            (Event::Delete(cached), Event::Delete(json))
+        }
+        Event::Init => (Event::Init, Event::Init),
+        Event::InitDone => (Event::InitDone, Event::InitDone),
+    })
+}
+
+/// Member objects from `events` with watch errors logged and skipped (the watcher retries with backoff).
+pub fn without_errors(
+    events: impl Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send,
+) -> impl Stream<Item = Event<DynamicObject>> + Send {
+    events.filter_map(|event| async move {
+        event
+            .map_err(|err| tracing::debug!(%err, "member watch failed; retrying"))
+            .ok()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn deployment(ready: i64) -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {
+                "name": "web", "namespace": "default", "resourceVersion": "7", "generation": 2,
+                "labels": {"app": "web", "karmada.io/managed": "true"},
+                "annotations": {
+                    ANNOTATION_WORK_NAME: "web-deployment", ANNOTATION_WORK_NAMESPACE: "karmada-es-m1",
+                    "other": "x"
+                }
+            },
+            "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}},
+            "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 2,
+                       "readyReplicas": ready, "availableReplicas": ready}
+        }))
+        .expect("deployment")
+    }
+
+    #[tokio::test]
+    async fn the_cache_holds_what_the_interpreter_reads_and_the_stream_the_object() {
+        let interpreter = Interpreter::native();
+        let writer = CacheWriter::new();
+        let cache = writer.as_reader();
+        let events = futures::stream::iter([
+            Event::Init,
+            Event::InitApply(deployment(1)),
+            Event::InitDone,
+            Event::Apply(deployment(2)),
+        ]);
+        let passed: Vec<Event<Value>> = reflect_observations(events, writer, interpreter.clone())
+            .collect()
+            .await;
+        assert_eq!(passed.len(), 4);
+        let Event::Apply(last) = &passed[3] else {
+            panic!("the object passes on: {passed:?}");
+        };
+        assert_eq!(
+            last["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nginx"
+        );
+
+        let cached = cache.get_named(Some("default"), "web").expect("cached");
+        assert_eq!(
+            cached.annotation(ANNOTATION_WORK_NAME),
+            Some("web-deployment")
+        );
+        assert_eq!(cached.annotation("other"), None);
+        let expected = Observed::of(
+            &interpreter,
+            &serde_json::to_value(deployment(2)).expect("json"),
+        );
+        assert_eq!(Observed::cached(&cached).expect("observed"), expected);
+        assert_eq!(
+            expected.status.as_ref().expect("status")["readyReplicas"],
+            2
+        );
+        let text = cached.json().expect("json");
+        assert!(
+            !text.contains("nginx"),
+            "the pod template is not kept: {text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deleted_object_leaves_the_cache_and_still_passes_on() {
+        let writer = CacheWriter::new();
+        let cache = writer.as_reader();
+        let events =
+            futures::stream::iter([Event::Apply(deployment(2)), Event::Delete(deployment(2))]);
+        let passed: Vec<Event<Value>> = reflect_observations(events, writer, Interpreter::native())
+            .collect()
+            .await;
+        assert!(matches!(passed[1], Event::Delete(_)));
+        assert!(cache.get_named(Some("default"), "web").is_none());
+    }
+}
