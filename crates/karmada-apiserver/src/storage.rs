@@ -90,8 +90,10 @@ pub fn encode(object: &Value) -> Result<Bytes, ApiError> {
     if let Some(meta) = ordered.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");
     }
+    // Exactly as long as the text: the value outlives the request in the watch ring, which bounds the bytes
+    // it holds by their length, and a serializer's buffer is up to twice that.
     serde_json::to_vec(&ordered)
-        .map(Bytes::from)
+        .map(|text| Bytes::from(text.into_boxed_slice()))
         .map_err(|e| ApiError::internal(format!("encoding object: {e}")))
 }
 
@@ -157,6 +159,21 @@ pub fn parse_resource_version(value: &str) -> Result<u64, ApiError> {
 mod tests {
     use super::*;
     use apimachinery::Printer;
+
+    #[test]
+    fn an_encoded_value_holds_no_spare_room() {
+        // The watch ring keeps stored values and bounds them by length: a value carrying its serializer's
+        // spare capacity would hold up to twice what the bound says.
+        let object = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "default", "resourceVersion": "3"},
+            "data": {"k": "v".repeat(3000)}
+        });
+        let encoded = encode(&object).expect("encode");
+        let len = encoded.len();
+        let unique = encoded.try_into_mut().expect("only owner");
+        assert_eq!(unique.capacity(), len);
+    }
 
     fn def(group: &str, plural: &str, namespaced: bool) -> ResourceDef {
         ResourceDef {

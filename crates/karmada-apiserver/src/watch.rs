@@ -359,7 +359,8 @@ impl EncodedObjects {
         }
         // Encode outside the lock; a race only encodes twice.
         let object = storage::decode(def, kv).ok()?;
-        let bytes = Bytes::from(serde_json::to_vec(&object).ok()?);
+        // Exactly as long as the text (the cache is bounded by lengths; a serializer's buffer is up to twice).
+        let bytes = Bytes::from(serde_json::to_vec(&object).ok()?.into_boxed_slice());
         self.inner.lock().insert(key, bytes.clone());
         Some(bytes)
     }
