@@ -119,19 +119,19 @@ impl Handler {
         };
         let metadata = object.metadata();
         let all = |filter: &dyn Fn(&CompactObject) -> bool| -> Vec<(BindingScope, ObjectKey)> {
-            let rbs = bindings
-                .rbs
-                .state()
-                .into_iter()
-                .filter(|b| filter(b))
-                .map(|b| (BindingScope::Namespaced, ObjectKey::of(&b)));
-            let crbs = bindings
-                .crbs
-                .state()
-                .into_iter()
-                .filter(|b| filter(b))
-                .map(|b| (BindingScope::Cluster, ObjectKey::of(&b)));
-            rbs.chain(crbs).collect()
+            [
+                (BindingScope::Namespaced, &bindings.rbs),
+                (BindingScope::Cluster, &bindings.crbs),
+            ]
+            .into_iter()
+            .flat_map(|(scope, cache)| {
+                cache
+                    .state()
+                    .into_iter()
+                    .filter(|b| filter(b))
+                    .map(move |b| (scope, ObjectKey::of(&b)))
+            })
+            .collect()
         };
         match self {
             Handler::Works(fingerprints, names) => {
