@@ -97,7 +97,8 @@ pub fn reflect_compact_events(
     })
 }
 
-fn log_errors(
+/// Watch events with errors logged and skipped (the watcher retries with backoff).
+pub(crate) fn log_errors(
     events: impl Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send,
 ) -> impl Stream<Item = Event<DynamicObject>> + Send {
     events.filter_map(|event| async move {

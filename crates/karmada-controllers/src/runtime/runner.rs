@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use kube::runtime::reflector::ObjectRef;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -69,10 +68,6 @@ impl ObjectKey {
             metadata.namespace.as_deref(),
             metadata.name.as_deref().unwrap_or_default(),
         )
-    }
-
-    pub fn of_ref<K: kube::Resource>(reference: &ObjectRef<K>) -> Self {
-        Self::new(reference.namespace.as_deref(), &reference.name)
     }
 }
 

@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use karmada_api::work::ResourceHealth;
 use karmada_interpreter::Interpreter;
 use kube::api::DynamicObject;
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher::Event;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -139,17 +139,6 @@ fn observe(
         }
         Event::Init => (Event::Init, Event::Init),
         Event::InitDone => (Event::InitDone, Event::InitDone),
-    })
-}
-
-/// Member objects from `events` with watch errors logged and skipped (the watcher retries with backoff).
-pub fn without_errors(
-    events: impl Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send,
-) -> impl Stream<Item = Event<DynamicObject>> + Send {
-    events.filter_map(|event| async move {
-        event
-            .map_err(|err| tracing::debug!(%err, "member watch failed; retrying"))
-            .ok()
     })
 }
 

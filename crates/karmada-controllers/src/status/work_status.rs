@@ -38,7 +38,8 @@ use crate::execution::controller::{key, work_reference, works_watch_config};
 use crate::execution::discovery::{DiscoveryError, MemberResource, MemberResources, type_of};
 use crate::execution::drift::covers;
 use crate::execution::queue::{
-    Backoffs, REQUEUE_CAPACITY, WorkRequeue, next_event, object_ref, reflect_events, spec_changes,
+    Backoffs, REQUEUE_CAPACITY, WorkRequeue, log_errors, next_event, object_ref, reflect_events,
+    spec_changes,
 };
 use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE, LABEL_MANAGED, MANAGED_VALUE};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
@@ -49,7 +50,7 @@ use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
     typed,
 };
-use crate::status::member_observation::{Observed, reflect_observations, without_errors};
+use crate::status::member_observation::{Observed, reflect_observations};
 
 /// Settings of the work status controller.
 #[derive(Clone)]
@@ -353,11 +354,7 @@ async fn member_watch(
         watcher::Config::default().labels(&format!("{LABEL_MANAGED}={MANAGED_VALUE}")),
     )
     .default_backoff();
-    let events = reflect_observations(
-        without_errors(objects),
-        writer,
-        ctx.config.interpreter.clone(),
-    );
+    let events = reflect_observations(log_errors(objects), writer, ctx.config.interpreter.clone());
     let task_ctx = ctx.clone();
     let task_watch = watch.clone();
     tokio::spawn(async move {
