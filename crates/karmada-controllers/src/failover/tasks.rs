@@ -9,8 +9,7 @@
 //! 1. the cluster no longer exists → remove (nothing is left to delete);
 //! 2. the cluster is back in `spec.clusters` (rescheduled there) → remove (its Work is live again);
 //! 3. no `creationTimestamp` → stamp it (the grace period counts from then);
-//! 4. `suppressDeletion: false` (a user lifted a Never) or purge mode `Directly` → remove at once: explicitly
-//!    asked for;
+//! 4. `suppressDeletion: false` (a user lifted a Never) → remove at once: explicitly asked for;
 //! 5. the cause went away (the cluster recovered: reachable and, for a taint eviction, no untolerated NoExecute
 //!    taint; for an application failure, its copy is Healthy again) while the replicas were not yet placed
 //!    elsewhere → **restore**: the cluster goes back into `spec.clusters` with its replicas and the task goes
@@ -20,6 +19,12 @@
 //! 7. the replacements are scheduled for the current spec, cover the policy and are all Healthy → remove, unless
 //!    the member is unreachable (then keep: nothing is deleted from a member that cannot be reached; the task,
 //!    and so the Work, stays until it can be);
+//! 7a. `Directly`: the binding controller deleted the old copy when the task was added, so removing the task
+//!    deletes nothing — it only lets the scheduler place replicas on the cluster again. The task therefore stays
+//!    (keeping the cluster out of scheduling, as Karmada's ClusterEviction filter does) until the rules above or
+//!    the grace period (the controller's timeout) end it, reachable or not. Removing it as soon as it was stamped
+//!    let a reschedule put replicas straight back on the failing cluster, where they crashed and were evicted
+//!    again;
 //! 8. `Gracefully` → keep until the grace period (`gracePeriodSeconds`, else the controller's timeout) ends;
 //!    then remove only if the member is reachable and either the old copy is reported Unhealthy (it serves
 //!    nothing) or healthy replacements covering the policy exist — never the last healthy copy (Karmada #7455).
@@ -114,7 +119,6 @@ pub enum RemoveReason {
     ClusterGone,
     Rescheduled,
     SuppressionLifted,
-    Directly,
     ReplacementHealthy,
     GracePeriodExpired,
 }
@@ -149,7 +153,6 @@ impl RemoveReason {
             Self::ClusterGone => "ClusterGone",
             Self::Rescheduled => "Rescheduled",
             Self::SuppressionLifted => "SuppressionLifted",
-            Self::Directly => "Directly",
             Self::ReplacementHealthy => "ReplacementHealthy",
             Self::GracePeriodExpired => "GracePeriodExpired",
         }
@@ -260,9 +263,6 @@ fn decide_task(
         return (TaskAction::Remove(RemoveReason::SuppressionLifted), None);
     }
     let mode = effective_mode(task);
-    if mode == PurgeMode::Directly {
-        return (TaskAction::Remove(RemoveReason::Directly), None);
-    }
     let reachable = facts.member == MemberState::Reachable;
     let healthy_elsewhere = replacements_healthy(spec, input.status, input.generation, Some(from));
     let recovered = reachable
@@ -276,8 +276,10 @@ fn decide_task(
     if mode == PurgeMode::Never {
         return (TaskAction::Keep(KeepReason::Suppressed), None);
     }
+    // Directly: the old copy is already gone, so nothing below protects it (rule 7a).
+    let copy_kept = mode != PurgeMode::Directly;
     if healthy_elsewhere {
-        return if reachable {
+        return if reachable || !copy_kept {
             (TaskAction::Remove(RemoveReason::ReplacementHealthy), None)
         } else {
             (TaskAction::Keep(KeepReason::MemberUnreachable), None)
@@ -292,6 +294,9 @@ fn decide_task(
             TaskAction::Keep(KeepReason::WaitingForReplacement),
             Some(deadline),
         );
+    }
+    if !copy_kept {
+        return (TaskAction::Remove(RemoveReason::GracePeriodExpired), None);
     }
     if !reachable {
         return (TaskAction::Keep(KeepReason::MemberUnreachable), None);

@@ -639,7 +639,7 @@ fn seed_000_failover_policy_rejected_and_its_accepted_form_moves_a_crashed_workl
 }
 
 /// Each purge mode (reference §5.2–§5.4). Cluster failover with member1 unreachable: Directly deletes the old
-/// Work at once (it waits, undeleted, for member1 to return), Gracefully keeps the old copy while member1
+/// Work at once (it waits, undeleted, for member1 to return) and drops its task once the replacement is healthy, Gracefully keeps the old copy while member1
 /// cannot be reached, a workload with nowhere else to go keeps its last copy and gets member1 back; Never is
 /// not a cluster-failover mode (rejected, as in Karmada). Application failover with Never keeps the crashed copy
 /// even with a healthy replacement, until the user sets `suppressDeletion: false`.
@@ -758,7 +758,8 @@ fn each_purge_mode_on_cluster_and_application_failover() {
         },
     );
     let v = view(&plane).expect("view");
-    // Directly: the task goes at once and the old Work is being deleted — it waits for member1.
+    // Directly: the old Work is deleted at once — it waits for member1 — and the task, which kept member1 out of
+    // scheduling meanwhile, goes once the replacement on member2 is healthy.
     assert!(
         directly_work_deleting,
         "Directly deletes the old Work at once"
