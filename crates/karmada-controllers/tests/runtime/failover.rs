@@ -350,7 +350,7 @@ async fn taint_eviction_waits_for_toleration_and_healthy_replacements() {
 }
 
 #[tokio::test]
-async fn directly_removes_the_task_at_once() {
+async fn directly_keeps_the_task_until_the_replacement_is_healthy() {
     let bed = start(fast(FailoverConfig::enabled())).await;
     add_cluster(&bed, "m1").await;
     add_cluster(&bed, "m2").await;
@@ -362,16 +362,43 @@ async fn directly_removes_the_task_at_once() {
     )
     .await;
     set_taints(&bed, "m1", json!([no_execute(NOT_READY)])).await;
-    support::eventually("m1 evicted and its Directly task gone", || async {
+    let evicted = support::eventually("m1 evicted with a Directly task", || async {
         let b = binding(&bed, "web").await;
-        let reasons = event_reasons(&bed, "web").await;
-        (target_names(&b) == vec!["m2"]
-            && tasks(&b).is_empty()
-            && reasons.iter().any(|r| r == "GracefulEvictionTaskRemoved"))
-        .then_some(())
+        (target_names(&b) == vec!["m2"] && !tasks(&b).is_empty()).then_some(b)
     })
     .await;
-    assert!(sample(&bed, "eviction_task_removed_total{reason=\"Directly\"}").await >= 1);
+    assert_eq!(tasks(&evicted)[0]["purgeMode"], "Directly");
+
+    // Its Work is gone already, but the task keeps m1 out of scheduling while m2 holds 2 of 4 replicas.
+    report(&bed, "web", &[("m2", "Healthy")]).await;
+    reconciled(&bed, "graceful-eviction", 3).await;
+    assert_eq!(
+        tasks(&binding(&bed, "web").await).len(),
+        1,
+        "a Directly task waits for the replacement"
+    );
+
+    // Replacements scheduled for all 4 replicas and Healthy: the task goes, though m1 keeps its taint.
+    schedule(&bed, "web", json!([{"name": "m2", "replicas": 4}])).await;
+    report(&bed, "web", &[("m2", "Healthy")]).await;
+    support::eventually(
+        "the Directly task removed once the replacement is healthy",
+        || async {
+            let b = binding(&bed, "web").await;
+            let reasons = event_reasons(&bed, "web").await;
+            (tasks(&b).is_empty() && reasons.iter().any(|r| r == "GracefulEvictionTaskRemoved"))
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(
+        sample(
+            &bed,
+            "eviction_task_removed_total{reason=\"ReplacementHealthy\"}"
+        )
+        .await
+            >= 1
+    );
 }
 
 #[tokio::test]
