@@ -1,15 +1,16 @@
 //! Propagation benchmark: distribution latency (template submitted → object created in the member), end-to-end
-//! throughput and control-plane memory per 1,000 workloads, over N member-sims in Push mode.
+//! throughput and control-plane memory per 1,000 workloads, over N member-sims in Push or Pull mode.
 //!
 //! It runs the real processes: `karmada apiserver` (embedded store), `karmada controller-manager`, `karmada
 //! scheduler`, one `karmada member-sim --count N` process, and `karmadactl join` for each member. One
 //! PropagationPolicy selects every Deployment labelled `bench=propagation` and duplicates it to every member.
 //! Phase 1 creates Deployments at a steady rate and measures, per (Deployment, member), the time from the create
-//! being acknowledged to the member's watch seeing the object. Phase 2 creates as many again as fast as 32
-//! clients can and measures how long until all are in every member. RSS is the sum over the control-plane
-//! processes, read after the clusters are Ready and again after both phases. Phase 3 times the scheduler stage
-//! alone: a fresh scheduler process facing as many pending ResourceBindings again, with the controller-manager
-//! paused.
+//! being acknowledged to the member's watch seeing the object; a second batch at the same rate follows. Phase 2
+//! creates as many again as fast as 32 clients can and measures how long until all are in every member. RSS is
+//! the sum over the control-plane processes, read after the clusters are Ready and after each batch (the first
+//! fills the API server's bounded caches; the next two give the marginal cost, paced and in a burst). Phase 3
+//! times the scheduler stage alone: a fresh scheduler process facing as many pending ResourceBindings again,
+//! with the controller-manager paused.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -293,8 +294,9 @@ impl Federation {
     }
 }
 
-/// CPU per propagated workload over both phases, for the control plane (per process) and the member-sims: on
-/// a shared two-core machine the member-sims' share is CPU a real federation spends on the members' own nodes.
+/// CPU per propagated workload over the paced batches and the burst, for the control plane (per process) and
+/// the member-sims: on a shared two-core machine the member-sims' share is CPU a real federation spends on the
+/// members' own nodes.
 fn cpu_row(
     members: u32,
     mode: Mode,
@@ -605,9 +607,7 @@ async fn scheduler_backlog(
         .process
         .shut_down(Duration::from_secs(30))
         .await?;
-    let names: Vec<String> = (0..args.workloads)
-        .map(|i| format!("backlog-{i:05}"))
-        .collect();
+    let names = batch_names("backlog", args.workloads);
     let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
     create_burst(&api, &names).await?;
     wait_bindings(scheduled, "the backlog's ResourceBindings", |t| {
@@ -690,32 +690,12 @@ async fn measure_on(
     let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
 
     // Phase 1: paced creates, latency per (workload, member).
-    let interval = Duration::from_secs_f64(1.0 / f64::from(rate.max(1)));
-    let names: Vec<String> = (0..args.workloads)
-        .map(|i| format!("paced-{i:05}"))
-        .collect();
-    let acked: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
-    let mut ticker = tokio::time::interval(interval);
-    let mut tasks = tokio::task::JoinSet::new();
-    for name in names.clone() {
-        ticker.tick().await;
-        let api = api.clone();
-        let acked = acked.clone();
-        tasks.spawn(async move {
-            let object = deployment(&name)?;
-            api.create(&PostParams::default(), &object).await?;
-            acked.lock().await.insert(name, Instant::now());
-            anyhow::Ok(())
-        });
-    }
-    while let Some(result) = tasks.join_next().await {
-        result??;
-    }
+    let names = batch_names("paced", args.workloads);
+    let acked = create_paced(&api, &names, rate).await?;
     wait_all_seen(&seen, &names, members as usize).await?;
     let mut latency = Samples::default();
     {
         let seen = seen.lock().await;
-        let acked = acked.lock().await;
         for name in &names {
             let Some(created) = acked.get(name) else {
                 continue;
@@ -728,16 +708,23 @@ async fn measure_on(
         }
     }
 
-    // Memory after the first batch has settled: what the second batch adds is the marginal cost, apart
-    // from what fills once (the API server's page cache, watch ring and encoded-object cache are bounded).
+    // Memory after the first batch has settled: what later batches add is the marginal cost, apart from what
+    // fills once (the API server's page cache, watch ring and encoded-object cache are bounded).
     tokio::time::sleep(SETTLE).await;
     let rss_mid = federation.rss_mib();
     let rss_each_mid = federation.rss_each();
 
+    // Phase 1b: as many again at the same pace — the steady cost of holding more workloads, without a burst's
+    // transient peak (allocator pages a burst's in-flight work leaves partly used stay in RSS).
+    let steady = batch_names("steady", args.workloads);
+    create_paced(&api, &steady, rate).await?;
+    wait_all_seen(&seen, &steady, members as usize).await?;
+    tokio::time::sleep(SETTLE).await;
+    let rss_steady = federation.rss_mib();
+    let rss_each_steady = federation.rss_each();
+
     // Phase 2: a burst from 32 clients, end-to-end throughput.
-    let burst: Vec<String> = (0..args.workloads)
-        .map(|i| format!("burst-{i:05}"))
-        .collect();
+    let burst = batch_names("burst", args.workloads);
     let requests_before = RequestCounts::read(&federation.karmada).await?;
     let started = Instant::now();
     create_burst(&api, &burst).await?;
@@ -786,17 +773,25 @@ async fn measure_on(
     let scheduler_alone =
         scheduler_backlog(federation, &scheduled, &seen, members, mode, args).await?;
     stop.cancel();
-    let workloads_total = f64::from(args.workloads) * 2.0;
+    let workloads_total = f64::from(args.workloads) * 3.0;
     let per_thousand = (rss_after - rss_before) / (workloads_total / 1000.0);
     let per_thousand_x3 = per_thousand * 3.0 / f64::from(members);
-    let marginal = (rss_after - rss_mid) / (f64::from(args.workloads) / 1000.0);
-    let marginal_x3 = marginal * 3.0 / f64::from(members);
-    let marginal_detail = rss_each_after
-        .iter()
-        .zip(&rss_each_mid)
-        .map(|((name, after), (_, mid))| format!("{name} {:+.0}", after - mid))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let batch_thousands = f64::from(args.workloads) / 1000.0;
+    let growth = |from: f64, to: f64| {
+        let per = (to - from) / batch_thousands;
+        (per, per * 3.0 / f64::from(members))
+    };
+    let (steady_marginal, steady_marginal_x3) = growth(rss_mid, rss_steady);
+    let (burst_marginal, burst_marginal_x3) = growth(rss_steady, rss_after);
+    let each_growth = |from: &[(String, f64)], to: &[(String, f64)]| {
+        to.iter()
+            .zip(from)
+            .map(|((name, after), (_, before))| format!("{name} {:+.0}", after - before))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let steady_detail = each_growth(&rss_each_mid, &rss_each_steady);
+    let burst_detail = each_growth(&rss_each_steady, &rss_each_after);
     Ok(vec![
         Row {
             name: format!(
@@ -852,7 +847,7 @@ async fn measure_on(
             ),
         },
         scheduler_alone,
-        cpu_row(members, mode, args.workloads * 2, &cpu_before, &cpu_after),
+        cpu_row(members, mode, args.workloads * 3, &cpu_before, &cpu_after),
         Row {
             name: format!(
                 "control-plane RSS, {members} members, {}, {} workloads",
@@ -869,7 +864,7 @@ async fn measure_on(
         },
         Row {
             name: format!(
-                "control-plane RSS, {members} members, {}, the second {} workloads",
+                "control-plane RSS, {members} members, {}, the second {} workloads (paced)",
                 mode.name(),
                 args.workloads
             ),
@@ -878,13 +873,62 @@ async fn measure_on(
             p99_ms: None,
             target: "≤ 30 MB per 1,000 workloads × 3 clusters".into(),
             note: format!(
-                "{rss_mid:.0} → {rss_after:.0} MiB ({marginal_detail}); {marginal:.1} MiB per 1,000 workloads, \
-                 {marginal_x3:.1} MiB per 1,000 × 3 clusters: the marginal cost, once the API server's bounded \
-                 caches have filled with the first {} workloads",
+                "{rss_mid:.0} → {rss_steady:.0} MiB ({steady_detail}); {steady_marginal:.1} MiB per 1,000 workloads, \
+                 {steady_marginal_x3:.1} MiB per 1,000 × 3 clusters: the marginal cost at {rate}/s, once the API \
+                 server's bounded caches have filled with the first {} workloads",
                 args.workloads
             ),
         },
+        Row {
+            name: format!(
+                "control-plane RSS, {members} members, {}, the third {} workloads (burst)",
+                mode.name(),
+                args.workloads
+            ),
+            ops_per_sec: None,
+            p50_ms: None,
+            p99_ms: None,
+            target: "≤ 30 MB per 1,000 workloads × 3 clusters".into(),
+            note: format!(
+                "{rss_steady:.0} → {rss_after:.0} MiB ({burst_detail}); {burst_marginal:.1} MiB per 1,000 workloads, \
+                 {burst_marginal_x3:.1} MiB per 1,000 × 3 clusters: the marginal cost when they arrive as the burst \
+                 above (32 clients at once)"
+            ),
+        },
     ])
+}
+
+/// `count` workload names of one batch.
+fn batch_names(prefix: &str, count: u32) -> Vec<String> {
+    (0..count).map(|i| format!("{prefix}-{i:05}")).collect()
+}
+
+/// Creates `names` at `rate` per second, each create on its own task (a slow answer does not hold back the
+/// next); returns when each create was acknowledged.
+async fn create_paced(
+    api: &Api<Deployment>,
+    names: &[String],
+    rate: u32,
+) -> anyhow::Result<HashMap<String, Instant>> {
+    let interval = Duration::from_secs_f64(1.0 / f64::from(rate.max(1)));
+    let acked: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let mut ticker = tokio::time::interval(interval);
+    let mut tasks = tokio::task::JoinSet::new();
+    for name in names.iter().cloned() {
+        ticker.tick().await;
+        let api = api.clone();
+        let acked = acked.clone();
+        tasks.spawn(async move {
+            let object = deployment(&name)?;
+            api.create(&PostParams::default(), &object).await?;
+            acked.lock().await.insert(name, Instant::now());
+            anyhow::Ok(())
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result??;
+    }
+    Ok(std::mem::take(&mut *acked.lock().await))
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
@@ -911,7 +955,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          is from the create's acknowledgement to the member's watch event. \"Bindings scheduled\" times the burst until \
          every ResourceBinding has a placement; \"scheduler stage alone\" stops the scheduler, lets the detector create \
          a further burst's bindings, pauses the controller-manager (SIGSTOP) and times a fresh scheduler process from \
-         its spawn to the last placement.\n\n{table}",
+         its spawn to the last placement. RSS is the control plane's, summed over its processes, 3 s after each \
+         batch settles: a paced batch, a second paced batch, then the burst; the first fills the API server's \
+         bounded caches, so the later two give the marginal cost.\n\n{table}",
         report::machine(),
         jiff::Zoned::now().date(),
     );

@@ -19,13 +19,13 @@
 //! 7. the replacements are scheduled for the current spec, cover the policy and are all Healthy → remove, unless
 //!    the member is unreachable (then keep: nothing is deleted from a member that cannot be reached; the task,
 //!    and so the Work, stays until it can be);
-//! 7a. `Directly`: the binding controller deleted the old copy when the task was added, so removing the task
+//! 8. `Directly`: the binding controller deleted the old copy when the task was added, so removing the task
 //!    deletes nothing — it only lets the scheduler place replicas on the cluster again. The task therefore stays
 //!    (keeping the cluster out of scheduling, as Karmada's ClusterEviction filter does) until the rules above or
 //!    the grace period (the controller's timeout) end it, reachable or not. Removing it as soon as it was stamped
 //!    let a reschedule put replicas straight back on the failing cluster, where they crashed and were evicted
 //!    again;
-//! 8. `Gracefully` → keep until the grace period (`gracePeriodSeconds`, else the controller's timeout) ends;
+//! 9. `Gracefully` → keep until the grace period (`gracePeriodSeconds`, else the controller's timeout) ends;
 //!    then remove only if the member is reachable and either the old copy is reported Unhealthy (it serves
 //!    nothing) or healthy replacements covering the policy exist — never the last healthy copy (Karmada #7455).
 
@@ -276,7 +276,7 @@ fn decide_task(
     if mode == PurgeMode::Never {
         return (TaskAction::Keep(KeepReason::Suppressed), None);
     }
-    // Directly: the old copy is already gone, so nothing below protects it (rule 7a).
+    // Directly: the old copy is already gone, so nothing below protects it (rule 8).
     let copy_kept = mode != PurgeMode::Directly;
     if healthy_elsewhere {
         return if reachable || !copy_kept {
