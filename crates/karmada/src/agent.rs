@@ -57,6 +57,9 @@ pub struct AgentArgs {
     /// How long a recovered member must stay healthy before Ready turns True.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub cluster_success_threshold: Duration,
+    /// Works of this cluster the agent applies, and reflects the status of, at once.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrent_work_syncs: u16,
     /// Exit when standard input closes (for supervisors and tests).
     #[arg(long)]
     pub exit_with_stdin: bool,
@@ -92,7 +95,7 @@ async fn client_from(
         config.connect_timeout = timeout;
         config.read_timeout = timeout;
     }
-    kube::Client::try_from(config)
+    karmada_controllers::runtime::client::client(config)
         .with_context(|| format!("building a client from {}", path.display()))
 }
 
@@ -152,7 +155,10 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     // Works; the member's objects are watched outside it.
     tasks.spawn(execution::run_with_status(
         karmada,
-        ExecutionConfig::new(ServedClusters::Only(name.clone()), members),
+        ExecutionConfig {
+            concurrency: args.concurrent_work_syncs,
+            ..ExecutionConfig::new(ServedClusters::Only(name.clone()), members)
+        },
         execution_metrics,
         cancel.child_token(),
     ));

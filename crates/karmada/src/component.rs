@@ -23,7 +23,7 @@ pub async fn kube_client(kubeconfig: &Path, context: Option<&str>) -> anyhow::Re
     let config = kube::Config::from_custom_kubeconfig(file, &options)
         .await
         .with_context(|| format!("using kubeconfig {}", kubeconfig.display()))?;
-    kube::Client::try_from(config).context("building the API client")
+    karmada_controllers::runtime::client::client(config).context("building the API client")
 }
 
 /// Binds `address` (port 0 picks one, logged as "serving metrics") and serves `/metrics` from `registry` and

@@ -84,10 +84,33 @@ pub struct ControllerManagerArgs {
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub unschedulable_threshold: Duration,
     #[command(flatten)]
+    pub concurrency: ConcurrencyArgs,
+    #[command(flatten)]
     pub leader_election: LeaderElectionArgs,
     /// Exit when standard input closes (for supervisors and tests).
     #[arg(long)]
     pub exit_with_stdin: bool,
+}
+
+/// How many objects each controller reconciles at once, under Karmada's flag names. Our defaults are higher than
+/// Karmada's 5: a reconcile here mostly waits on the API server. The detector's is the highest: it makes two writes
+/// in sequence per template (claim, then binding), and in a burst the stages after it must not starve it (in the
+/// propagation benchmark, 64 instead of 16 placed a burst's bindings about twice as fast, end to end no slower).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct ConcurrencyArgs {
+    /// Templates the resource detector matches and binds at once.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrent_resource_template_syncs: u16,
+    /// ResourceBindings and ClusterResourceBindings the binding controller turns into Works at once; given, it
+    /// also sets the binding status controller's (default 5, which coalesces a rollout's updates anyway).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrent_resourcebinding_syncs: Option<u16>,
+    /// Works the execution controller applies, and the work status controller reflects, at once.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrent_work_syncs: u16,
+    /// Bindings whose dependencies (ConfigMaps, Secrets, ...) the dependencies distributor follows at once.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrent_dependent_resource_syncs: u16,
 }
 
 /// Everything the controllers need, built once; each leadership term starts them from it.
@@ -103,6 +126,7 @@ struct Controllers {
     failover_metrics: FailoverMetrics,
     descheduler: Option<DeschedulerConfig>,
     descheduler_metrics: DeschedulerMetrics,
+    concurrency: ConcurrencyArgs,
 }
 
 impl Controllers {
@@ -139,6 +163,7 @@ impl Controllers {
             client.clone(),
             DetectorConfig {
                 informers: informers.clone(),
+                workers: usize::from(self.concurrency.concurrent_resource_template_syncs),
                 ..Default::default()
             },
             cancel.child_token(),
@@ -147,6 +172,10 @@ impl Controllers {
             client.clone(),
             BindingConfig {
                 informers: informers.clone(),
+                concurrency: self
+                    .concurrency
+                    .concurrent_resourcebinding_syncs
+                    .unwrap_or(BindingConfig::default().concurrency),
                 ..Default::default()
             },
             cancel.child_token(),
@@ -155,6 +184,7 @@ impl Controllers {
             client.clone(),
             ExecutionConfig {
                 informers: informers.clone(),
+                concurrency: self.concurrency.concurrent_work_syncs,
                 ..ExecutionConfig::new(ServedClusters::Push, members)
             },
             self.execution_metrics.clone(),
@@ -164,6 +194,10 @@ impl Controllers {
             client.clone(),
             BindingStatusConfig {
                 informers: informers.clone(),
+                concurrency: self
+                    .concurrency
+                    .concurrent_resourcebinding_syncs
+                    .unwrap_or(BindingStatusConfig::default().concurrency),
                 ..Default::default()
             },
             self.binding_metrics.clone(),
@@ -178,6 +212,7 @@ impl Controllers {
             client.clone(),
             DistributorConfig {
                 informers: informers.clone(),
+                concurrency: self.concurrency.concurrent_dependent_resource_syncs,
                 ..Default::default()
             },
             cancel.child_token(),
@@ -255,6 +290,7 @@ pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
             unschedulable_threshold: args.unschedulable_threshold,
         }),
         descheduler_metrics: DeschedulerMetrics::register(&mut registry),
+        concurrency: args.concurrency,
     });
     let election = args.leader_election.config("karmada-controller-manager")?;
 
@@ -288,4 +324,61 @@ pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
     cancel.cancel();
     while tasks.join_next().await.is_some() {}
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ControllerManagerArgs,
+    }
+
+    fn parse(flags: &[&str]) -> Result<ConcurrencyArgs, clap::Error> {
+        let argv = ["controller-manager", "--kubeconfig", "k.config"]
+            .iter()
+            .chain(flags);
+        Cli::try_parse_from(argv).map(|cli| cli.args.concurrency)
+    }
+
+    #[test]
+    fn concurrency_flags_default_and_parse_under_karmadas_names() {
+        let defaults = parse(&[]).expect("no flags");
+        assert_eq!(defaults.concurrent_resource_template_syncs, 64);
+        assert_eq!(defaults.concurrent_resourcebinding_syncs, None);
+        assert_eq!(defaults.concurrent_work_syncs, 16);
+        assert_eq!(defaults.concurrent_dependent_resource_syncs, 2);
+
+        let given = parse(&[
+            "--concurrent-resource-template-syncs=64",
+            "--concurrent-resourcebinding-syncs=4",
+            "--concurrent-work-syncs=8",
+            "--concurrent-dependent-resource-syncs=3",
+        ])
+        .expect("valid flags");
+        assert_eq!(given.concurrent_resource_template_syncs, 64);
+        assert_eq!(given.concurrent_resourcebinding_syncs, Some(4));
+        assert_eq!(given.concurrent_work_syncs, 8);
+        assert_eq!(given.concurrent_dependent_resource_syncs, 3);
+    }
+
+    #[test]
+    fn zero_workers_are_refused_with_the_flag_named() {
+        for flag in [
+            "--concurrent-resource-template-syncs=0",
+            "--concurrent-resourcebinding-syncs=0",
+            "--concurrent-work-syncs=0",
+            "--concurrent-dependent-resource-syncs=0",
+        ] {
+            let err = parse(&[flag]).err().expect("0 must be refused");
+            let message = err.to_string();
+            let name = flag.trim_end_matches("=0");
+            assert!(message.contains(name), "{flag}: {message}");
+            assert!(message.contains("1.."), "{flag}: {message}");
+        }
+    }
 }

@@ -28,6 +28,11 @@ pub struct SchedulerArgs {
     /// Keep selected clusters that were assigned 0 replicas in spec.clusters.
     #[arg(long)]
     pub enable_empty_workload_propagation: bool,
+    /// Bindings scheduled at once. Karmada schedules one at a time; each of ours mostly waits on its two
+    /// writes (spec, then status), so several in flight keep pace with a burst of new bindings. (64 kept pace no
+    /// better than 32 in the propagation benchmark and doubled the P99 distribution latency of a steady stream.)
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrent_schedule_syncs: u16,
     #[command(flatten)]
     pub leader_election: LeaderElectionArgs,
     /// Exit when standard input closes (for supervisors and tests).
@@ -42,6 +47,7 @@ pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
     let scheduler_config = SchedulerConfig {
         scheduler_name: args.scheduler_name.clone(),
         enable_empty_workload_propagation: args.enable_empty_workload_propagation,
+        workers: usize::from(args.concurrent_schedule_syncs),
         ..SchedulerConfig::default()
     };
     let election = args.leader_election.config("karmada-scheduler")?;

@@ -124,5 +124,6 @@ pub async fn member_client(
     config.connect_timeout = Some(timeout);
     config.read_timeout = Some(timeout);
     config.write_timeout = Some(timeout);
-    kube::Client::try_from(config).map_err(|e| fail(format!("building the member client: {e}")))
+    crate::runtime::client::client(config)
+        .map_err(|e| fail(format!("building the member client: {e}")))
 }

@@ -95,7 +95,7 @@ impl Default for DetectorConfig {
         Self {
             filter: DetectorFilter::default(),
             preemption: false,
-            workers: 16,
+            workers: 64,
             queue_capacity: 65_536,
             discovery_period: Duration::from_secs(30),
             interpreter: Interpreter::native(),

@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub mod changes;
+pub mod client;
 pub mod compact;
 pub mod error;
 pub mod events;

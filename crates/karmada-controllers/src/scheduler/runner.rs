@@ -76,7 +76,7 @@ impl Default for SchedulerConfig {
     fn default() -> Self {
         Self {
             scheduler_name: DEFAULT_SCHEDULER_NAME.to_string(),
-            workers: 16,
+            workers: 32,
             queue_capacity: 65_536,
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(60),
