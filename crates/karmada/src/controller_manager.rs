@@ -374,7 +374,7 @@ mod tests {
             "--concurrent-work-syncs=0",
             "--concurrent-dependent-resource-syncs=0",
         ] {
-            let err = parse(&[flag]).err().expect("0 must be refused");
+            let err = parse(&[flag]).expect_err("0 must be refused");
             let message = err.to_string();
             let name = flag.trim_end_matches("=0");
             assert!(message.contains(name), "{flag}: {message}");

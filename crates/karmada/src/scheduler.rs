@@ -29,8 +29,8 @@ pub struct SchedulerArgs {
     #[arg(long)]
     pub enable_empty_workload_propagation: bool,
     /// Bindings scheduled at once. Karmada schedules one at a time; each of ours mostly waits on its two
-    /// writes (spec, then status), so several in flight keep pace with a burst of new bindings. (64 kept pace no
-    /// better than 32 in the propagation benchmark and doubled the P99 distribution latency of a steady stream.)
+    /// writes (spec, then status), so several in flight keep pace with a burst of new bindings (64 kept pace no
+    /// better than 32 in the propagation benchmark).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrent_schedule_syncs: u16,
     #[command(flatten)]

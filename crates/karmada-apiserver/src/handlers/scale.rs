@@ -143,6 +143,7 @@ pub async fn patch_scale(
     options: &WriteOptions,
 ) -> Result<Written, ApiError> {
     let mut scale = get_scale(server, def, namespace, name).await?;
+    let read_version = objects::meta_str(&scale, "resourceVersion").map(str::to_owned);
     match kind {
         PatchType::Json => {
             let patch: json_patch::Patch = serde_json::from_slice(body)
@@ -154,6 +155,13 @@ pub async fn patch_scale(
             let patch = crate::content::decode_json_or_yaml(body)?;
             json_patch::merge(&mut scale, &patch);
         }
+    }
+    // The version read above is not the client's precondition: a write in between (a controller updating the
+    // status) must not fail a patch that named none. One the patch itself sets stays.
+    if objects::meta_str(&scale, "resourceVersion") == read_version.as_deref()
+        && let Some(meta) = scale.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        meta.remove("resourceVersion");
     }
     update_scale(server, def, namespace, name, &scale, options).await
 }

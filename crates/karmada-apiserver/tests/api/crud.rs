@@ -403,6 +403,46 @@ async fn scale_subresource_reads_and_writes_replicas() {
     );
 }
 
+/// A scale patch's resourceVersion is a precondition only when the patch names one: the version the server read
+/// to apply it is not (a status write in between must not fail `kubectl scale`).
+#[tokio::test]
+async fn scale_patch_checks_only_the_resource_version_it_names() {
+    let h = Harness::new().await;
+    let created = h
+        .post(
+            "/apis/apps/v1/namespaces/default/deployments",
+            &deployment("web", 1),
+        )
+        .await;
+    let stale = created.body["metadata"]["resourceVersion"].clone();
+    let status = h
+        .patch(
+            "/apis/apps/v1/namespaces/default/deployments/web/status",
+            "application/merge-patch+json",
+            &json!({"status": {"observedGeneration": 1}}),
+        )
+        .await;
+    assert_eq!(status.status, StatusCode::OK, "{:?}", status.body);
+
+    let named = h
+        .patch(
+            "/apis/apps/v1/namespaces/default/deployments/web/scale",
+            "application/merge-patch+json",
+            &json!({"metadata": {"resourceVersion": stale}, "spec": {"replicas": 4}}),
+        )
+        .await;
+    assert_eq!(named.status, StatusCode::CONFLICT, "{:?}", named.body);
+    let unnamed = h
+        .patch(
+            "/apis/apps/v1/namespaces/default/deployments/web/scale",
+            "application/merge-patch+json",
+            &json!({"spec": {"replicas": 4}}),
+        )
+        .await;
+    assert_eq!(unnamed.status, StatusCode::OK, "{:?}", unnamed.body);
+    assert_eq!(unnamed.body["spec"]["replicas"], 4);
+}
+
 #[tokio::test]
 async fn dry_run_persists_nothing() {
     let h = Harness::new().await;
