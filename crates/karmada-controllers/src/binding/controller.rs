@@ -154,7 +154,7 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
     // reading holds up the shared watch for every other controller.
     let subscribe = |resource: &ApiResource| {
         config.informers.subscribe(
-            resources::all(&client, resource),
+            resources::all_raw(&client, resource),
             watcher::Config::default(),
         )
     };

@@ -93,7 +93,7 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
     let binding = resources::resource_binding();
     let index: Arc<Mutex<DependencyIndex>> = Arc::default();
     let subscription = config.informers.subscribe(
-        resources::all(&client, &binding),
+        resources::all_raw(&client, &binding),
         watcher::Config::default(),
     );
     // One watch wakes a binding on its own change and, for an attached binding, the bindings that require it

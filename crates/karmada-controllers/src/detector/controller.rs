@@ -594,7 +594,7 @@ impl Detector {
         let Some(store) = self
             .config
             .informers
-            .cached(&resources::all(&self.client, resource))
+            .cached(&resources::all_raw(&self.client, resource))
         else {
             return Ok(Cached::Unknown);
         };

@@ -254,7 +254,7 @@ impl Templates {
                 continue;
             }
             let subscription = informers.subscribe(
-                resources::all(client, &kind.resource),
+                resources::all_raw(client, &kind.resource),
                 watcher::Config::default(),
             );
             let child = cancel.child_token();

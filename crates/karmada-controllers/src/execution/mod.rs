@@ -19,7 +19,6 @@ pub mod metrics;
 pub mod queue;
 
 use karmada_api::{Cluster, ClusterSyncMode};
-use kube::api::DynamicObject;
 use kube::runtime::watcher;
 
 pub use controller::{ExecutionConfig, run};
@@ -27,7 +26,7 @@ pub use metrics::ExecutionMetrics;
 pub use queue::{WorkRequeue, WorkRequeueReceiver, work_requeue};
 
 use crate::names::execution_namespace;
-use crate::runtime::resources;
+use crate::runtime::{RawObject, resources};
 use crate::status::work_status::{self, WorkStatusConfig};
 
 /// The execution and work status controllers for `config.served`, wired together (drift the work status
@@ -81,11 +80,11 @@ impl ServedClusters {
     }
 
     /// The Works this instance watches: every namespace, or the one execution namespace.
-    pub fn works_api(&self, client: &kube::Client) -> kube::Api<DynamicObject> {
+    pub fn works_api(&self, client: &kube::Client) -> kube::Api<RawObject> {
         match self {
-            ServedClusters::Push => resources::all(client, &resources::work()),
+            ServedClusters::Push => resources::all_raw(client, &resources::work()),
             ServedClusters::Only(name) => {
-                resources::namespaced(client, &resources::work(), &execution_namespace(name))
+                resources::namespaced_raw(client, &resources::work(), &execution_namespace(name))
             }
         }
     }

@@ -467,7 +467,7 @@ pub(crate) async fn run_binding_controller<F, Fut>(
         resources::resource_binding()
     };
     let subscription = shared.config.informers.subscribe(
-        resources::all(&shared.client, &resource),
+        resources::all_raw(&shared.client, &resource),
         watcher::Config::default(),
     );
     let store = subscription.store;

@@ -20,6 +20,7 @@ use kube::runtime::watcher::Event;
 use serde::de::DeserializeOwned;
 
 use super::meta::{Meta, Namespaces};
+use super::raw::RawObject;
 use super::{ControllerError, Pairs};
 
 #[derive(Clone, Debug)]
@@ -52,7 +53,7 @@ impl CompactObject {
     /// The compact form of `object`, compressed on its own. Watches use a [`Packer`], which compresses each
     /// object against earlier ones of the same resource.
     pub fn from_dynamic(object: &DynamicObject) -> Result<Self, ControllerError> {
-        let parts = split(object)?;
+        let parts = object.split()?;
         let packed = compress(&parts.body, None);
         Self::new(parts, packed, None, &mut Namespaces::default())
     }
@@ -221,8 +222,8 @@ const LEARN_STEP: usize = 4 * 1024;
 
 impl Packer {
     /// The compact form of `object` (without managedFields), learning from it if it is new.
-    pub fn pack(&mut self, object: &DynamicObject) -> Result<CompactObject, ControllerError> {
-        let parts = split(object)?;
+    pub fn pack(&mut self, object: &impl Packable) -> Result<CompactObject, ControllerError> {
+        let parts = object.split()?;
         let body = &parts.body;
         let mut packed = compress(body, self.dictionary.as_deref());
         let known = self.dictionary.as_ref().map_or(0, |d| d.len());
@@ -243,9 +244,9 @@ impl Packer {
     }
 
     /// A watch event with its object made compact.
-    pub fn event(
+    pub fn event<O: Packable>(
         &mut self,
-        event: Event<DynamicObject>,
+        event: Event<O>,
     ) -> Result<Event<CompactObject>, ControllerError> {
         Ok(match event {
             Event::Apply(o) => Event::Apply(self.pack(&o)?),
@@ -258,7 +259,7 @@ impl Packer {
 }
 
 /// What a compact object is made of, before compression.
-struct Parts {
+pub struct Parts {
     /// The typed metadata (labels and annotations still in it).
     metadata: ObjectMeta,
     /// The JSON to compress: without metadata, or the whole object when `whole`.
@@ -267,24 +268,70 @@ struct Parts {
     large_annotations: Option<u64>,
 }
 
-/// The object's metadata without managedFields (no controller reads them, and they are often as large as the
-/// rest of the object), and the JSON of everything else. With annotations over [`LARGE_ANNOTATION`] bytes the
-/// body is the whole object and the typed metadata goes without them.
-fn split(object: &DynamicObject) -> Result<Parts, ControllerError> {
-    let mut metadata = object.metadata.clone();
-    metadata.managed_fields = None;
-    let is_large = |value: &String| value.len() > LARGE_ANNOTATION;
-    if metadata
+/// What a watch delivers that a [`Packer`] can make compact: kube's `DynamicObject`, or a [`RawObject`] (read
+/// without building a JSON tree; what the controllers' own watches use).
+pub trait Packable {
+    /// The object's metadata without managedFields (no controller reads them, and they are often as large as
+    /// the rest of the object), and the JSON of everything else. With annotations over [`LARGE_ANNOTATION`]
+    /// bytes the body is the whole object and the typed metadata goes without them.
+    fn split(&self) -> Result<Parts, ControllerError>;
+}
+
+impl Packable for DynamicObject {
+    fn split(&self) -> Result<Parts, ControllerError> {
+        let mut metadata = self.metadata.clone();
+        metadata.managed_fields = None;
+        if has_large_annotation(&metadata) {
+            let body = serde_json::to_vec(&WholeRef {
+                types: self.types.as_ref(),
+                metadata: &metadata,
+                data: &self.data,
+            })?;
+            return Ok(Parts::whole(metadata, body));
+        }
+        let body = serde_json::to_vec(&BodyRef {
+            types: self.types.as_ref(),
+            data: &self.data,
+        })?;
+        Ok(Parts::thin(metadata, body))
+    }
+}
+
+impl Packable for RawObject {
+    fn split(&self) -> Result<Parts, ControllerError> {
+        // The raw metadata is already without managedFields.
+        let metadata = self.metadata.clone();
+        if has_large_annotation(&metadata) {
+            return Ok(Parts::whole(metadata, self.whole_json()?.into_bytes()));
+        }
+        Ok(Parts::thin(metadata, self.body().as_bytes().to_vec()))
+    }
+}
+
+fn is_large(value: &str) -> bool {
+    value.len() > LARGE_ANNOTATION
+}
+
+fn has_large_annotation(metadata: &ObjectMeta) -> bool {
+    metadata
         .annotations
         .iter()
         .flatten()
         .any(|(_, v)| is_large(v))
-    {
-        let body = serde_json::to_vec(&WholeRef {
-            types: object.types.as_ref(),
-            metadata: &metadata,
-            data: &object.data,
-        })?;
+}
+
+impl Parts {
+    fn thin(metadata: ObjectMeta, body: Vec<u8>) -> Self {
+        Parts {
+            metadata,
+            body,
+            whole: false,
+            large_annotations: None,
+        }
+    }
+
+    /// `body` is the whole object; the large annotations leave the typed metadata, fingerprinted.
+    fn whole(mut metadata: ObjectMeta, body: Vec<u8>) -> Self {
         let mut hasher = std::hash::DefaultHasher::new();
         if let Some(annotations) = metadata.annotations.as_mut() {
             annotations.retain(|key, value| {
@@ -295,23 +342,13 @@ fn split(object: &DynamicObject) -> Result<Parts, ControllerError> {
                 !large
             });
         }
-        return Ok(Parts {
+        Parts {
             metadata,
             body,
             whole: true,
             large_annotations: Some(std::hash::Hasher::finish(&hasher)),
-        });
+        }
     }
-    let body = serde_json::to_vec(&BodyRef {
-        types: object.types.as_ref(),
-        data: &object.data,
-    })?;
-    Ok(Parts {
-        metadata,
-        body,
-        whole: false,
-        large_annotations: None,
-    })
 }
 
 fn compress(body: &[u8], dictionary: Option<&[u8]>) -> Vec<u8> {
@@ -362,6 +399,47 @@ mod tests {
             "status": {"conditions": [{"type": "Applied", "status": "True"}]}
         }))
         .expect("work")
+    }
+
+    /// A raw object and kube's `DynamicObject` of the same text make the same compact object, with and without
+    /// large annotations (the body is then the whole object).
+    #[test]
+    fn raw_and_dynamic_objects_pack_alike() {
+        let explanation = "x".repeat(LARGE_ANNOTATION + 1);
+        for annotations in [
+            json!({"small": "s"}),
+            json!({"small": "s", "big": explanation}),
+        ] {
+            let mut object = serde_json::to_value(work()).expect("json");
+            object["metadata"]["annotations"] = annotations;
+            object["metadata"]["ownerReferences"] =
+                json!([{"apiVersion": "v1", "kind": "Namespace", "name": "n", "uid": "u"}]);
+            let text = object.to_string();
+            let dynamic: DynamicObject = serde_json::from_str(&text).expect("dynamic");
+            let raw: RawObject = serde_json::from_str(&text).expect("raw");
+            let mut packer = Packer::default();
+            let (from_dynamic, from_raw) = (
+                packer.pack(&dynamic).expect("packed"),
+                packer.pack(&raw).expect("packed"),
+            );
+            assert_eq!(
+                from_raw.decode::<serde_json::Value>().expect("raw decode"),
+                from_dynamic
+                    .decode::<serde_json::Value>()
+                    .expect("dynamic decode")
+            );
+            assert_eq!(from_raw.annotations(), from_dynamic.annotations());
+            assert_eq!(from_raw.labels(), from_dynamic.labels());
+            assert_eq!(
+                from_raw.large_annotations(),
+                from_dynamic.large_annotations()
+            );
+            assert_eq!(
+                from_raw.metadata().owner_references[0].name,
+                from_dynamic.metadata().owner_references[0].name
+            );
+            assert!(!from_raw.json().expect("text").contains("managedFields"));
+        }
     }
 
     #[test]

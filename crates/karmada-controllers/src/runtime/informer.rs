@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use futures::stream::{self, BoxStream};
 use futures::{Stream, StreamExt};
-use kube::api::DynamicObject;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use tokio::sync::mpsc;
@@ -26,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cache::{Cache, CacheWriter};
 use super::compact::{CompactObject, Packer};
+use super::raw::RawObject;
 use super::runner::ObjectKey;
 
 /// Events buffered per subscriber before the watch waits for it (backpressure, not growth).
@@ -199,7 +199,7 @@ impl Informers {
     /// The cache of a running, listed watch of every object of `api` (no selectors), if another controller of
     /// the process keeps one: read what is already watched without starting a watch. `None` means "ask the API
     /// server".
-    pub fn cached(&self, api: &kube::Api<DynamicObject>) -> Option<Cache> {
+    pub fn cached(&self, api: &kube::Api<RawObject>) -> Option<Cache> {
         let key = watch_key(api, &watcher::Config::default());
         let informer = lock(&self.running).get(&key).cloned()?;
         let listed =
@@ -209,11 +209,7 @@ impl Informers {
 
     /// Subscribes to the watch of `api` with `config`, starting it when nobody watches it yet. The watch
     /// runs on the current Tokio runtime until every subscription is dropped.
-    pub fn subscribe(
-        &self,
-        api: kube::Api<DynamicObject>,
-        config: watcher::Config,
-    ) -> Subscription {
+    pub fn subscribe(&self, api: kube::Api<RawObject>, config: watcher::Config) -> Subscription {
         let key = watch_key(&api, &config);
         let informer = {
             let mut running = lock(&self.running);
@@ -243,7 +239,7 @@ impl Informers {
 }
 
 /// What tells shared watches apart: the URL and the selectors.
-fn watch_key(api: &kube::Api<DynamicObject>, config: &watcher::Config) -> String {
+fn watch_key(api: &kube::Api<RawObject>, config: &watcher::Config) -> String {
     format!(
         "{}?labels={:?}&fields={:?}",
         api.resource_url(),
@@ -253,7 +249,7 @@ fn watch_key(api: &kube::Api<DynamicObject>, config: &watcher::Config) -> String
 }
 
 impl Informer {
-    fn start(api: kube::Api<DynamicObject>, config: watcher::Config) -> Arc<Self> {
+    fn start(api: kube::Api<RawObject>, config: watcher::Config) -> Arc<Self> {
         let writer = CacheWriter::new();
         let informer = Arc::new(Self {
             store: writer.as_reader(),
@@ -308,7 +304,7 @@ impl Informer {
 
     async fn run(
         self: Arc<Self>,
-        events: impl Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send,
+        events: impl Stream<Item = Result<Event<RawObject>, watcher::Error>> + Send,
     ) {
         let mut events = std::pin::pin!(events);
         let mut packer = Packer::default();

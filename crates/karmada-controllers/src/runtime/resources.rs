@@ -2,6 +2,8 @@
 
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 
+use super::RawObject;
+
 fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
 }
@@ -76,6 +78,20 @@ pub fn cluster() -> ApiResource {
 /// Every object of `resource`, across namespaces.
 pub fn all(client: &kube::Client, resource: &ApiResource) -> Api<DynamicObject> {
     Api::all_with(client.clone(), resource)
+}
+
+/// Every object of `resource`, read as [`RawObject`]s: what a watch into a compact cache takes.
+pub fn all_raw(client: &kube::Client, resource: &ApiResource) -> Api<RawObject> {
+    Api::all_with(client.clone(), resource)
+}
+
+/// Objects of `resource` in `namespace`, read as [`RawObject`]s.
+pub fn namespaced_raw(
+    client: &kube::Client,
+    resource: &ApiResource,
+    namespace: &str,
+) -> Api<RawObject> {
+    Api::namespaced_with(client.clone(), namespace, resource)
 }
 
 /// Objects of `resource` in `namespace`.

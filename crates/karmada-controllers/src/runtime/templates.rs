@@ -90,7 +90,7 @@ impl TemplateReader {
         let (resource, namespaced) = self.resolve(api_version, kind).await?;
         if let Some(store) = self
             .informers
-            .cached(&resources::all(&self.client, &resource))
+            .cached(&resources::all_raw(&self.client, &resource))
             && let Some(cached) = store.get_named(namespaced.then_some(namespace), name)
             && is_at_least(cached.metadata().resource_version.as_deref(), at_least)
         {

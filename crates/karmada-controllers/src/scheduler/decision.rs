@@ -122,37 +122,78 @@ pub fn binding_writes(current: &Value, result: &SchedulingResult, force: bool) -
     }
 }
 
-/// `status` of `desired` on `written` (the object as the spec write returned it), with the observed generation
-/// following the generation that write produced.
-pub fn status_on(written: &Value, desired: &Value) -> Value {
-    let mut object = written.clone();
-    object["status"] = desired.get("status").cloned().unwrap_or_else(|| json!({}));
+/// The spec write as Karmada sends it, a JSON merge patch: the result's annotations and, when the result has a
+/// placement, `spec.clusters` as `next` holds them. `resource_version` (the version read) makes it conditional.
+pub fn spec_patch(next: &Value, result: &SchedulingResult, resource_version: &str) -> Value {
+    let annotations: serde_json::Map<String, Value> = result
+        .annotations
+        .iter()
+        .map(|(key, value)| (key.clone(), Value::String(value.clone())))
+        .collect();
+    let mut patch = json!({
+        "metadata": {"resourceVersion": resource_version, "annotations": annotations},
+    });
+    if result.clusters.is_some() {
+        patch["spec"] =
+            json!({"clusters": next.pointer("/spec/clusters").cloned().unwrap_or(Value::Null)});
+    }
+    patch
+}
+
+/// The status fields a decision sets.
+const DECIDED_STATUS: [&str; 4] = [
+    "conditions",
+    "schedulerObservedGeneration",
+    "lastScheduledTime",
+    "schedulerObservingAffinityName",
+];
+
+/// The status write as a JSON merge patch of what `desired` decided, conditional on `resource_version` (what
+/// the spec write returned, else the version read). A scheduled decision observes `written_generation`, the
+/// generation the spec write produced. A decided field `desired` lacks is removed, except the observed
+/// generation and the schedule time, which a failed decision leaves as they were.
+pub fn status_patch(
+    desired: &Value,
+    written_generation: Option<i64>,
+    resource_version: &str,
+) -> Value {
+    let mut status = serde_json::Map::new();
+    for field in DECIDED_STATUS {
+        match desired.pointer(&format!("/status/{field}")) {
+            Some(value) => {
+                status.insert(field.to_string(), value.clone());
+            }
+            None if field == "schedulerObservingAffinityName" || field == "conditions" => {
+                status.insert(field.to_string(), Value::Null);
+            }
+            None => {}
+        }
+    }
     let scheduled = scheduled_condition(desired)
         .and_then(|c| c.get("status"))
         .and_then(Value::as_str)
         == Some("True");
-    if scheduled && let Some(generation) = written.pointer("/metadata/generation") {
-        object["status"]["schedulerObservedGeneration"] = generation.clone();
+    if scheduled && let Some(generation) = written_generation {
+        status.insert("schedulerObservedGeneration".into(), json!(generation));
     }
-    object
+    json!({"metadata": {"resourceVersion": resource_version}, "status": status})
 }
 
-/// The binding with only `status.schedulerObservedGeneration` moved to its generation (reference §4.1 step 6);
-/// `None` when it is already there.
-pub fn observed_generation_write(current: &Value) -> Option<Value> {
-    let generation = current.pointer("/metadata/generation")?.as_i64()?;
-    let observed = current
-        .pointer("/status/schedulerObservedGeneration")
-        .and_then(Value::as_i64);
+/// A merge patch moving only `status.schedulerObservedGeneration` to the binding's `generation` (reference
+/// §4.1 step 6), conditional on the version read; `None` when it is already there.
+pub fn observed_generation_write(
+    generation: Option<i64>,
+    observed: Option<i64>,
+    resource_version: &str,
+) -> Option<Value> {
+    let generation = generation?;
     if observed == Some(generation) {
         return None;
     }
-    let mut next = current.clone();
-    if !next["status"].is_object() {
-        next["status"] = json!({});
-    }
-    next["status"]["schedulerObservedGeneration"] = json!(generation);
-    Some(next)
+    Some(json!({
+        "metadata": {"resourceVersion": resource_version},
+        "status": {"schedulerObservedGeneration": generation},
+    }))
 }
 
 /// A Scheduled=False/SchedulerError result for input the scheduler cannot read (e.g. a malformed placement).
@@ -200,6 +241,24 @@ mod tests {
             observed_generation: (status == "True").then_some(2),
             last_scheduled_time: (status == "True").then(|| "2026-11-29T10:00:00Z".to_string()),
             affinity_name: None,
+        }
+    }
+
+    /// RFC 7386 JSON merge patch, as the API server applies it.
+    fn merge(target: &mut Value, patch: &Value) {
+        let Some(fields) = patch.as_object() else {
+            *target = patch.clone();
+            return;
+        };
+        if !target.is_object() {
+            *target = json!({});
+        }
+        for (key, value) in fields {
+            if value.is_null() {
+                target.as_object_mut().map(|map| map.remove(key));
+            } else {
+                merge(&mut target[key.as_str()], value);
+            }
         }
     }
 
@@ -292,36 +351,78 @@ mod tests {
 
     #[test]
     fn status_follows_the_generation_of_the_spec_write() {
-        let desired = binding_writes(
-            &scheduled_binding(),
-            &result(
-                Some(json!([{"name": "a", "replicas": 6}])),
-                "True",
-                "Success",
-                "ok",
-            ),
-            false,
+        let decided = result(
+            Some(json!([{"name": "a", "replicas": 6}])),
+            "True",
+            "Success",
+            "ok",
         );
+        let desired = binding_writes(&scheduled_binding(), &decided, false);
         let object = desired.object.expect("spec changes");
-        let mut written = object.clone();
-        written["metadata"]["generation"] = json!(3);
-        written["metadata"]["resourceVersion"] = json!("42");
-        let status = status_on(&written, &desired.status.expect("status"));
+        let spec = spec_patch(&object, &decided, "41");
+        assert_eq!(spec["metadata"]["resourceVersion"], "41");
+        assert_eq!(
+            spec["spec"]["clusters"],
+            json!([{"name": "a", "replicas": 6}])
+        );
+        assert_eq!(
+            spec["metadata"]["annotations"]["policy.karmada.io/applied-placement"],
+            "{}"
+        );
+        assert!(spec.get("status").is_none());
+        let status = status_patch(&desired.status.expect("status"), Some(3), "42");
         assert_eq!(status["status"]["schedulerObservedGeneration"], 3);
         assert_eq!(status["metadata"]["resourceVersion"], "42");
         assert_eq!(
             status["status"]["lastScheduledTime"],
             "2026-11-29T10:00:00Z"
         );
+        assert_eq!(
+            status["status"]["schedulerObservingAffinityName"],
+            Value::Null
+        );
+        assert!(status.get("spec").is_none());
+        // Applying both patches to the binding read gives what the decision wanted.
+        let mut applied = scheduled_binding();
+        merge(&mut applied, &spec);
+        merge(&mut applied, &status);
+        assert_eq!(applied["spec"]["clusters"], object["spec"]["clusters"]);
+        assert_eq!(
+            applied["status"]["conditions"],
+            object["status"]["conditions"]
+        );
+    }
+
+    #[test]
+    fn a_failed_decision_keeps_the_placement_and_its_generation() {
+        let failed = result(None, "False", "NoClusterFit", "0/2 clusters are available");
+        let writes = binding_writes(&scheduled_binding(), &failed, false);
+        let spec = spec_patch(
+            writes.object.as_ref().unwrap_or(&scheduled_binding()),
+            &failed,
+            "7",
+        );
+        assert!(
+            spec.get("spec").is_none(),
+            "no placement, no clusters: {spec}"
+        );
+        let status = status_patch(&writes.status.expect("status"), Some(9), "7");
+        // Not scheduled: the generation observed stays the one of the last placement.
+        assert_eq!(status["status"]["schedulerObservedGeneration"], 2);
+        assert_eq!(status["status"]["conditions"][0]["status"], "False");
     }
 
     #[test]
     fn observed_generation_catches_up() {
-        let mut binding = scheduled_binding();
-        assert_eq!(observed_generation_write(&binding), None);
-        binding["metadata"]["generation"] = json!(5);
-        let next = observed_generation_write(&binding).expect("behind");
-        assert_eq!(next["status"]["schedulerObservedGeneration"], 5);
+        assert_eq!(observed_generation_write(Some(2), Some(2), "11"), None);
+        assert_eq!(observed_generation_write(None, Some(2), "11"), None);
+        for observed in [Some(2), None] {
+            assert_eq!(
+                observed_generation_write(Some(5), observed, "12"),
+                Some(json!({"metadata": {"resourceVersion": "12"},
+                            "status": {"schedulerObservedGeneration": 5}}))
+            );
+        }
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! ([`karmada_scheduler::trigger::schedule_trigger`]) with the pure core ([`karmada_scheduler::scheduler`]).
 //!
 //! A decision writes `spec.clusters` and the annotations (`policy.karmada.io/applied-placement` on success,
-//! `scheduling.karmada.io/explanation` — the per-cluster explanation as JSON) with an update carrying the read
-//! resourceVersion, then the status (`Scheduled` condition, `schedulerObservedGeneration` and
-//! `lastScheduledTime` when scheduled) with the resourceVersion that update returned. The explanation's
+//! `scheduling.karmada.io/explanation` — the per-cluster explanation as JSON) as a JSON merge patch carrying the
+//! read resourceVersion, then the status (`Scheduled` condition, `schedulerObservedGeneration` and
+//! `lastScheduledTime` when scheduled) as a second merge patch carrying the resourceVersion the first returned:
+//! Karmada's two patches, made conditional. The explanation's
 //! summary is in the condition message and in the `ScheduleBindingSucceed` / `ScheduleBindingFailed` event
 //! recorded on the binding and on its template.
 //!
@@ -28,7 +29,7 @@ use karmada_scheduler::placement::prepare;
 use karmada_scheduler::scheduler::{ScheduleRequest, schedule};
 use karmada_scheduler::snapshot::ClusterSnapshot;
 use karmada_scheduler::trigger::{ScheduleTrigger, schedule_trigger, served_by};
-use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
@@ -36,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::decision::{
     binding_writes, cluster_changed, observed_generation_write, schedule_type, scheduler_error,
-    status_on,
+    spec_patch, status_patch,
 };
 use super::metrics::{
     EVENT_BINDING_ADD, EVENT_BINDING_UPDATE, EVENT_CLUSTER_CHANGED, EVENT_SCHEDULE_ATTEMPT_FAILURE,
@@ -47,7 +48,9 @@ use crate::runtime::queue::{Backoff, WorkQueue};
 use crate::runtime::runner::ObjectKey;
 use crate::runtime::watch::next_event;
 use crate::runtime::{Cache, CacheWriter};
-use crate::runtime::{CompactObject, ControllerError, EventRecorder, EventType, resources, typed};
+use crate::runtime::{
+    CompactObject, ControllerError, EventRecorder, EventType, RawObject, resources, typed,
+};
 
 /// Event reasons Karmada's scheduler records on bindings and their templates.
 pub const EVENT_SCHEDULE_BINDING_SUCCEED: &str = "ScheduleBindingSucceed";
@@ -231,7 +234,7 @@ async fn watch_bindings(
     cancel: CancellationToken,
 ) {
     let resource = binding_resource(cluster_scoped);
-    let api: Api<DynamicObject> = resources::all(&runner.client, &resource);
+    let api = resources::all_raw(&runner.client, &resource);
     let reader = writer.as_reader();
     let stream = watcher(api, watcher::Config::default()).default_backoff();
     futures::pin_mut!(stream);
@@ -416,12 +419,13 @@ impl Runner {
         )
     }
 
-    fn api(&self, key: &BindingKey) -> Api<DynamicObject> {
+    /// The binding's API, whose answers are read as raw objects (only their metadata is parsed).
+    fn api(&self, key: &BindingKey) -> Api<RawObject> {
         let resource = binding_resource(key.cluster_scoped);
         if key.cluster_scoped {
-            resources::all(&self.client, &resource)
+            resources::all_raw(&self.client, &resource)
         } else {
-            resources::namespaced(&self.client, &resource, &key.namespace)
+            resources::namespaced_raw(&self.client, &resource, &key.namespace)
         }
     }
 
@@ -441,12 +445,9 @@ impl Runner {
         if object.metadata().deletion_timestamp.is_some() {
             return Ok(None);
         }
-        let mut current: Value = object.decode()?;
-        if current.get("apiVersion").is_none() {
-            current["apiVersion"] = Value::String(resource.api_version.clone());
-            current["kind"] = Value::String(resource.kind.clone());
-        }
-        let binding: ResourceBinding = serde_json::from_value(current.clone())?;
+        // Without its aggregated status (see `view`): most reconciles (a fresh scheduler's whole list, every
+        // Duplicated binding on a cluster change) end in no write, and the status is most of the text.
+        let binding = super::view::read(&object, &resource)?;
         if !served_by(
             &binding.metadata,
             &binding.spec,
@@ -462,14 +463,25 @@ impl Runner {
             binding.status.as_ref(),
             terminating,
         ) else {
-            if let Some(next) = observed_generation_write(&current) {
-                let body = typed::to_dynamic(&next, &resource)?;
+            let observed = binding
+                .status
+                .as_ref()
+                .map(|status| status.scheduler_observed_generation);
+            let version = binding
+                .metadata
+                .resource_version
+                .as_deref()
+                .unwrap_or_default();
+            if let Some(patch) =
+                observed_generation_write(binding.metadata.generation, observed, version)
+            {
                 self.api(key)
-                    .replace_status(&key.name, &PostParams::default(), &body)
+                    .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
                     .await?;
             }
             return Ok(None);
         };
+        let current = super::view::to_json(&binding)?;
         self.schedule(
             key, &resource, &current, &binding, &snapshots, trigger, started,
         )
@@ -524,22 +536,27 @@ impl Runner {
         };
         let writes = binding_writes(current, &result, trigger == ScheduleTrigger::FreshSchedule);
         let written = writes.object.is_some() || writes.status.is_some();
+        // Merge patches, as Karmada writes them: only what the decision sets travels, and the answers are read
+        // without building their bodies. Each is conditional on the version it follows.
         let api = self.api(key);
-        let mut base = current.clone();
+        let mut version = binding
+            .metadata
+            .resource_version
+            .clone()
+            .unwrap_or_default();
+        let mut generation = binding.metadata.generation;
         if let Some(object) = &writes.object {
-            let body = typed::to_dynamic(object, resource)?;
+            let patch = spec_patch(object, &result, &version);
             let updated = api
-                .replace(&key.name, &PostParams::default(), &body)
+                .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
-            if let Some(version) = updated.metadata.resource_version.clone() {
-                self.own_writes.wrote(key.clone(), version);
-            }
-            base = typed::to_json(&updated)?;
+            version = updated.metadata.resource_version.unwrap_or_default();
+            generation = updated.metadata.generation;
+            self.own_writes.wrote(key.clone(), version.clone());
         }
         if let Some(desired) = &writes.status {
-            let next = status_on(&base, desired);
-            let body = typed::to_dynamic(&next, resource)?;
-            api.replace_status(&key.name, &PostParams::default(), &body)
+            let patch = status_patch(desired, generation, &version);
+            api.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
         }
         let result_label = if scheduled {

@@ -213,7 +213,7 @@ pub async fn run(
     // stops reading holds up the shared watch for every other controller.
     let subscribe = |resource: &ApiResource| {
         config.informers.subscribe(
-            resources::all(&client, resource),
+            resources::all_raw(&client, resource),
             watcher::Config::default(),
         )
     };
