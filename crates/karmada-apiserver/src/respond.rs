@@ -13,7 +13,10 @@ use crate::hooks;
 
 pub fn written_response(written: Written) -> Response {
     let code = StatusCode::from_u16(written.code).unwrap_or(StatusCode::OK);
-    json_response(code, &written.object, &written.warnings)
+    match written.json {
+        Some(json) => text_response(code, json, &written.warnings),
+        None => json_response(code, &written.object, &written.warnings),
+    }
 }
 
 /// A Table of `objects` for `def`, carrying `resource_version` when given.
@@ -75,12 +78,12 @@ pub fn render_list(def: &ResourceDef, list: Value, output: Output, include: Incl
 
 /// A JSON response with `Warning: 299` headers.
 pub fn json_response(code: StatusCode, body: &Value, warnings: &[String]) -> Response {
-    let mut response = (
-        code,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response();
+    text_response(code, body.to_string(), warnings)
+}
+
+/// [`json_response`] of a body already written as JSON text.
+fn text_response(code: StatusCode, json: String, warnings: &[String]) -> Response {
+    let mut response = (code, [(header::CONTENT_TYPE, "application/json")], json).into_response();
     for warning in warnings {
         let text = format!(
             "299 - {}",

@@ -74,46 +74,79 @@ pub fn stamp(def: &ResourceDef, object: &mut Value, revision: u64) {
 /// `apiVersion`, `kind` and `metadata` come first, in that order, so that [`stamped_json`] can
 /// add the resourceVersion to the stored bytes without parsing them.
 pub fn encode(object: &Value) -> Result<Bytes, ApiError> {
-    let mut ordered = serde_json::Map::new();
-    if let Some(map) = object.as_object() {
-        for key in ["apiVersion", "kind", "metadata"] {
-            if let Some(value) = map.get(key) {
-                ordered.insert(key.to_string(), value.clone());
-            }
-        }
-        for (key, value) in map {
-            if !ordered.contains_key(key) {
-                ordered.insert(key.clone(), value.clone());
-            }
-        }
-    }
-    if let Some(meta) = ordered.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
-    }
+    // Written field by field rather than through a reordered copy: a deep clone of every object per write.
+    let mut text = Vec::with_capacity(1024);
+    write_ordered(object, &mut text)
+        .map_err(|e| ApiError::internal(format!("encoding object: {e}")))?;
     // Exactly as long as the text: the value outlives the request in the watch ring, which bounds the bytes
     // it holds by their length, and a serializer's buffer is up to twice that.
-    serde_json::to_vec(&ordered)
-        .map(|text| Bytes::from(text.into_boxed_slice()))
-        .map_err(|e| ApiError::internal(format!("encoding object: {e}")))
+    Ok(Bytes::from(text.into_boxed_slice()))
+}
+
+/// `apiVersion`, `kind` and `metadata` (without resourceVersion) first, then the other fields in order.
+fn write_ordered(object: &Value, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    let Some(map) = object.as_object() else {
+        return serde_json::to_writer(out, &serde_json::Map::new());
+    };
+    const HEAD: [&str; 3] = ["apiVersion", "kind", "metadata"];
+    let mut first = true;
+    let mut field =
+        |out: &mut Vec<u8>, key: &str, write: &dyn Fn(&mut Vec<u8>) -> serde_json::Result<()>| {
+            out.push(if first { b'{' } else { b',' });
+            first = false;
+            serde_json::to_writer(&mut *out, key)?;
+            out.push(b':');
+            write(out)
+        };
+    for key in HEAD {
+        let Some(value) = map.get(key) else { continue };
+        match value.as_object().filter(|_| key == "metadata") {
+            Some(metadata) => field(out, key, &|out| {
+                let mut inner = true;
+                for (name, value) in metadata
+                    .iter()
+                    .filter(|(name, _)| *name != "resourceVersion")
+                {
+                    out.push(if inner { b'{' } else { b',' });
+                    inner = false;
+                    serde_json::to_writer(&mut *out, name)?;
+                    out.push(b':');
+                    serde_json::to_writer(&mut *out, value)?;
+                }
+                out.extend_from_slice(if inner { b"{}" } else { b"}" });
+                Ok(())
+            })?,
+            None => field(out, key, &|out| serde_json::to_writer(&mut *out, value))?,
+        }
+    }
+    for (key, value) in map.iter().filter(|(key, _)| !HEAD.contains(&key.as_str())) {
+        field(out, key, &|out| serde_json::to_writer(&mut *out, value))?;
+    }
+    out.extend_from_slice(if first { b"{}" } else { b"}" });
+    Ok(())
+}
+
+/// The response JSON of an object stored as `stored` (what [`encode`] wrote) at `revision`: the stored text
+/// with the resourceVersion spliced into its metadata, when it begins as [`encode`] writes it.
+pub fn response_json(def: &ResourceDef, stored: &[u8], revision: u64) -> Option<String> {
+    let head = format!(
+        "{{\"apiVersion\":{},\"kind\":{},\"metadata\":{{",
+        Value::String(def.api_version()),
+        Value::String(def.kind.clone())
+    );
+    let rest = std::str::from_utf8(stored.strip_prefix(head.as_bytes())?).ok()?;
+    let separator = if rest.starts_with('}') { "" } else { "," };
+    Some(format!(
+        "{head}\"resourceVersion\":\"{revision}\"{separator}{rest}"
+    ))
 }
 
 /// The stored object as response JSON (what [`decode`] returns, serialised), spliced from the
 /// stored bytes when they begin with this kind's `apiVersion`, `kind` and `metadata` (as
 /// [`encode`] writes them); otherwise parsed and stamped.
 pub fn stamped_json(def: &ResourceDef, kv: &KeyValue) -> Result<String, ApiError> {
-    let head = format!(
-        "{{\"apiVersion\":{},\"kind\":{},\"metadata\":{{",
-        Value::String(def.api_version()),
-        Value::String(def.kind.clone())
-    );
-    if let Some(rest) = kv.value.strip_prefix(head.as_bytes())
-        && let Ok(rest) = std::str::from_utf8(rest)
-    {
-        let separator = if rest.starts_with('}') { "" } else { "," };
-        return Ok(format!(
-            "{head}\"resourceVersion\":\"{}\"{separator}{rest}",
-            kv.mod_revision
-        ));
+    if let Some(json) = response_json(def, &kv.value, kv.mod_revision) {
+        return Ok(json);
     }
     Ok(decode(def, kv)?.to_string())
 }
@@ -214,6 +247,28 @@ mod tests {
             assert_eq!(spliced, decode(&cm, &kv).unwrap(), "object {i}");
             assert_eq!(spliced["metadata"]["resourceVersion"], "7");
         }
+        // Objects of the definition's own kind are spliced (as a write's response is), with their fields in
+        // the order they were written and resourceVersion never stored.
+        for object in [
+            serde_json::json!({"data": {"k": "v"}, "metadata": {"name": "s", "resourceVersion": "1", "uid": "u"},
+                               "kind": cm.kind, "apiVersion": cm.api_version()}),
+            serde_json::json!({"apiVersion": cm.api_version(), "kind": cm.kind, "metadata": {}}),
+            serde_json::json!({"apiVersion": cm.api_version(), "kind": cm.kind, "metadata": {"resourceVersion": "4"}}),
+        ] {
+            let stored = encode(&object).unwrap();
+            assert!(
+                !std::str::from_utf8(&stored)
+                    .unwrap()
+                    .contains("resourceVersion")
+            );
+            let spliced = response_json(&cm, &stored, 11).expect("spliced");
+            let spliced: Value = serde_json::from_str(&spliced).unwrap();
+            let mut expected = object.clone();
+            stamp(&cm, &mut expected, 11);
+            assert_eq!(spliced, expected);
+        }
+        assert_eq!(encode(&serde_json::json!({})).unwrap().as_ref(), b"{}");
+        assert_eq!(response_json(&cm, br#"{"kind":"Other"}"#, 1), None);
         // Bytes in another order (older data) still come out right, through parsing.
         let kv = KeyValue {
             key: "/k/old".into(),

@@ -124,25 +124,31 @@ pub fn fields_of(object: &Value, meta: &dyn PatchMeta) -> FieldSet {
 }
 
 /// The fields an update of `old` to `new` changes (set anew, or a value that differs) and the
-/// fields it removes, as [`fields_of`] both objects and compared them would find; only the
-/// top-level entries (and metadata entries) that differ are walked, because an entry equal in both
-/// sets the same fields to the same values. A controller's status update leaves the spec alone,
-/// and a Work's spec is most of it.
+/// fields it removes, as [`fields_of`] both objects and compared them would find; only what differs
+/// is walked, down through maps, because a part equal in both sets the same fields to the same
+/// values. A controller's status update leaves the spec alone, and changes a few fields of a status
+/// whose per-cluster entries are most of it.
 pub fn changed_and_removed(old: &Value, new: &Value, meta: &dyn PatchMeta) -> (FieldSet, FieldSet) {
     let old_entries = owned_entries(old);
     let new_entries = owned_entries(new);
-    let walk_differing = |mine: &[(Vec<String>, &Value)], theirs: &[(Vec<String>, &Value)]| {
-        let mut set = FieldSet::new();
-        for (names, value) in mine {
-            let same = theirs.iter().any(|(n, v)| n == names && v == value);
-            if !same {
-                walk_entry(names, value, meta, &mut set);
-            }
+    let mut old_set = FieldSet::new();
+    let mut new_set = FieldSet::new();
+    for (names, value) in &old_entries {
+        let mut sets = (&mut old_set, &mut new_set);
+        walk_differing(
+            Some(value),
+            entry(&new_entries, names),
+            names,
+            meta,
+            &mut sets,
+        );
+    }
+    for (names, value) in &new_entries {
+        if entry(&old_entries, names).is_none() {
+            let mut sets = (&mut old_set, &mut new_set);
+            walk_differing(None, Some(value), names, meta, &mut sets);
         }
-        set
-    };
-    let old_set = walk_differing(&old_entries, &new_entries);
-    let new_set = walk_differing(&new_entries, &old_entries);
+    }
     let changed: FieldSet = new_set
         .iter()
         .filter(|path| {
@@ -153,6 +159,47 @@ pub fn changed_and_removed(old: &Value, new: &Value, meta: &dyn PatchMeta) -> (F
         .collect();
     let removed: FieldSet = old_set.difference(&new_set).cloned().collect();
     (changed, removed)
+}
+
+/// The value of the entry named `names`, if any.
+fn entry<'a>(entries: &[(Vec<String>, &'a Value)], names: &[String]) -> Option<&'a Value> {
+    entries
+        .iter()
+        .find(|(n, _)| n.as_slice() == names)
+        .map(|(_, v)| *v)
+}
+
+/// Walks where `old` and `new` (the values at `names`) differ: into both when both are non-empty maps,
+/// else each whole into its set (old, new). Lists are walked whole: their elements' identities depend on
+/// the strategy.
+fn walk_differing(
+    old: Option<&Value>,
+    new: Option<&Value>,
+    names: &[String],
+    meta: &dyn PatchMeta,
+    sets: &mut (&mut FieldSet, &mut FieldSet),
+) {
+    if old == new {
+        return;
+    }
+    if let (Some(Value::Object(old_map)), Some(Value::Object(new_map))) = (old, new)
+        && !old_map.is_empty()
+        && !new_map.is_empty()
+    {
+        let added = new_map.keys().filter(|key| !old_map.contains_key(*key));
+        for key in old_map.keys().chain(added) {
+            let mut child = names.to_vec();
+            child.push(key.clone());
+            walk_differing(old_map.get(key), new_map.get(key), &child, meta, sets);
+        }
+        return;
+    }
+    if let Some(value) = old {
+        walk_entry(names, value, meta, sets.0);
+    }
+    if let Some(value) = new {
+        walk_entry(names, value, meta, sets.1);
+    }
 }
 
 /// The entries of `object` whose fields can be owned, each with its names from the root

@@ -391,7 +391,10 @@ mod properties {
     fn with_status(config: Value, status: Option<(i64, String)>) -> Value {
         let mut object = config;
         if let Some((ready, reason)) = status {
-            object["status"] = json!({"readyReplicas": ready, "conditions": [{"type": "Available", "reason": reason}]});
+            // Nested maps, one part changing with `ready` and one fixed, so the walk goes down through maps.
+            object["status"] = json!({"readyReplicas": ready, "conditions": [{"type": "Available", "reason": reason}],
+                                      "summary": {"ready": {"count": ready, "empty": {}}, "fixed": {"k": "v"},
+                                                  "reason": {reason.clone(): {"seen": true}}}});
         }
         object
     }

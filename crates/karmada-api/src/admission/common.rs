@@ -23,11 +23,33 @@ pub(crate) fn index(base: &str, i: usize) -> String {
 
 /// Decodes `obj` into `T`; a shape error becomes one FieldError with the path of the offending field.
 pub fn decode<T: DeserializeOwned>(obj: &Value) -> Result<T, Box<FieldError>> {
-    serde_path_to_error::deserialize::<_, T>(obj.clone()).map_err(|e| {
+    // Read in place: a clone of the whole object (a Work's manifests, a binding's aggregated status) per
+    // admitted write is what this would otherwise cost.
+    serde_path_to_error::deserialize::<_, T>(obj).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
         let message = e.inner().to_string();
         Box::new(shape_error(&path, &message, obj))
+    })
+}
+
+/// Decodes `obj[key]` into `T` (its default when absent), for admission that checks one part of an object; a
+/// shape error is reported at its full path.
+pub fn decode_field<T: DeserializeOwned + Default>(
+    obj: &Value,
+    key: &str,
+) -> Result<T, Box<FieldError>> {
+    let Some(value) = obj.get(key) else {
+        return Ok(T::default());
+    };
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let inner = e.path().to_string();
+        let path = if inner == "." {
+            key.to_string()
+        } else {
+            field(key, &inner)
+        };
+        Box::new(shape_error(&path, &e.inner().to_string(), obj))
     })
 }
 

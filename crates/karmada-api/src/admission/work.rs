@@ -6,11 +6,9 @@ use std::collections::BTreeSet;
 use apimachinery::FieldError;
 use serde_json::{Value, json};
 
-use super::common::{decode, field, index, permanent_id};
+use super::common::{decode, decode_field, field, index, permanent_id};
 use super::{Request, placement};
-use crate::work::{
-    self, ClusterResourceBinding, GracefulEvictionTask, ResourceBinding, ResourceBindingSpec, Work,
-};
+use crate::work::{self, GracefulEvictionTask, ResourceBindingSpec, Work};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BindingScope {
@@ -33,11 +31,8 @@ pub(crate) fn binding(
         BindingScope::Cluster => work::LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
     };
     permanent_id(req, obj, label, &mut errors);
-    let decoded = match scope {
-        BindingScope::Namespaced => decode::<ResourceBinding>(obj).map(|b| b.spec),
-        BindingScope::Cluster => decode::<ClusterResourceBinding>(obj).map(|b| b.spec),
-    };
-    match decoded {
+    // Both kinds share the spec, and only the spec is checked (status has its own subresource).
+    match decode_field::<ResourceBindingSpec>(obj, "spec") {
         Ok(spec) => validate_binding(req, &spec, &mut errors),
         Err(e) => errors.push(*e),
     }

@@ -49,10 +49,12 @@ pub async fn create_object(
             code: 201,
             object,
             warnings,
+            json: None,
         });
     }
     let key = storage::object_key(def, namespace, &name);
-    let revision = match server.store.create(&key, storage::encode(&object)?).await {
+    let stored = storage::encode(&object)?;
+    let revision = match server.store.create(&key, stored.clone()).await {
         Ok(revision) => revision,
         Err(StoreError::AlreadyExists(_)) => {
             return Err(ApiError::already_exists(&def.group, &def.plural, &name));
@@ -65,6 +67,7 @@ pub async fn create_object(
     }
     Ok(Written {
         code: 201,
+        json: storage::response_json(def, &stored, revision),
         object,
         warnings,
     })

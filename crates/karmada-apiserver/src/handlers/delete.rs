@@ -156,6 +156,7 @@ async fn delete_attempt(
             code: 200,
             object: live,
             warnings: Vec::new(),
+            json: None,
         }));
     }
     let mut finalizers = objects::finalizers(&live);
@@ -189,6 +190,7 @@ async fn delete_attempt(
                 code: 200,
                 object: marked,
                 warnings: Vec::new(),
+                json: None,
             }));
         }
         let new_revision = match server
@@ -206,6 +208,7 @@ async fn delete_attempt(
             code: 200,
             object: marked,
             warnings: Vec::new(),
+            json: None,
         }));
     }
     if options.dry_run {
@@ -213,6 +216,7 @@ async fn delete_attempt(
             code: 200,
             object: live,
             warnings: Vec::new(),
+            json: None,
         }));
     }
     let mut deleted = live;
@@ -229,6 +233,7 @@ async fn delete_attempt(
         code: 200,
         object: deleted,
         warnings: Vec::new(),
+        json: None,
     }))
 }
 

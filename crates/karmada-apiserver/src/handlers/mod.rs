@@ -69,6 +69,9 @@ pub struct Written {
     pub code: u16,
     pub object: Value,
     pub warnings: Vec<String>,
+    /// The response body when it could be spliced from the bytes just stored (see
+    /// [`crate::storage::response_json`]); otherwise `object` is serialized.
+    pub json: Option<String>,
 }
 
 /// `dryRun`: only `All` is accepted.

@@ -129,6 +129,7 @@ pub async fn update_scale(
         code: written.code,
         object: to_scale(&sub, &written.object),
         warnings: written.warnings,
+        json: None,
     })
 }
 

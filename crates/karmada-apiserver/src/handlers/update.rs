@@ -239,6 +239,7 @@ async fn try_commit(
             code: 200,
             object: live.clone(),
             warnings,
+            json: None,
         }));
     }
     let now = jiff::Timestamp::now();
@@ -263,6 +264,7 @@ async fn try_commit(
                 code: 200,
                 object: next,
                 warnings,
+                json: None,
             }));
         }
         let deleted_at = match server.store.delete(&key, Some(revision)).await {
@@ -279,6 +281,7 @@ async fn try_commit(
             code: 200,
             object: next,
             warnings,
+            json: None,
         }));
     }
     if options.dry_run {
@@ -286,11 +289,13 @@ async fn try_commit(
             code: 200,
             object: next,
             warnings,
+            json: None,
         }));
     }
+    let stored = storage::encode(&next)?;
     let new_revision = match server
         .store
-        .update(&key, storage::encode(&next)?, Some(revision))
+        .update(&key, stored.clone(), Some(revision))
         .await
     {
         Ok(rev) => rev,
@@ -306,6 +311,7 @@ async fn try_commit(
         code: 200,
         object: next,
         warnings,
+        json: storage::response_json(def, &stored, new_revision),
     }))
 }
 

@@ -30,6 +30,7 @@ use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
 use kube::runtime::reflector::{Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::ServedClusters;
@@ -277,13 +278,24 @@ async fn replace_work(client: &kube::Client, work: &Work) -> Result<(), Controll
     Ok(())
 }
 
-async fn replace_status(client: &kube::Client, work: &Work) -> Result<(), ControllerError> {
-    let namespace = work.metadata.namespace.clone().unwrap_or_default();
-    let name = work.metadata.name.clone().unwrap_or_default();
-    let body = typed::to_dynamic(work, &resources::work())?;
-    resources::namespaced(client, &resources::work(), &namespace)
-        .replace_status(&name, &PostParams::default(), &body)
-        .await?;
+/// Writes the Work's conditions (execution's part of its status; the work status controller owns
+/// `manifestStatuses`), conditional on the version read.
+async fn write_conditions(client: &kube::Client, work: &Work) -> Result<(), ControllerError> {
+    let conditions = work
+        .status
+        .as_ref()
+        .map(|status| serde_json::to_value(&status.conditions))
+        .transpose()?
+        .unwrap_or_else(|| Value::Array(Vec::new()));
+    crate::runtime::status_write::merge_status(
+        client,
+        &resources::work(),
+        work.metadata.namespace.as_deref(),
+        work.metadata.name.as_deref().unwrap_or_default(),
+        work.metadata.resource_version.as_deref(),
+        serde_json::json!({"conditions": conditions}),
+    )
+    .await?;
     Ok(())
 }
 
@@ -452,7 +464,7 @@ async fn write_status(
         return Ok(());
     }
     updated.status = Some(status);
-    replace_status(&ctx.client, &updated).await
+    write_conditions(&ctx.client, &updated).await
 }
 
 async fn delete(

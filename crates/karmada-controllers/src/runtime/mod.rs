@@ -25,6 +25,7 @@ pub mod queue;
 pub mod raw;
 pub mod resources;
 pub mod runner;
+pub mod status_write;
 pub mod templates;
 pub mod typed;
 pub mod watch;

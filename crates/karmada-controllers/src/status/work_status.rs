@@ -25,7 +25,7 @@ use futures::{SinkExt, StreamExt};
 use karmada_api::work::{ManifestStatus, ResourceIdentifier};
 use karmada_api::{Cluster, Work};
 use karmada_interpreter::Interpreter;
-use kube::api::{DynamicObject, PostParams};
+use kube::api::DynamicObject;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
@@ -48,7 +48,6 @@ use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::typed::TypedMemo;
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
-    typed,
 };
 use crate::status::member_observation::{Observed, reflect_observations};
 
@@ -469,19 +468,16 @@ async fn reconcile(
         .map(|s| s.manifest_statuses.clone())
         .unwrap_or_default();
     if current != statuses {
-        let mut updated = work.clone();
-        updated
-            .status
-            .get_or_insert_with(Default::default)
-            .manifest_statuses = statuses;
-        let body = typed::to_dynamic(&updated, &resources::work())?;
-        resources::namespaced(&ctx.client, &resources::work(), &namespace)
-            .replace_status(
-                work.metadata.name.as_deref().unwrap_or_default(),
-                &PostParams::default(),
-                &body,
-            )
-            .await?;
+        // Only this controller's part of the status; the Applied condition is execution's.
+        crate::runtime::status_write::merge_status(
+            &ctx.client,
+            &resources::work(),
+            Some(&namespace),
+            work.metadata.name.as_deref().unwrap_or_default(),
+            work.metadata.resource_version.as_deref(),
+            serde_json::json!({ "manifestStatuses": statuses }),
+        )
+        .await?;
     }
     ctx.backoff.succeeded(&key(&object));
     Ok(Action::await_change())

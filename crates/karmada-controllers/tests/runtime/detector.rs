@@ -732,7 +732,7 @@ async fn the_detector_reads_bindings_from_the_shared_cache() {
     namespace(&cp, "cached").await;
     let informers = Informers::default();
     let mut bindings = informers.subscribe(
-        resources::all(&cp.client, &resources::resource_binding()),
+        resources::all_raw(&cp.client, &resources::resource_binding()),
         watcher::Config::default(),
     );
     while let Some(event) = bindings.events.next().await {

@@ -70,7 +70,7 @@ async fn subscribers_share_one_watch_and_a_late_one_gets_a_replay() {
     create_config_map(&control_plane, "before").await;
     let informers = Informers::default();
     let resource = config_maps();
-    let api = || resources::all(&control_plane.client, &resource);
+    let api = || resources::all_raw(&control_plane.client, &resource);
 
     let mut first = informers.subscribe(api(), watcher::Config::default());
     let seen = events_until_applied(&mut first.events, "before").await;
@@ -157,7 +157,7 @@ async fn a_label_index_follows_the_cache() {
     let informers = Informers::default();
     let resource = config_maps();
     let mut subscription = informers.subscribe(
-        resources::all(&control_plane.client, &resource),
+        resources::all_raw(&control_plane.client, &resource),
         watcher::Config::default(),
     );
     events_until(&mut subscription.events, |e, _| {
@@ -231,7 +231,7 @@ async fn a_template_reader_reads_a_listed_cache_when_it_is_new_enough() {
     let informers = Informers::default();
     let reader = TemplateReader::new(control_plane.client.clone(), informers.clone());
     let resource = config_maps();
-    let api = resources::all(&control_plane.client, &resource);
+    let api = resources::all_raw(&control_plane.client, &resource);
     let read = |name: &'static str, at_least: Option<String>| {
         let reader = reader.clone();
         async move {

@@ -55,7 +55,7 @@ use crate::runtime::Cache;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, Subscription,
-    TemplateReader, resources, typed,
+    TemplateReader, resources, status_write, typed,
 };
 use crate::status::coalesce::coalesced;
 
@@ -453,26 +453,33 @@ fn binding_works(index: &LabelIndex, id: &str) -> Vec<Work> {
         .collect()
 }
 
+/// The fields of a binding's status ([`ResourceBindingStatus`]).
+const BINDING_STATUS_FIELDS: [&str; 5] = [
+    "schedulerObservedGeneration",
+    "schedulerObservingAffinityName",
+    "lastScheduledTime",
+    "conditions",
+    "aggregatedStatus",
+];
+
 async fn write_binding_status(
     context: &Context,
     object: &CompactObject,
     status: &ResourceBindingStatus,
 ) -> Result<(), ControllerError> {
-    let mut value: Value = object.decode()?;
-    if let Some(root) = value.as_object_mut() {
-        root.insert("status".into(), serde_json::to_value(status)?);
-    }
-    let updated: DynamicObject = serde_json::from_value(value)?;
+    // The whole status, as a merge patch conditional on the version read: every field is written, and one the
+    // status leaves out (empty) is removed.
+    let fields = status_write::replacing(serde_json::to_value(status)?, &BINDING_STATUS_FIELDS);
     let metadata = object.metadata();
-    let name = metadata.name.clone().unwrap_or_default();
-    let api = match &metadata.namespace {
-        Some(namespace) => {
-            resources::namespaced(&context.shared.client, &context.resource, namespace)
-        }
-        None => resources::all(&context.shared.client, &context.resource),
-    };
-    api.replace_status(&name, &PostParams::default(), &updated)
-        .await?;
+    status_write::merge_status(
+        &context.shared.client,
+        &context.resource,
+        metadata.namespace(),
+        metadata.name(),
+        metadata.resource_version.as_deref(),
+        fields,
+    )
+    .await?;
     Ok(())
 }
 
