@@ -14,6 +14,8 @@ use karmada_scheduler::patch::SchedulingResult;
 use karmada_scheduler::trigger::ScheduleTrigger;
 use serde_json::{Value, json};
 
+use crate::runtime::status_write;
+
 /// `schedule_type` label of `karmada_scheduler_schedule_attempts_total` and the e2e histogram. Karmada names
 /// two: placement-driven (and every other trigger) is `ReconcileSchedule`, replica changes `ScaleSchedule`.
 pub fn schedule_type(trigger: ScheduleTrigger) -> &'static str {
@@ -176,7 +178,7 @@ pub fn status_patch(
     if scheduled && let Some(generation) = written_generation {
         status.insert("schedulerObservedGeneration".into(), json!(generation));
     }
-    json!({"metadata": {"resourceVersion": resource_version}, "status": status})
+    status_write::status_patch(Value::Object(status), Some(resource_version))
 }
 
 /// A merge patch moving only `status.schedulerObservedGeneration` to the binding's `generation` (reference
@@ -190,10 +192,10 @@ pub fn observed_generation_write(
     if observed == Some(generation) {
         return None;
     }
-    Some(json!({
-        "metadata": {"resourceVersion": resource_version},
-        "status": {"schedulerObservedGeneration": generation},
-    }))
+    Some(status_write::status_patch(
+        json!({"schedulerObservedGeneration": generation}),
+        Some(resource_version),
+    ))
 }
 
 /// A Scheduled=False/SchedulerError result for input the scheduler cannot read (e.g. a malformed placement).
