@@ -475,7 +475,7 @@ async fn reconcile(
             Some(&namespace),
             work.metadata.name.as_deref().unwrap_or_default(),
             work.metadata.resource_version.as_deref(),
-            serde_json::json!({ "manifestStatuses": statuses }),
+            serde_json::json!({ "manifestStatuses": serde_json::to_value(&statuses)? }),
         )
         .await?;
     }
