@@ -141,9 +141,8 @@ impl SchedulingResult {
         }
     }
 
-    /// Karmada's two JSON merge patches: first metadata annotations and `spec.clusters`, then status.
-    /// `existing_conditions` are the binding's current status conditions (merge patch replaces lists).
-    pub fn merge_patches(&self, existing_conditions: &[Value]) -> (Value, Value) {
+    /// The first of Karmada's two merge patches: the annotations and, when placed, `spec.clusters`.
+    pub fn spec_merge_patch(&self) -> Value {
         let annotations: serde_json::Map<String, Value> = self
             .annotations
             .iter()
@@ -153,6 +152,13 @@ impl SchedulingResult {
         if let Some(clusters) = &self.clusters {
             binding["spec"] = json!({"clusters": clusters});
         }
+        binding
+    }
+
+    /// Karmada's two JSON merge patches: first metadata annotations and `spec.clusters`, then status.
+    /// `existing_conditions` are the binding's current status conditions (merge patch replaces lists).
+    pub fn merge_patches(&self, existing_conditions: &[Value]) -> (Value, Value) {
+        let binding = self.spec_merge_patch();
         let mut status = json!({
             "conditions": with_condition(existing_conditions, &self.condition),
             "schedulerObservingAffinityName": self.affinity_name,

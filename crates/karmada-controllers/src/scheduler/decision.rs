@@ -124,21 +124,11 @@ pub fn binding_writes(current: &Value, result: &SchedulingResult, force: bool) -
     }
 }
 
-/// The spec write as Karmada sends it, a JSON merge patch: the result's annotations and, when the result has a
-/// placement, `spec.clusters` as `next` holds them. `resource_version` (the version read) makes it conditional.
-pub fn spec_patch(next: &Value, result: &SchedulingResult, resource_version: &str) -> Value {
-    let annotations: serde_json::Map<String, Value> = result
-        .annotations
-        .iter()
-        .map(|(key, value)| (key.clone(), Value::String(value.clone())))
-        .collect();
-    let mut patch = json!({
-        "metadata": {"resourceVersion": resource_version, "annotations": annotations},
-    });
-    if result.clusters.is_some() {
-        patch["spec"] =
-            json!({"clusters": next.pointer("/spec/clusters").cloned().unwrap_or(Value::Null)});
-    }
+/// The spec write as Karmada sends it ([`SchedulingResult::spec_merge_patch`]), made conditional on
+/// `resource_version` (the version read).
+pub fn spec_patch(result: &SchedulingResult, resource_version: &str) -> Value {
+    let mut patch = result.spec_merge_patch();
+    patch["metadata"]["resourceVersion"] = Value::String(resource_version.to_string());
     patch
 }
 
@@ -361,7 +351,7 @@ mod tests {
         );
         let desired = binding_writes(&scheduled_binding(), &decided, false);
         let object = desired.object.expect("spec changes");
-        let spec = spec_patch(&object, &decided, "41");
+        let spec = spec_patch(&decided, "41");
         assert_eq!(spec["metadata"]["resourceVersion"], "41");
         assert_eq!(
             spec["spec"]["clusters"],
@@ -399,11 +389,7 @@ mod tests {
     fn a_failed_decision_keeps_the_placement_and_its_generation() {
         let failed = result(None, "False", "NoClusterFit", "0/2 clusters are available");
         let writes = binding_writes(&scheduled_binding(), &failed, false);
-        let spec = spec_patch(
-            writes.object.as_ref().unwrap_or(&scheduled_binding()),
-            &failed,
-            "7",
-        );
+        let spec = spec_patch(&failed, "7");
         assert!(
             spec.get("spec").is_none(),
             "no placement, no clusters: {spec}"

@@ -545,8 +545,8 @@ impl Runner {
             .clone()
             .unwrap_or_default();
         let mut generation = binding.metadata.generation;
-        if let Some(object) = &writes.object {
-            let patch = spec_patch(object, &result, &version);
+        if writes.object.is_some() {
+            let patch = spec_patch(&result, &version);
             let updated = api
                 .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
