@@ -23,6 +23,7 @@ pub mod time;
 
 pub use apply::{
     ApplyError, ApplyOutcome, Conflict, ManagedFieldsEntry, Operation, apply, record_update,
+    record_update_in_place,
 };
 pub use field::{FieldError, FieldErrorKind};
 pub use fields::{
@@ -31,8 +32,8 @@ pub use fields::{
 pub use jsonpath::{JsonPath, JsonPathError};
 pub use labels::{LabelSelector, Labels, Operator, Requirement, SelectorError};
 pub use patch::{
-    BuiltinPatchMeta, ListStrategy, NoPatchMeta, PatchError, PatchMeta, json_patch, merge_patch,
-    strategic_merge,
+    BuiltinPatchMeta, ListStrategy, NoPatchMeta, PatchError, PatchMeta, json_patch, merge_diff,
+    merge_patch, strategic_merge,
 };
 pub use quantity::{Quantity, QuantityError, QuantityFormat};
 pub use resource::{GroupVersionKind, Printer, PrinterColumn, ResourceDef, ScaleSubresource};

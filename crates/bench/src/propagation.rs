@@ -533,6 +533,12 @@ async fn measure(
     result
 }
 
+/// One line on stderr as a phase starts, stamped with the wall clock so outside probes (CPU samplers, `perf`) can
+/// be lined up with the phases.
+fn progress(setup: &str, phase: &str) {
+    eprintln!("{} {setup}: {phase}", jiff::Timestamp::now());
+}
+
 /// Creates `names` as fast as 32 clients can.
 async fn create_burst(api: &Api<Deployment>, names: &[String]) -> anyhow::Result<()> {
     let queue = Arc::new(Mutex::new(names.to_vec()));
@@ -622,6 +628,10 @@ async fn scheduler_backlog(
         .process
         .id();
     signal(controller_manager, "STOP")?;
+    progress(
+        &format!("{members} members, {}", mode.name()),
+        "scheduler stage alone",
+    );
     let started = Instant::now();
     let scheduler = start_scheduler(&federation.launcher, &federation.kubeconfig);
     let placed = match scheduler {
@@ -689,7 +699,9 @@ async fn measure_on(
     watch_scheduled(federation, scheduled.clone(), &stop);
     let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
 
+    let setup = format!("{members} members, {}", mode.name());
     // Phase 1: paced creates, latency per (workload, member).
+    progress(&setup, "paced batch");
     let names = batch_names("paced", args.workloads);
     let acked = create_paced(&api, &names, rate).await?;
     wait_all_seen(&seen, &names, members as usize).await?;
@@ -716,6 +728,7 @@ async fn measure_on(
 
     // Phase 1b: as many again at the same pace — the steady cost of holding more workloads, without a burst's
     // transient peak (allocator pages a burst's in-flight work leaves partly used stay in RSS).
+    progress(&setup, "second paced batch");
     let steady = batch_names("steady", args.workloads);
     create_paced(&api, &steady, rate).await?;
     wait_all_seen(&seen, &steady, members as usize).await?;
@@ -726,6 +739,7 @@ async fn measure_on(
     // Phase 2: a burst from 32 clients, end-to-end throughput.
     let burst = batch_names("burst", args.workloads);
     let requests_before = RequestCounts::read(&federation.karmada).await?;
+    progress(&setup, "burst");
     let started = Instant::now();
     create_burst(&api, &burst).await?;
     // When the API server had accepted the last template: no binding can be placed before its template exists.
@@ -753,6 +767,7 @@ async fn measure_on(
         f64::from(args.workloads) / scheduling.as_secs_f64().max(f64::MIN_POSITIVE);
     let throughput = f64::from(args.workloads) / elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
     let cpu_after = federation.cpu_seconds();
+    progress(&setup, "burst propagated");
     // Let the status controllers settle before reading memory.
     tokio::time::sleep(SETTLE).await;
     let rss_after = federation.rss_mib();

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use apimachinery::ApiError;
 use futures::StreamExt;
+use serde::Deserialize;
 use serde_json::Value;
 use store::{EventKind, RangeRequest};
 
@@ -31,36 +32,69 @@ use crate::storage;
 const RETRY_TICK: Duration = Duration::from_millis(250);
 const MANAGER: &str = "garbage-collector";
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct OwnerRef {
+    #[serde(default, deserialize_with = "nullable")]
     api_version: String,
+    #[serde(default, deserialize_with = "nullable")]
     kind: String,
+    #[serde(default, deserialize_with = "nullable")]
     name: String,
+    #[serde(default, deserialize_with = "nullable")]
     uid: String,
+}
+
+/// What garbage collection reads of an object in the store's watch: ownership and deletion marks. Parsed
+/// without building the rest (most of a binding is spec and status, and every write of one comes by here).
+#[derive(Debug, Default, Deserialize)]
+struct Head {
+    #[serde(default, deserialize_with = "nullable")]
+    metadata: HeadMeta,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HeadMeta {
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    uid: String,
+    #[serde(default, deserialize_with = "nullable")]
+    finalizers: Vec<String>,
+    #[serde(default)]
+    deletion_timestamp: Option<Value>,
+    #[serde(default, deserialize_with = "nullable")]
+    owner_references: Vec<OwnerRef>,
+}
+
+impl HeadMeta {
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice::<Head>(bytes)
+            .ok()
+            .map(|head| head.metadata)
+    }
+
+    fn is_deleting(&self) -> bool {
+        self.deletion_timestamp
+            .as_ref()
+            .is_some_and(|v| !v.is_null())
+    }
+}
+
+/// `null` read as the field's default, as for an absent field.
+fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 fn owner_refs(object: &Value) -> Vec<OwnerRef> {
     objects::meta(object)
         .and_then(|m| m.get("ownerReferences"))
-        .and_then(Value::as_array)
-        .map(|refs| {
-            refs.iter()
-                .map(|r| {
-                    let s = |k: &str| {
-                        r.get(k)
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string()
-                    };
-                    OwnerRef {
-                        api_version: s("apiVersion"),
-                        kind: s("kind"),
-                        name: s("name"),
-                        uid: s("uid"),
-                    }
-                })
-                .collect()
-        })
+        .and_then(|refs| Vec::<OwnerRef>::deserialize(refs).ok())
         .unwrap_or_default()
 }
 
@@ -92,8 +126,13 @@ impl Index {
         self.namespaces.remove(key);
     }
 
-    fn observe(&mut self, key: &str, object: &Value) {
-        let refs = owner_refs(object);
+    fn observe(&mut self, key: &str, object: HeadMeta) {
+        let owner_finalizing = object.is_deleting()
+            && object
+                .finalizers
+                .iter()
+                .any(|f| f == ORPHAN_FINALIZER || f == FOREGROUND_FINALIZER);
+        let refs = object.owner_references;
         // A dependent whose owner references did not change needs no new check: its owners' existence only
         // changes through their own deletion, which marks their dependents (see `deleted`). Without this,
         // every update of a dependent (a binding's status, say) re-read it and each of its owners.
@@ -107,20 +146,12 @@ impl Index {
                     .insert(key.to_string());
             }
             self.owners.insert(key.to_string(), refs);
-            self.namespaces.insert(
-                key.to_string(),
-                objects::meta_str(object, "namespace").map(str::to_string),
-            );
+            self.namespaces.insert(key.to_string(), object.namespace);
             if !unchanged {
                 self.dirty_dependents.insert(key.to_string());
             }
         }
-        let finalizers = objects::finalizers(object);
-        if objects::is_deleting(object)
-            && finalizers
-                .iter()
-                .any(|f| f == ORPHAN_FINALIZER || f == FOREGROUND_FINALIZER)
-        {
+        if owner_finalizing {
             self.dirty_owners.insert(key.to_string());
         }
     }
@@ -129,7 +160,7 @@ impl Index {
     /// (most writes carry no owner references and no deletion marks).
     fn concerns(&self, event: &store::WatchEvent) -> bool {
         let value = &event.kv.value[..];
-        let mentions = |needle: &[u8]| value.windows(needle.len()).any(|w| w == needle);
+        let mentions = |needle: &[u8]| memchr::memmem::find(value, needle).is_some();
         self.owners.contains_key(&event.kv.key)
             || match event.kind {
                 EventKind::Put => {
@@ -141,9 +172,9 @@ impl Index {
             }
     }
 
-    fn deleted(&mut self, key: &str, object: &Value, owner_keys: Vec<String>) {
+    fn deleted(&mut self, key: &str, object: &HeadMeta, owner_keys: Vec<String>) {
         self.forget(key);
-        if let Some(dependents) = self.dependents.get(objects::uid_of(object)) {
+        if let Some(dependents) = self.dependents.get(&object.uid) {
             self.dirty_dependents.extend(dependents.iter().cloned());
         }
         self.dirty_owners.extend(owner_keys);
@@ -207,9 +238,9 @@ async fn collect(server: &ApiServer) -> Result<(), ApiError> {
                 prev: None,
             };
             if index.concerns(&as_put)
-                && let Ok(object) = serde_json::from_slice::<Value>(&kv.value)
+                && let Some(object) = HeadMeta::parse(&kv.value)
             {
-                index.observe(&kv.key, &object);
+                index.observe(&kv.key, object);
             }
         }
         if !page.more || page.kvs.is_empty() {
@@ -246,14 +277,15 @@ async fn collect(server: &ApiServer) -> Result<(), ApiError> {
             if !index.concerns(&event) {
                 continue;
             }
-            let Ok(object) = serde_json::from_slice::<Value>(&event.kv.value) else {
+            let Some(object) = HeadMeta::parse(&event.kv.value) else {
                 continue;
             };
             match event.kind {
-                EventKind::Put => index.observe(&event.kv.key, &object),
+                EventKind::Put => index.observe(&event.kv.key, object),
                 EventKind::Delete => {
-                    let namespace = objects::meta_str(&object, "namespace");
-                    let owner_keys = owner_refs(&object)
+                    let namespace = object.namespace.as_deref();
+                    let owner_keys = object
+                        .owner_references
                         .iter()
                         .filter_map(|r| owner_key(server, r, namespace).map(|(_, key)| key))
                         .collect();
@@ -298,14 +330,21 @@ async fn read(
     let Some(kv) = server.store.get(key).await.map_err(storage::store_error)? else {
         return Ok(None);
     };
-    let raw: Value =
+    // The type first (the rest skipped unbuilt), then the object decoded once for its kind.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct TypeOf {
+        #[serde(default, deserialize_with = "nullable")]
+        api_version: String,
+        #[serde(default, deserialize_with = "nullable")]
+        kind: String,
+    }
+    let TypeOf { api_version, kind } =
         serde_json::from_slice(&kv.value).map_err(|e| ApiError::internal(e.to_string()))?;
-    let api_version = raw
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = raw.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let (group, version) = api_version
+        .split_once('/')
+        .unwrap_or(("", api_version.as_str()));
+    let kind = kind.as_str();
     let Some(def) = server.registry().lookup_kind(group, version, kind) else {
         return Ok(None);
     };
@@ -496,7 +535,15 @@ mod tests {
 
     use super::*;
 
-    fn dependent(owner_uids: &[&str]) -> Value {
+    fn head(object: &Value) -> HeadMeta {
+        HeadMeta::parse(&serde_json::to_vec(object).unwrap()).unwrap()
+    }
+
+    fn dependent(owner_uids: &[&str]) -> HeadMeta {
+        head(&dependent_json(owner_uids))
+    }
+
+    fn dependent_json(owner_uids: &[&str]) -> Value {
         let refs: Vec<Value> = owner_uids
             .iter()
             .map(|uid| json!({"apiVersion": "v1", "kind": "ConfigMap", "name": format!("owner-{uid}"), "uid": uid}))
@@ -505,27 +552,29 @@ mod tests {
                "metadata": {"name": "d", "namespace": "ns", "uid": "d-uid", "ownerReferences": refs}})
     }
 
-    fn owner(uid: &str) -> Value {
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("owner-{uid}"), "namespace": "ns", "uid": uid}})
+    fn owner(uid: &str) -> HeadMeta {
+        head(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("owner-{uid}"), "namespace": "ns", "uid": uid}}),
+        )
     }
 
     #[test]
     fn a_dependent_is_checked_again_only_when_its_owners_change_or_one_goes() {
         let mut index = Index::default();
-        index.observe("d", &dependent(&["a"]));
+        index.observe("d", dependent(&["a"]));
         assert!(
             index.dirty_dependents.contains("d"),
             "new dependents are checked"
         );
         index.dirty_dependents.clear();
 
-        index.observe("d", &dependent(&["a"]));
+        index.observe("d", dependent(&["a"]));
         assert!(
             index.dirty_dependents.is_empty(),
             "same owners: nothing to check"
         );
 
-        index.observe("d", &dependent(&["a", "b"]));
+        index.observe("d", dependent(&["a", "b"]));
         assert!(index.dirty_dependents.contains("d"), "an owner was added");
         index.dirty_dependents.clear();
 
@@ -535,7 +584,35 @@ mod tests {
 
         // Deleted and created again under the same key: a new object, checked again.
         index.deleted("d", &dependent(&["a", "b"]), Vec::new());
-        index.observe("d", &dependent(&["a", "b"]));
+        index.observe("d", dependent(&["a", "b"]));
         assert!(index.dirty_dependents.contains("d"));
+    }
+
+    #[test]
+    fn the_head_reads_ownership_and_deletion_marks_and_takes_null_as_absent() {
+        let parsed = head(&json!({"kind": "Secret", "spec": {"big": [1, 2, 3]},
+            "metadata": {"namespace": "ns", "uid": "u", "finalizers": ["orphan"],
+                         "deletionTimestamp": "2026-12-01T00:00:00Z",
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "o-uid"}]}}));
+        assert_eq!(parsed.namespace.as_deref(), Some("ns"));
+        assert_eq!(parsed.uid, "u");
+        assert!(parsed.is_deleting());
+        assert_eq!(parsed.owner_references.len(), 1);
+        assert_eq!(parsed.owner_references[0].uid, "o-uid");
+
+        let nulls = head(
+            &json!({"metadata": {"finalizers": null, "ownerReferences": null,
+                                              "deletionTimestamp": null, "uid": null}}),
+        );
+        assert!(!nulls.is_deleting());
+        assert!(nulls.owner_references.is_empty() && nulls.finalizers.is_empty());
+        assert!(HeadMeta::parse(b"{not json").is_none());
+
+        let mut index = Index::default();
+        index.observe("o", parsed);
+        assert!(
+            index.dirty_owners.contains("o"),
+            "an orphaning owner is worked on"
+        );
     }
 }

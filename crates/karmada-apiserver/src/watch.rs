@@ -357,10 +357,11 @@ impl EncodedObjects {
         if let Some(found) = self.inner.lock().entries.get(&key) {
             return Some(found.clone());
         }
-        // Encode outside the lock; a race only encodes twice.
-        let object = storage::decode(def, kv).ok()?;
+        // Encode outside the lock; a race only encodes twice. Usually the stored text with the resourceVersion
+        // spliced in, without parsing it.
+        let json = storage::stamped_json(def, kv).ok()?;
         // Exactly as long as the text (the cache is bounded by lengths; a serializer's buffer is up to twice).
-        let bytes = Bytes::from(serde_json::to_vec(&object).ok()?.into_boxed_slice());
+        let bytes = Bytes::from(json.into_bytes().into_boxed_slice());
         self.inner.lock().insert(key, bytes.clone());
         Some(bytes)
     }

@@ -107,6 +107,14 @@ pub fn managed_fields(object: &Value) -> Result<Vec<ManagedFieldsEntry>, String>
 
 /// Writes `entries` into `object` (drops the field when there are none).
 pub fn set_managed_fields(object: &mut Value, entries: &[ManagedFieldsEntry]) {
+    set_managed_fields_json(
+        object,
+        entries.iter().map(ManagedFieldsEntry::to_json).collect(),
+    );
+}
+
+/// [`set_managed_fields`] with the entries already as JSON.
+pub fn set_managed_fields_json(object: &mut Value, entries: Vec<Value>) {
     let Value::Object(root) = object else {
         return;
     };
@@ -119,9 +127,6 @@ pub fn set_managed_fields(object: &mut Value, entries: &[ManagedFieldsEntry]) {
     if entries.is_empty() {
         metadata.retain(|key, _| key != "managedFields");
     } else {
-        metadata.insert(
-            "managedFields".to_string(),
-            Value::Array(entries.iter().map(ManagedFieldsEntry::to_json).collect()),
-        );
+        metadata.insert("managedFields".to_string(), Value::Array(entries));
     }
 }

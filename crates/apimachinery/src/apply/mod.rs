@@ -24,7 +24,9 @@ use crate::patch::{PatchError, PatchMeta, strategic_merge};
 use crate::status::ApiError;
 use crate::time::format_timestamp;
 pub use fieldset::{FieldPath, FieldSet, PathElement, fields_of};
-pub use managed::{ManagedFieldsEntry, Operation, managed_fields, set_managed_fields};
+pub use managed::{
+    ManagedFieldsEntry, Operation, managed_fields, set_managed_fields, set_managed_fields_json,
+};
 
 /// The manager Kubernetes credits with the fields of an object that had no managed fields.
 pub const BEFORE_FIRST_APPLY: &str = "before-first-apply";
@@ -242,8 +244,20 @@ pub fn record_update(
     record_update_with(old, new, manager, api_version, meta, now, true)
 }
 
-/// [`record_update`]; `patch_unreshaped` off writes the entries' JSON from their field sets every time (the
-/// reference the patched JSON is tested against).
+/// [`record_update`] writing into `new` itself (no copy of the object). On error `new` is left as it was.
+pub fn record_update_in_place(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    api_version: &str,
+    meta: &dyn PatchMeta,
+    now: Timestamp,
+) -> Result<(), ApplyError> {
+    record_in_place(old, new, manager, api_version, meta, now, true)
+}
+
+/// [`record_update`]; `reuse_json` off writes every entry's JSON from its field set (the reference the
+/// reused JSON is tested against).
 fn record_update_with(
     old: Option<&Value>,
     new: &Value,
@@ -251,36 +265,68 @@ fn record_update_with(
     api_version: &str,
     meta: &dyn PatchMeta,
     now: Timestamp,
-    patch_unreshaped: bool,
+    reuse_json: bool,
 ) -> Result<Value, ApplyError> {
+    let mut stored = new.clone();
+    record_in_place(
+        old,
+        &mut stored,
+        manager,
+        api_version,
+        meta,
+        now,
+        reuse_json,
+    )?;
+    Ok(stored)
+}
+
+fn record_in_place(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    api_version: &str,
+    meta: &dyn PatchMeta,
+    now: Timestamp,
+    reuse_json: bool,
+) -> Result<(), ApplyError> {
     let empty = Value::Object(Map::new());
     let old = old.unwrap_or(&empty);
+    let old_json = old.pointer("/metadata/managedFields");
+    let new_json = new.pointer("/metadata/managedFields");
+    // Writers almost always send back the entries they read (or none): then only the old ones are parsed.
+    let sent_back = new_json.is_none() || new_json == old_json;
     let old_entries = managed_fields(old).map_err(ApplyError::Invalid)?;
-    let new_entries = managed_fields(new).map_err(ApplyError::Invalid)?;
     // A writer that rewrote managedFields itself (kubectl's apply migration) is taken at its word.
-    let client_rewrote =
-        new.pointer("/metadata/managedFields").is_some() && new_entries != old_entries;
-    let mut entries = if client_rewrote {
-        new_entries
+    let (mut entries, client_rewrote) = if sent_back {
+        (old_entries, false)
     } else {
-        old_entries
+        let new_entries = managed_fields(new).map_err(ApplyError::Invalid)?;
+        let rewrote = new_entries != old_entries;
+        (if rewrote { new_entries } else { old_entries }, rewrote)
     };
 
     let (changed, removed) = fieldset::changed_and_removed(old, new, meta);
 
-    // Whether any entry's field set changes: when none does (a manager updating fields it already owns, the
-    // common case), the stored entries are the old ones with one entry's time and apiVersion renewed, and
-    // their JSON is patched instead of written again from the field sets.
-    let mut reshaped = client_rewrote;
-    for entry in entries.iter_mut() {
+    // Each entry's stored JSON, kept while its field set stays as it was: most writes change one entry (its
+    // time, or its fields), and writing every entry's fields again from its set was most of the cost.
+    let mut json: Vec<Option<Value>> = match old_json {
+        Some(Value::Array(stored))
+            if reuse_json && !client_rewrote && stored.len() == entries.len() =>
+        {
+            stored.iter().cloned().map(Some).collect()
+        }
+        _ => vec![None; entries.len()],
+    };
+    for (entry, json) in entries.iter_mut().zip(json.iter_mut()) {
         let before = entry.fields.len();
         entry.fields.retain(|path| !removed.contains(path));
         if !entry.is(manager, Operation::Update) {
             entry.fields.retain(|path| !changed.contains(path));
         }
-        reshaped |= entry.fields.len() != before;
+        if entry.fields.len() != before {
+            *json = None;
+        }
     }
-    let mut renewed = None;
     if !changed.is_empty() {
         let time = format_timestamp(now);
         match entries
@@ -291,13 +337,21 @@ fn record_update_with(
                 let entry = &mut entries[index];
                 let before = entry.fields.len();
                 entry.fields.extend(changed);
-                reshaped |= entry.fields.len() != before;
                 entry.time = time;
                 entry.api_version = api_version.to_string();
-                renewed = Some(index);
+                match json.get_mut(index) {
+                    Some(slot) if entry.fields.len() != before => *slot = None,
+                    Some(Some(Value::Object(entry_json))) => {
+                        entry_json.insert("time".into(), Value::String(entry.time.clone()));
+                        entry_json.insert(
+                            "apiVersion".into(),
+                            Value::String(entry.api_version.clone()),
+                        );
+                    }
+                    _ => {}
+                }
             }
             None => {
-                reshaped = true;
                 entries.push(ManagedFieldsEntry {
                     manager: manager.to_string(),
                     operation: Operation::Update,
@@ -306,37 +360,18 @@ fn record_update_with(
                     subresource: None,
                     fields: changed,
                 });
+                json.push(None);
             }
         }
     }
-    let before = entries.len();
-    entries.retain(|e| !e.fields.is_empty());
-    reshaped |= entries.len() != before;
-    let mut stored = new.clone();
-    match old.pointer("/metadata/managedFields") {
-        Some(Value::Array(old_json))
-            if patch_unreshaped
-                && !reshaped
-                && old_json.len() == entries.len()
-                && stored.get("metadata").is_some_and(Value::is_object) =>
-        {
-            let mut json = old_json.clone();
-            if let Some((Value::Object(entry_json), entry)) =
-                renewed.and_then(|index| Some((json.get_mut(index)?, entries.get(index)?)))
-            {
-                entry_json.insert("time".into(), Value::String(entry.time.clone()));
-                entry_json.insert(
-                    "apiVersion".into(),
-                    Value::String(entry.api_version.clone()),
-                );
-            }
-            if let Some(Value::Object(metadata)) = stored.get_mut("metadata") {
-                metadata.insert("managedFields".into(), Value::Array(json));
-            }
-        }
-        _ => set_managed_fields(&mut stored, &entries),
-    }
-    Ok(stored)
+    let stored: Vec<Value> = entries
+        .iter()
+        .zip(json)
+        .filter(|(entry, _)| !entry.fields.is_empty())
+        .map(|(entry, json)| json.unwrap_or_else(|| entry.to_json()))
+        .collect();
+    set_managed_fields_json(new, stored);
+    Ok(())
 }
 
 /// An existing object nobody is recorded as managing belongs to `before-first-apply`, as in

@@ -11,7 +11,7 @@ mod meta;
 mod strategic;
 
 pub use json::json_patch;
-pub use merge::merge_patch;
+pub use merge::{merge_diff, merge_patch};
 pub use meta::{BuiltinPatchMeta, ListStrategy, NoPatchMeta, PatchMeta};
 pub use strategic::strategic_merge;
 

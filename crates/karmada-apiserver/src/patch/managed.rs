@@ -1,5 +1,5 @@
 //! `metadata.managedFields` bookkeeping for ordinary writes (create, update, JSON/merge/
-//! strategic patches), delegated to `apimachinery::record_update`.
+//! strategic patches), delegated to `apimachinery::record_update_in_place`.
 //!
 //! Like kube-apiserver, a write whose managed fields cannot be recorded (the client sent
 //! malformed `managedFields`) is still accepted, with its `managedFields` removed rather than
@@ -8,7 +8,7 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
-use apimachinery::{BuiltinPatchMeta, PatchMeta, ResourceDef, record_update};
+use apimachinery::{BuiltinPatchMeta, PatchMeta, ResourceDef, record_update_in_place};
 
 /// Records a non-apply write by `manager` in `new`'s `metadata.managedFields`, as an `Update`
 /// entry at `api_version`. Fields the write changed move to `manager`; fields it removed are
@@ -60,8 +60,8 @@ fn record(
     meta: &dyn PatchMeta,
     now: Timestamp,
 ) {
-    match record_update(old, new, manager, api_version, meta, now) {
-        Ok(stored) => *new = stored,
+    match record_update_in_place(old, new, manager, api_version, meta, now) {
+        Ok(()) => {}
         Err(_) => {
             if let Some(metadata) = new.get_mut("metadata").and_then(Value::as_object_mut) {
                 metadata.remove("managedFields");

@@ -14,7 +14,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, TypeMeta};
 use kube::discovery::Scope;
 use tokio::sync::RwLock;
 
-use super::{ControllerError, Informers, resources};
+use super::{ControllerError, Informers, RawObject, resources};
 
 /// (apiVersion, kind).
 type KindKey = (String, String);
@@ -68,6 +68,28 @@ impl TemplateReader {
         kind: &str,
         namespace: &str,
     ) -> Result<Api<DynamicObject>, ControllerError> {
+        self.api_of(api_version, kind, namespace).await
+    }
+
+    /// [`Self::api`] reading answers as [`RawObject`]s (only their metadata parsed).
+    pub async fn raw_api(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+    ) -> Result<Api<RawObject>, ControllerError> {
+        self.api_of(api_version, kind, namespace).await
+    }
+
+    async fn api_of<K>(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+    ) -> Result<Api<K>, ControllerError>
+    where
+        K: kube::Resource<DynamicType = ApiResource, Scope = kube::core::DynamicResourceScope>,
+    {
         let (resource, namespaced) = self.resolve(api_version, kind).await?;
         Ok(if namespaced {
             Api::namespaced_with(self.client.clone(), namespace, &resource)

@@ -37,9 +37,9 @@ use karmada_api::work::{
     AggregatedStatusItem, CONDITION_FULLY_APPLIED, ResourceBindingStatus, Work,
 };
 use karmada_interpreter::{Interpreter, Operation, Target};
-use kube::api::{ApiResource, DynamicObject, PostParams};
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::watcher::{self, Event};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::aggregate::{desired_binding_status, ready_replicas};
@@ -563,13 +563,25 @@ async fn write_template_status(
     let new_generation = same_status(current.get("status"), None)
         || aggregated.pointer("/status/observedGeneration")
             != current.pointer("/status/observedGeneration");
-    let updated: DynamicObject = serde_json::from_value(aggregated)?;
+    // Only what changed, conditional on the version read: a replace sent the whole template (its pod template
+    // and all) and read it back, to change a few counters.
+    let patch = json!({
+        "metadata": {"resourceVersion": template.metadata.resource_version},
+        "status": apimachinery::merge_diff(
+            current.get("status").unwrap_or(&Value::Null),
+            aggregated.get("status").unwrap_or(&Value::Null),
+        ),
+    });
     let api = shared
         .templates
-        .api(&resource.api_version, &resource.kind, &resource.namespace)
+        .raw_api(&resource.api_version, &resource.kind, &resource.namespace)
         .await?;
     match api
-        .replace_status(&resource.name, &PostParams::default(), &updated)
+        .patch_status(
+            &resource.name,
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
         .await
     {
         Ok(stored) => {
