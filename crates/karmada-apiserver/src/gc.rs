@@ -32,69 +32,107 @@ use crate::storage;
 const RETRY_TICK: Duration = Duration::from_millis(250);
 const MANAGER: &str = "garbage-collector";
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct OwnerRef {
-    #[serde(default, deserialize_with = "nullable")]
     api_version: String,
-    #[serde(default, deserialize_with = "nullable")]
     kind: String,
-    #[serde(default, deserialize_with = "nullable")]
     name: String,
-    #[serde(default, deserialize_with = "nullable")]
     uid: String,
 }
 
-/// What garbage collection reads of an object in the store's watch: ownership and deletion marks. Parsed
-/// without building the rest (most of a binding is spec and status, and every write of one comes by here).
-#[derive(Debug, Default, Deserialize)]
-struct Head {
-    #[serde(default, deserialize_with = "nullable")]
-    metadata: HeadMeta,
+impl OwnerRef {
+    /// A field that is missing or not a string reads as empty (the server does not check their shape).
+    fn of(reference: &Value) -> Self {
+        let text = |key: &str| {
+            reference
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        Self {
+            api_version: text("apiVersion"),
+            kind: text("kind"),
+            name: text("name"),
+            uid: text("uid"),
+        }
+    }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What garbage collection reads of an object in the store's watch: ownership and deletion marks.
+#[derive(Debug, Default)]
 struct HeadMeta {
-    #[serde(default)]
     namespace: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
     uid: String,
-    #[serde(default, deserialize_with = "nullable")]
     finalizers: Vec<String>,
-    #[serde(default)]
-    deletion_timestamp: Option<Value>,
-    #[serde(default, deserialize_with = "nullable")]
+    deleting: bool,
     owner_references: Vec<OwnerRef>,
 }
 
 impl HeadMeta {
+    /// Parsed without building the rest of the object (most of a binding is spec and status, and every write of
+    /// one comes by here); only these metadata fields become JSON values.
     fn parse(bytes: &[u8]) -> Option<Self> {
-        serde_json::from_slice::<Head>(bytes)
-            .ok()
-            .map(|head| head.metadata)
+        #[derive(Deserialize)]
+        struct Head {
+            #[serde(default)]
+            metadata: Option<Metadata>,
+        }
+        #[derive(Default, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Metadata {
+            #[serde(default)]
+            namespace: Value,
+            #[serde(default)]
+            uid: Value,
+            #[serde(default)]
+            finalizers: Value,
+            #[serde(default)]
+            deletion_timestamp: Value,
+            #[serde(default)]
+            owner_references: Value,
+        }
+        let metadata = serde_json::from_slice::<Head>(bytes)
+            .ok()?
+            .metadata
+            .unwrap_or_default();
+        let strings = |value: &Value| -> Vec<String> {
+            value
+                .as_array()
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Some(Self {
+            namespace: metadata.namespace.as_str().map(str::to_string),
+            uid: metadata.uid.as_str().unwrap_or_default().to_string(),
+            finalizers: strings(&metadata.finalizers),
+            deleting: !metadata.deletion_timestamp.is_null(),
+            owner_references: owner_refs_of(&metadata.owner_references),
+        })
     }
 
     fn is_deleting(&self) -> bool {
-        self.deletion_timestamp
-            .as_ref()
-            .is_some_and(|v| !v.is_null())
+        self.deleting
     }
 }
 
-/// `null` read as the field's default, as for an absent field.
-fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+fn owner_refs_of(references: &Value) -> Vec<OwnerRef> {
+    references
+        .as_array()
+        .map(|refs| refs.iter().map(OwnerRef::of).collect())
+        .unwrap_or_default()
 }
 
 fn owner_refs(object: &Value) -> Vec<OwnerRef> {
     objects::meta(object)
         .and_then(|m| m.get("ownerReferences"))
-        .and_then(|refs| Vec::<OwnerRef>::deserialize(refs).ok())
+        .map(owner_refs_of)
         .unwrap_or_default()
 }
 
@@ -334,17 +372,16 @@ async fn read(
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct TypeOf {
-        #[serde(default, deserialize_with = "nullable")]
-        api_version: String,
-        #[serde(default, deserialize_with = "nullable")]
-        kind: String,
+        #[serde(default)]
+        api_version: Value,
+        #[serde(default)]
+        kind: Value,
     }
-    let TypeOf { api_version, kind } =
+    let type_of: TypeOf =
         serde_json::from_slice(&kv.value).map_err(|e| ApiError::internal(e.to_string()))?;
-    let (group, version) = api_version
-        .split_once('/')
-        .unwrap_or(("", api_version.as_str()));
-    let kind = kind.as_str();
+    let api_version = type_of.api_version.as_str().unwrap_or_default();
+    let kind = type_of.kind.as_str().unwrap_or_default();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let Some(def) = server.registry().lookup_kind(group, version, kind) else {
         return Ok(None);
     };
@@ -607,6 +644,15 @@ mod tests {
         assert!(!nulls.is_deleting());
         assert!(nulls.owner_references.is_empty() && nulls.finalizers.is_empty());
         assert!(HeadMeta::parse(b"{not json").is_none());
+        let odd = head(
+            &json!({"metadata": {"ownerReferences": [{"uid": 5, "name": "o"}], "finalizers": [1, "f"]}}),
+        );
+        assert_eq!(
+            odd.owner_references[0].uid, "",
+            "a non-string field reads as empty"
+        );
+        assert_eq!(odd.owner_references[0].name, "o");
+        assert_eq!(odd.finalizers, vec!["f".to_string()]);
 
         let mut index = Index::default();
         index.observe("o", parsed);
