@@ -242,18 +242,29 @@ pub async fn start_apiserver(
     data: PathBuf,
     timeout: Duration,
 ) -> anyhow::Result<ApiServer> {
+    start_apiserver_as(launcher, "apiserver", &[], data, timeout).await
+}
+
+/// Starts `karmada <subcommand>` (`apiserver`, or `all-in-one` with the API server inside) with `extra` flags
+/// and its data in `data`, and waits for the kubeconfig it writes once it serves.
+pub async fn start_apiserver_as(
+    launcher: &Launcher,
+    subcommand: &str,
+    extra: &[&str],
+    data: PathBuf,
+    timeout: Duration,
+) -> anyhow::Result<ApiServer> {
     let data_arg = data.to_string_lossy().to_string();
-    let process = launcher.spawn(
-        "apiserver",
-        &[
-            "apiserver",
-            "--secure-port",
-            "0",
-            "--exit-with-stdin",
-            "--data-dir",
-            &data_arg,
-        ],
-    )?;
+    let mut args = vec![
+        subcommand,
+        "--secure-port",
+        "0",
+        "--exit-with-stdin",
+        "--data-dir",
+        &data_arg,
+    ];
+    args.extend_from_slice(extra);
+    let process = launcher.spawn(subcommand, &args)?;
     let kubeconfig = data.join("karmada-apiserver.config");
     wait_for_file(&kubeconfig, "karmada apiserver", timeout).await?;
     let client = client(&kubeconfig).await?;

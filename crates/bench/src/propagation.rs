@@ -29,7 +29,8 @@ use tokio::sync::Mutex;
 use crate::api_requests::RequestCounts;
 use crate::process::{
     ApiServer, Launcher, LogDir, MemberSim, Process, bench_log_level, join_push, karmada_binary,
-    start_apiserver, start_component, start_member_sim, start_scheduler, wait_clusters_ready,
+    start_apiserver, start_apiserver_as, start_component, start_member_sim, start_scheduler,
+    wait_clusters_ready,
 };
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
@@ -55,6 +56,16 @@ pub struct Args {
     /// The server binary (default: `karmada` beside this one); `karmadactl` is looked up beside it.
     #[arg(long)]
     pub karmada_binary: Option<PathBuf>,
+    /// How the control plane runs: three processes (API server, controller-manager, scheduler, as Karmada) or
+    /// `karmada all-in-one`. The all-in-one figures go to their own section of the report.
+    #[arg(long, value_enum, default_value_t = Layout::Processes)]
+    pub layout: Layout,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Layout {
+    Processes,
+    AllInOne,
 }
 
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
@@ -96,6 +107,7 @@ impl Proc {
 
 /// The federation under test.
 struct Federation {
+    layout: Layout,
     control_plane: Vec<Proc>,
     members: Proc,
     karmadactl: PathBuf,
@@ -227,12 +239,38 @@ impl Federation {
         binary: &Path,
         members: u32,
         mode: Mode,
+        layout: Layout,
         logs: &Path,
     ) -> anyhow::Result<Federation> {
         let dir = tempfile::tempdir()?;
         let launcher = Launcher::new(binary, logs, &bench_log_level());
-        let apiserver =
-            start_apiserver(&launcher, dir.path().join("karmada"), READY_TIMEOUT).await?;
+        let data = dir.path().join("karmada");
+        let (apiserver, components) = match layout {
+            Layout::Processes => {
+                let apiserver = start_apiserver(&launcher, data, READY_TIMEOUT).await?;
+                let controller_manager = start_controller_manager(&launcher, &apiserver)?;
+                let scheduler = start_scheduler(&launcher, &apiserver.kubeconfig)?;
+                let components = vec![
+                    Proc::new(controller_manager, "controller-manager"),
+                    Proc::new(scheduler, "scheduler"),
+                ];
+                (apiserver, components)
+            }
+            Layout::AllInOne => {
+                // The agents' certificates are signed with the API server's own CA by default.
+                let extra = [
+                    "--metrics-bind-address",
+                    "127.0.0.1:0",
+                    "--cluster-status-update-frequency",
+                    "2s",
+                    "--cluster-success-threshold",
+                    "1s",
+                ];
+                let all = start_apiserver_as(&launcher, "all-in-one", &extra, data, READY_TIMEOUT)
+                    .await?;
+                (all, Vec::new())
+            }
+        };
         let sim = start_member_sim(
             &launcher,
             dir.path().join("members"),
@@ -241,17 +279,18 @@ impl Federation {
             READY_TIMEOUT,
         )
         .await?;
-        let controller_manager = start_controller_manager(&launcher, &apiserver)?;
-        let scheduler = start_scheduler(&launcher, &apiserver.kubeconfig)?;
         connect_members(&launcher, &apiserver, &sim, mode).await?;
         let member_clients = sim.clients().await?;
         wait_clusters_ready(&apiserver.client, sim.names.len(), READY_TIMEOUT).await?;
+        let first = match layout {
+            Layout::Processes => "apiserver",
+            Layout::AllInOne => "all-in-one",
+        };
         Ok(Federation {
-            control_plane: vec![
-                Proc::new(apiserver.process, "apiserver"),
-                Proc::new(controller_manager, "controller-manager"),
-                Proc::new(scheduler, "scheduler"),
-            ],
+            layout,
+            control_plane: std::iter::once(Proc::new(apiserver.process, first))
+                .chain(components)
+                .collect(),
             members: Proc::new(sim.process, "member-sim"),
             karmadactl: launcher.karmadactl(),
             data: apiserver.data,
@@ -299,7 +338,7 @@ impl Federation {
 /// members' own nodes.
 fn cpu_row(
     members: u32,
-    mode: Mode,
+    label: &str,
     workloads: u32,
     before: &(Vec<(String, f64)>, f64),
     after: &(Vec<(String, f64)>, f64),
@@ -320,7 +359,7 @@ fn cpu_row(
     Row {
         name: format!(
             "control-plane CPU per workload, {members} members, {}",
-            mode.name()
+            label
         ),
         ops_per_sec: None,
         p50_ms: None,
@@ -524,11 +563,16 @@ async fn measure(
 ) -> anyhow::Result<Vec<Row>> {
     // KARMADA_BENCH_KEEP_LOGS keeps the components' logs for a look after the run.
     let logs = LogDir::from_env()?;
-    let mut federation = match Federation::start(binary, members, mode, logs.path()).await {
+    let layout = args.layout;
+    let mut federation = match Federation::start(binary, members, mode, layout, logs.path()).await {
         Ok(f) => f,
         Err(err) => return Err(err.context(log_tails(logs.path())?)),
     };
-    let result = measure_on(&mut federation, members, mode, rate, args).await;
+    let label = match layout {
+        Layout::Processes => mode.name().to_string(),
+        Layout::AllInOne => format!("{}, all-in-one", mode.name()),
+    };
+    let result = measure_on(&mut federation, members, &label, rate, args).await;
     federation.stop_agents();
     result
 }
@@ -599,7 +643,7 @@ async fn scheduler_backlog(
     scheduled: &Scheduled,
     seen: &Seen,
     members: u32,
-    mode: Mode,
+    label: &str,
     args: &Args,
 ) -> anyhow::Result<Row> {
     let index = federation
@@ -629,7 +673,7 @@ async fn scheduler_backlog(
         .id();
     signal(controller_manager, "STOP")?;
     progress(
-        &format!("{members} members, {}", mode.name()),
+        &format!("{members} members, {}", label),
         "scheduler stage alone",
     );
     let started = Instant::now();
@@ -662,8 +706,7 @@ async fn scheduler_backlog(
     Ok(Row {
         name: format!(
             "scheduler stage alone, {members} members, {}, {} pending ResourceBindings",
-            mode.name(),
-            args.workloads
+            label, args.workloads
         ),
         ops_per_sec: Some(f64::from(args.workloads) / elapsed.as_secs_f64().max(f64::MIN_POSITIVE)),
         p50_ms: None,
@@ -684,7 +727,7 @@ const SETTLE: Duration = Duration::from_secs(3);
 async fn measure_on(
     federation: &mut Federation,
     members: u32,
-    mode: Mode,
+    label: &str,
     rate: u32,
     args: &Args,
 ) -> anyhow::Result<Vec<Row>> {
@@ -699,7 +742,7 @@ async fn measure_on(
     watch_scheduled(federation, scheduled.clone(), &stop);
     let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
 
-    let setup = format!("{members} members, {}", mode.name());
+    let setup = format!("{members} members, {}", label);
     // Phase 1: paced creates, latency per (workload, member).
     progress(&setup, "paced batch");
     let names = batch_names("paced", args.workloads);
@@ -776,7 +819,7 @@ async fn measure_on(
         &requests_before,
         &format!(
             "API requests of the burst and its settling ({members} members, {})",
-            mode.name()
+            label
         ),
     );
     let detail = rss_each_after
@@ -785,8 +828,13 @@ async fn measure_on(
         .map(|((name, after), (_, before))| format!("{name} {before:.0} → {after:.0}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let scheduler_alone =
-        scheduler_backlog(federation, &scheduled, &seen, members, mode, args).await?;
+    // In one process the scheduler cannot be stopped and restarted on its own.
+    let scheduler_alone = match federation.layout {
+        Layout::Processes => {
+            Some(scheduler_backlog(federation, &scheduled, &seen, members, label, args).await?)
+        }
+        Layout::AllInOne => None,
+    };
     stop.cancel();
     let workloads_total = f64::from(args.workloads) * 3.0;
     let per_thousand = (rss_after - rss_before) / (workloads_total / 1000.0);
@@ -807,11 +855,11 @@ async fn measure_on(
     };
     let steady_detail = each_growth(&rss_each_mid, &rss_each_steady);
     let burst_detail = each_growth(&rss_each_steady, &rss_each_after);
-    Ok(vec![
+    Ok([
         Row {
             name: format!(
                 "distribution latency, {members} members, {}, {} Deployments at {}/s",
-                mode.name(),
+                label,
                 args.workloads,
                 rate
             ),
@@ -828,7 +876,7 @@ async fn measure_on(
         Row {
             name: format!(
                 "end-to-end throughput, {members} members, {}, burst of {} from 32 clients",
-                mode.name(),
+                label,
                 args.workloads
             ),
             ops_per_sec: Some(throughput),
@@ -844,7 +892,7 @@ async fn measure_on(
         Row {
             name: format!(
                 "bindings scheduled, {members} members, {}, burst of {} from 32 clients",
-                mode.name(),
+                label,
                 args.workloads
             ),
             ops_per_sec: Some(scheduled_rate),
@@ -861,12 +909,15 @@ async fn measure_on(
                 bound.as_secs_f64()
             ),
         },
-        scheduler_alone,
-        cpu_row(members, mode, args.workloads * 3, &cpu_before, &cpu_after),
+    ]
+    .into_iter()
+    .chain(scheduler_alone)
+    .chain([
+        cpu_row(members, label, args.workloads * 3, &cpu_before, &cpu_after),
         Row {
             name: format!(
                 "control-plane RSS, {members} members, {}, {} workloads",
-                mode.name(),
+                label,
                 workloads_total as u64
             ),
             ops_per_sec: None,
@@ -880,7 +931,7 @@ async fn measure_on(
         Row {
             name: format!(
                 "control-plane RSS, {members} members, {}, the second {} workloads (paced)",
-                mode.name(),
+                label,
                 args.workloads
             ),
             ops_per_sec: None,
@@ -897,7 +948,7 @@ async fn measure_on(
         Row {
             name: format!(
                 "control-plane RSS, {members} members, {}, the third {} workloads (burst)",
-                mode.name(),
+                label,
                 args.workloads
             ),
             ops_per_sec: None,
@@ -911,6 +962,7 @@ async fn measure_on(
             ),
         },
     ])
+    .collect())
 }
 
 /// `count` workload names of one batch.
@@ -962,21 +1014,40 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     let table = report::render(&rows);
     println!("{table}");
+    let (section, command, processes) = match args.layout {
+        Layout::Processes => (
+            "Propagation",
+            "",
+            "Real processes: API server on the embedded store, controller-manager, scheduler,",
+        ),
+        Layout::AllInOne => (
+            "Propagation, all-in-one",
+            " --layout all-in-one",
+            "Real processes: `karmada all-in-one` (API server on the embedded store, controllers and scheduler in one \
+             process, reaching the API in memory),",
+        ),
+    };
+    let scheduler_alone = match args.layout {
+        Layout::Processes => {
+            " \"scheduler stage alone\" stops the scheduler, lets the detector create a further burst's bindings, \
+             pauses the controller-manager (SIGSTOP) and times a fresh scheduler process from its spawn to the last \
+             placement."
+        }
+        Layout::AllInOne => "",
+    };
     let body = format!(
-        "Measured on {} on {} with `cargo build --release --bins && ./target/release/karmada-bench propagation`.\n\
-         Real processes: API server on the embedded store, controller-manager, scheduler, member-sims in scale mode \
-         joined in Push mode (`karmadactl join`) or registered in Pull mode (`karmadactl register`, one `karmada agent` \
-         per member, not counted in the control plane's RSS); one PropagationPolicy duplicating every labelled Deployment to every member. Latency \
-         is from the create's acknowledgement to the member's watch event. \"Bindings scheduled\" times the burst until \
-         every ResourceBinding has a placement; \"scheduler stage alone\" stops the scheduler, lets the detector create \
-         a further burst's bindings, pauses the controller-manager (SIGSTOP) and times a fresh scheduler process from \
-         its spawn to the last placement. RSS is the control plane's, summed over its processes, 3 s after each \
-         batch settles: a paced batch, a second paced batch, then the burst; the first fills the API server's \
-         bounded caches, so the later two give the marginal cost.\n\n{table}",
+        "Measured on {} on {} with `cargo build --release --bins && ./target/release/karmada-bench \
+         propagation{command}`.\n{processes} member-sims in scale mode joined in Push mode (`karmadactl join`) or \
+         registered in Pull mode (`karmadactl register`, one `karmada agent` per member, not counted in the control \
+         plane's RSS); one PropagationPolicy duplicating every labelled Deployment to every member. Latency is from \
+         the create's acknowledgement to the member's watch event. \"Bindings scheduled\" times the burst until \
+         every ResourceBinding has a placement.{scheduler_alone} RSS is the control plane's, summed over its \
+         processes, 3 s after each batch settles: a paced batch, a second paced batch, then the burst; the first \
+         fills the API server's bounded caches, so the later two give the marginal cost.\n\n{table}",
         report::machine(),
         jiff::Zoned::now().date(),
     );
-    report::write_section(&args.report, "Propagation", &body)?;
+    report::write_section(&args.report, section, &body)?;
     println!("wrote {}", args.report.display());
     Ok(())
 }

@@ -75,11 +75,67 @@ pub struct ApiserverArgs {
     pub tls_sans: Vec<String>,
 }
 
+/// A started API server: serving on its socket until its cancel token fires.
+pub struct RunningApiServer {
+    /// The router, for an in-process client (see [`RunningApiServer::in_process_client`]).
+    router: axum::Router,
+    server: Arc<ApiServer>,
+    serve: std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<()>> + Send>>,
+    cancel: CancellationToken,
+    compactor: tokio::task::JoinHandle<()>,
+    backup_socket: Option<tokio::task::JoinHandle<()>>,
+    /// Where the certificates live (`None` in plain-HTTP test mode).
+    pub pki_dir: Option<PathBuf>,
+}
+
+impl RunningApiServer {
+    /// A client that reaches the API through the router in this process: no socket, no TLS. Its requests
+    /// carry no user, so the server must have been started with `in_process_admin`.
+    pub fn in_process_client(&self) -> kube::Client {
+        kube::Client::new(self.router.clone(), "default")
+    }
+
+    /// Serves until `shutdown` resolves (or serving fails), then stops everything it started.
+    pub async fn run_until(
+        mut self,
+        shutdown: impl std::future::Future<Output = &'static str>,
+    ) -> anyhow::Result<()> {
+        let outcome = tokio::select! {
+            result = &mut self.serve => result,
+            reason = shutdown => {
+                tracing::info!(%reason, "shutting down");
+                self.cancel.cancel();
+                (&mut self.serve).await
+            }
+        };
+        self.cancel.cancel();
+        self.server.shutdown().await;
+        let _ = self.compactor.await;
+        if let Some(task) = self.backup_socket {
+            let _ = task.await;
+        }
+        outcome
+    }
+}
+
 pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
+    let running = start(&args, CancellationToken::new(), false).await?;
+    running
+        .run_until(shutdown_requested(args.exit_with_stdin))
+        .await
+}
+
+/// Opens the store, prepares certificates and the admin kubeconfig, and starts serving. With
+/// `in_process_admin`, requests that reach the router without passing the socket's authentication (only an
+/// in-process client's can) act as the administrator, as the components sharing the process need.
+pub async fn start(
+    args: &ApiserverArgs,
+    cancel: CancellationToken,
+    in_process_admin: bool,
+) -> anyhow::Result<RunningApiServer> {
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating data directory {}", args.data_dir.display()))?;
-    let cancel = CancellationToken::new();
-    let (store, embedded) = open_store(&args).await?;
+    let (store, embedded) = open_store(args).await?;
     let backup_socket = match embedded {
         Some(redb) => Some(crate::backup_socket::spawn(
             &args.data_dir,
@@ -107,7 +163,13 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         // Test mode: every request is an administrator, so RBAC would have nothing to decide.
         options.anonymous = Anonymous::Admin;
     } else {
-        options.anonymous = Anonymous::Reject;
+        // The socket's requests always arrive with a user (`serve` authenticates them), so this only decides
+        // what a request without one is: an in-process component's, or none at all.
+        options.anonymous = if in_process_admin {
+            Anonymous::Admin
+        } else {
+            Anonymous::Reject
+        };
         options.authorizer =
             apiserver_auth::rbac::RbacAuthorizer::new(store.clone(), cancel.clone());
     }
@@ -120,6 +182,7 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
     } else {
         local.ip().to_string()
     };
+    let mut pki_dir = None;
     let (tls, authn) = if args.insecure_http {
         let authn = apiserver_auth::authn::Authenticator::new(None);
         let server = format!("http://{host}:{}", local.port());
@@ -135,14 +198,15 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         )?;
         (None, authn)
     } else {
-        let pki_dir = args
+        let dir = args
             .pki_dir
             .clone()
             .unwrap_or_else(|| args.data_dir.join("pki"));
         let mut hosts = args.tls_sans.clone();
         hosts.push(host.clone());
-        let pki = apiserver_auth::pki::Pki::load_or_create(&pki_dir, &hosts)
+        let pki = apiserver_auth::pki::Pki::load_or_create(&dir, &hosts)
             .context("preparing certificates")?;
+        pki_dir = Some(dir);
         let tokens = match &args.token_auth_file {
             Some(path) => Some(
                 apiserver_auth::authn::StaticTokens::load(path)
@@ -171,28 +235,25 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
     let server = ApiServer::new(store, options)
         .await
         .context("starting the API server")?;
-    let server_handle = server.clone();
-    let router = karmada_apiserver::router::router(server);
+    let router = karmada_apiserver::router::router(server.clone());
     tracing::info!(address = %local, kubeconfig = %kubeconfig_path.display(), "karmada apiserver listening");
 
-    let serve =
-        karmada_apiserver::serve::serve(listener, tls, Arc::new(authn), router, cancel.clone());
-    tokio::pin!(serve);
-    tokio::select! {
-        result = &mut serve => result?,
-        reason = shutdown_requested(args.exit_with_stdin) => {
-            tracing::info!(%reason, "shutting down");
-            cancel.cancel();
-            serve.await?;
-        }
-    }
-    cancel.cancel();
-    server_handle.shutdown().await;
-    let _ = compactor.await;
-    if let Some(task) = backup_socket {
-        let _ = task.await;
-    }
-    Ok(())
+    let serve = karmada_apiserver::serve::serve(
+        listener,
+        tls,
+        Arc::new(authn),
+        router.clone(),
+        cancel.clone(),
+    );
+    Ok(RunningApiServer {
+        router,
+        server,
+        serve: Box::pin(async move { serve.await.map_err(anyhow::Error::from) }),
+        cancel,
+        compactor,
+        backup_socket,
+        pki_dir,
+    })
 }
 
 /// The store the flags ask for; the embedded one is also returned as itself, for backups.

@@ -25,7 +25,7 @@ use karmada_controllers::descheduler::{DeschedulerConfig, DeschedulerMetrics};
 use karmada_controllers::detector::controller::DetectorConfig;
 use karmada_controllers::execution::{ExecutionConfig, ExecutionMetrics, ServedClusters};
 use karmada_controllers::failover::{FailoverConfig, FailoverMetrics};
-use karmada_controllers::runtime::leader_election::run_leader_elected;
+use karmada_controllers::runtime::leader_election::{LeaderElectionConfig, run_leader_elected};
 use karmada_controllers::runtime::{Informers, MemberClients};
 use karmada_controllers::status::binding_status::BindingMetrics;
 use karmada_controllers::status::binding_status::BindingStatusConfig;
@@ -41,6 +41,21 @@ pub struct ControllerManagerArgs {
     /// Context in the kubeconfig (default: its current context).
     #[arg(long)]
     pub context: Option<String>,
+    /// Where `/metrics` is served; port 0 picks a free port (printed in the log).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub metrics_bind_address: SocketAddr,
+    #[command(flatten)]
+    pub options: ControllerManagerOptions,
+    #[command(flatten)]
+    pub leader_election: LeaderElectionArgs,
+    /// Exit when standard input closes (for supervisors and tests).
+    #[arg(long)]
+    pub exit_with_stdin: bool,
+}
+
+/// What the controllers are told, whichever process they run in (`controller-manager` or `all-in-one`).
+#[derive(Args, Debug)]
+pub struct ControllerManagerOptions {
     /// How often the status of each Push cluster is probed and posted, e.g. 10s, 500ms.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub cluster_status_update_frequency: Duration,
@@ -65,9 +80,6 @@ pub struct ControllerManagerArgs {
     /// PEM key of --cluster-signing-cert-file (DATA/pki/ca.key). Without the pair, agent CSRs are not handled.
     #[arg(long, requires = "cluster_signing_cert_file")]
     pub cluster_signing_key_file: Option<PathBuf>,
-    /// Where `/metrics` is served; port 0 picks a free port (printed in the log).
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    pub metrics_bind_address: SocketAddr,
     /// Cluster failover, the one switch: NoExecute taints from cluster conditions (a default
     /// ClusterTaintPolicy) and eviction of workloads from tainted clusters. Karmada spreads this over
     /// `--feature-gates=Failover=true`, `--enable-taint-manager` and `--enable-no-execute-taint-eviction`.
@@ -85,11 +97,6 @@ pub struct ControllerManagerArgs {
     pub unschedulable_threshold: Duration,
     #[command(flatten)]
     pub concurrency: ConcurrencyArgs,
-    #[command(flatten)]
-    pub leader_election: LeaderElectionArgs,
-    /// Exit when standard input closes (for supervisors and tests).
-    #[arg(long)]
-    pub exit_with_stdin: bool,
 }
 
 /// How many objects each controller reconciles at once, under Karmada's flag names. Our defaults are higher than
@@ -114,7 +121,7 @@ pub struct ConcurrencyArgs {
 }
 
 /// Everything the controllers need, built once; each leadership term starts them from it.
-struct Controllers {
+pub struct Controllers {
     client: kube::Client,
     status: StatusControllerConfig,
     cluster: ClusterControllerConfig,
@@ -130,6 +137,59 @@ struct Controllers {
 }
 
 impl Controllers {
+    /// The controllers `options` describe, talking through `client`, their metrics registered in `registry`.
+    pub fn new(
+        client: kube::Client,
+        options: &ControllerManagerOptions,
+        registry: &mut prometheus_client::registry::Registry,
+    ) -> anyhow::Result<Arc<Self>> {
+        Ok(Arc::new(Controllers {
+            client,
+            status: StatusControllerConfig {
+                update_frequency: options.cluster_status_update_frequency,
+                thresholds: Thresholds {
+                    success: jiff::SignedDuration::try_from(options.cluster_success_threshold)?,
+                    failure: jiff::SignedDuration::try_from(options.cluster_failure_threshold)?,
+                },
+                probe_timeout: options
+                    .cluster_status_update_frequency
+                    .clamp(Duration::from_secs(1), Duration::from_secs(5)),
+            },
+            cluster: ClusterControllerConfig {
+                period: options.cluster_monitor_period,
+                grace: MonitorGrace {
+                    grace: jiff::SignedDuration::try_from(options.cluster_monitor_grace_period)?,
+                    startup: jiff::SignedDuration::try_from(options.cluster_startup_grace_period)?,
+                },
+            },
+            signer: match (
+                &options.cluster_signing_cert_file,
+                &options.cluster_signing_key_file,
+            ) {
+                (Some(cert), Some(key)) => Some(Arc::new(
+                    apiserver_auth::signer::CaSigner::load(cert, key)
+                        .context("loading the cluster signing CA")?,
+                )),
+                _ => None,
+            },
+            cluster_metrics: ClusterMetrics::register(registry),
+            execution_metrics: ExecutionMetrics::register(registry),
+            binding_metrics: BindingMetrics::register(registry),
+            failover: if options.enable_failover {
+                FailoverConfig::enabled()
+            } else {
+                FailoverConfig::default()
+            },
+            failover_metrics: FailoverMetrics::register(registry),
+            descheduler: options.enable_descheduler.then_some(DeschedulerConfig {
+                interval: options.descheduling_interval,
+                unschedulable_threshold: options.unschedulable_threshold,
+            }),
+            descheduler_metrics: DeschedulerMetrics::register(registry),
+            concurrency: options.concurrency,
+        }))
+    }
+
     /// Runs every controller until `cancel` fires.
     async fn run(self: Arc<Self>, cancel: CancellationToken) {
         let client = &self.client;
@@ -247,51 +307,7 @@ impl Controllers {
 pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
     let mut registry = prometheus_client::registry::Registry::default();
-    let controllers = Arc::new(Controllers {
-        client: client.clone(),
-        status: StatusControllerConfig {
-            update_frequency: args.cluster_status_update_frequency,
-            thresholds: Thresholds {
-                success: jiff::SignedDuration::try_from(args.cluster_success_threshold)?,
-                failure: jiff::SignedDuration::try_from(args.cluster_failure_threshold)?,
-            },
-            probe_timeout: args
-                .cluster_status_update_frequency
-                .clamp(Duration::from_secs(1), Duration::from_secs(5)),
-        },
-        cluster: ClusterControllerConfig {
-            period: args.cluster_monitor_period,
-            grace: MonitorGrace {
-                grace: jiff::SignedDuration::try_from(args.cluster_monitor_grace_period)?,
-                startup: jiff::SignedDuration::try_from(args.cluster_startup_grace_period)?,
-            },
-        },
-        signer: match (
-            &args.cluster_signing_cert_file,
-            &args.cluster_signing_key_file,
-        ) {
-            (Some(cert), Some(key)) => Some(Arc::new(
-                apiserver_auth::signer::CaSigner::load(cert, key)
-                    .context("loading the cluster signing CA")?,
-            )),
-            _ => None,
-        },
-        cluster_metrics: ClusterMetrics::register(&mut registry),
-        execution_metrics: ExecutionMetrics::register(&mut registry),
-        binding_metrics: BindingMetrics::register(&mut registry),
-        failover: if args.enable_failover {
-            FailoverConfig::enabled()
-        } else {
-            FailoverConfig::default()
-        },
-        failover_metrics: FailoverMetrics::register(&mut registry),
-        descheduler: args.enable_descheduler.then_some(DeschedulerConfig {
-            interval: args.descheduling_interval,
-            unschedulable_threshold: args.unschedulable_threshold,
-        }),
-        descheduler_metrics: DeschedulerMetrics::register(&mut registry),
-        concurrency: args.concurrency,
-    });
+    let controllers = Controllers::new(client.clone(), &args.options, &mut registry)?;
     let election = args.leader_election.config("karmada-controller-manager")?;
 
     let cancel = CancellationToken::new();
@@ -303,26 +319,41 @@ pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
             tracing::warn!(%err, "metrics server stopped");
         }
     });
-    let work_cancel = cancel.child_token();
-    match election {
-        Some(config) => {
-            component::ensure_namespace(&client, &config.lease_namespace).await?;
-            tasks.spawn(run_leader_elected(
-                client,
-                config,
-                work_cancel,
-                move |term| Arc::clone(&controllers).run(term),
-            ));
-        }
-        None => {
-            tasks.spawn(controllers.run(work_cancel));
-        }
-    }
+    spawn_controllers(
+        &mut tasks,
+        client,
+        controllers,
+        election,
+        cancel.child_token(),
+    )
+    .await?;
     tracing::info!("controller-manager started");
     let reason = crate::process::shutdown_requested(args.exit_with_stdin).await;
     tracing::info!(reason, "shutting down");
     cancel.cancel();
     while tasks.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// Starts the controllers on `tasks`: under `election` when given (the Lease must be reachable), else at once.
+pub async fn spawn_controllers(
+    tasks: &mut tokio::task::JoinSet<()>,
+    client: kube::Client,
+    controllers: Arc<Controllers>,
+    election: Option<LeaderElectionConfig>,
+    cancel: CancellationToken,
+) -> anyhow::Result<()> {
+    match election {
+        Some(config) => {
+            component::ensure_namespace(&client, &config.lease_namespace).await?;
+            tasks.spawn(run_leader_elected(client, config, cancel, move |term| {
+                Arc::clone(&controllers).run(term)
+            }));
+        }
+        None => {
+            tasks.spawn(controllers.run(cancel));
+        }
+    }
     Ok(())
 }
 
@@ -342,7 +373,7 @@ mod tests {
         let argv = ["controller-manager", "--kubeconfig", "k.config"]
             .iter()
             .chain(flags);
-        Cli::try_parse_from(argv).map(|cli| cli.args.concurrency)
+        Cli::try_parse_from(argv).map(|cli| cli.args.options.concurrency)
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Args;
-use karmada_controllers::runtime::leader_election::run_leader_elected;
+use karmada_controllers::runtime::leader_election::{LeaderElectionConfig, run_leader_elected};
 use karmada_controllers::scheduler::{SchedulerConfig, SchedulerMetrics};
 use tokio_util::sync::CancellationToken;
 
@@ -22,6 +22,18 @@ pub struct SchedulerArgs {
     /// Where `/metrics` and `/healthz` are served; port 0 picks a free port (printed in the log).
     #[arg(long, default_value = "127.0.0.1:10351")]
     pub metrics_bind_address: SocketAddr,
+    #[command(flatten)]
+    pub options: SchedulerOptions,
+    #[command(flatten)]
+    pub leader_election: LeaderElectionArgs,
+    /// Exit when standard input closes (for supervisors and tests).
+    #[arg(long)]
+    pub exit_with_stdin: bool,
+}
+
+/// What the scheduler is told, whichever process it runs in (`scheduler` or `all-in-one`).
+#[derive(Args, Debug, Clone)]
+pub struct SchedulerOptions {
     /// Bindings whose spec.schedulerName names another scheduler are left to it.
     #[arg(long, default_value = "default-scheduler")]
     pub scheduler_name: String,
@@ -33,32 +45,85 @@ pub struct SchedulerArgs {
     /// better than 32 in the propagation benchmark).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrent_schedule_syncs: u16,
-    #[command(flatten)]
-    pub leader_election: LeaderElectionArgs,
-    /// Exit when standard input closes (for supervisors and tests).
-    #[arg(long)]
-    pub exit_with_stdin: bool,
+}
+
+impl SchedulerOptions {
+    fn config(&self) -> SchedulerConfig {
+        SchedulerConfig {
+            scheduler_name: self.scheduler_name.clone(),
+            enable_empty_workload_propagation: self.enable_empty_workload_propagation,
+            workers: usize::from(self.concurrent_schedule_syncs),
+            ..SchedulerConfig::default()
+        }
+    }
 }
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = SchedulerMetrics::register(&mut registry);
-    let scheduler_config = SchedulerConfig {
-        scheduler_name: args.scheduler_name.clone(),
-        enable_empty_workload_propagation: args.enable_empty_workload_propagation,
-        workers: usize::from(args.concurrent_schedule_syncs),
-        ..SchedulerConfig::default()
-    };
     let election = args.leader_election.config("karmada-scheduler")?;
 
     let cancel = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
     let serve =
         component::serve_metrics(args.metrics_bind_address, registry, cancel.child_token()).await?;
-    tasks.spawn(serve);
-    // One scheduling term: runs until leadership ends (or shutdown); a start failure ends the process.
-    let (failed, mut failure) = tokio::sync::mpsc::channel::<anyhow::Error>(1);
+    tasks.spawn(async move {
+        if let Err(err) = serve.await {
+            tracing::warn!(%err, "metrics server stopped");
+        }
+    });
+    // Lease renewals get their own connections, so a burst of scheduling requests cannot delay them.
+    let election_client = match election {
+        Some(_) => Some(component::kube_client(&args.kubeconfig, args.context.as_deref()).await?),
+        None => None,
+    };
+    let mut failure = spawn_scheduler(
+        &mut tasks,
+        SchedulerClients {
+            work: client,
+            election: election_client,
+        },
+        &args.options,
+        metrics,
+        election,
+        cancel.child_token(),
+    )
+    .await?;
+    tracing::info!("scheduler started");
+    let outcome = tokio::select! {
+        reason = crate::process::shutdown_requested(args.exit_with_stdin) => {
+            tracing::info!(reason, "shutting down");
+            Ok(())
+        }
+        // The scheduler failing to start (e.g. its framework) ends the process with the error.
+        Some(err) = failure.recv() => Err(err),
+    };
+    cancel.cancel();
+    while tasks.join_next().await.is_some() {}
+    outcome
+}
+
+/// The scheduler's API clients: one for its work, and one for its Lease (the work client when `None`).
+pub struct SchedulerClients {
+    pub work: kube::Client,
+    pub election: Option<kube::Client>,
+}
+
+/// Starts the scheduler on `tasks`, under `election` when given. The receiver yields the error that ends a term
+/// which could not start (e.g. its framework), which should end the process.
+pub async fn spawn_scheduler(
+    tasks: &mut tokio::task::JoinSet<()>,
+    clients: SchedulerClients,
+    options: &SchedulerOptions,
+    metrics: SchedulerMetrics,
+    election: Option<LeaderElectionConfig>,
+    cancel: CancellationToken,
+) -> anyhow::Result<tokio::sync::mpsc::Receiver<anyhow::Error>> {
+    let scheduler_config = options.config();
+    let (failed, failure) = tokio::sync::mpsc::channel::<anyhow::Error>(1);
+    let client = clients.work.clone();
+    // One scheduling term: runs until leadership ends (or shutdown).
     let term = move |term_cancel: CancellationToken| {
         let client = client.clone();
         let config = scheduler_config.clone();
@@ -72,34 +137,15 @@ pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
             }
         }
     };
-    let work_cancel = cancel.child_token();
     match election {
         Some(config) => {
-            let election_client =
-                component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
+            let election_client = clients.election.unwrap_or(clients.work);
             component::ensure_namespace(&election_client, &config.lease_namespace).await?;
-            tasks.spawn(async move {
-                run_leader_elected(election_client, config, work_cancel, term).await;
-                Ok(())
-            });
+            tasks.spawn(run_leader_elected(election_client, config, cancel, term));
         }
         None => {
-            tasks.spawn(async move {
-                term(work_cancel).await;
-                Ok(())
-            });
+            tasks.spawn(term(cancel));
         }
     }
-    tracing::info!("scheduler started");
-    let outcome = tokio::select! {
-        reason = crate::process::shutdown_requested(args.exit_with_stdin) => {
-            tracing::info!(reason, "shutting down");
-            Ok(())
-        }
-        // The scheduler failing to start (e.g. its framework) ends the process with the error.
-        Some(err) = failure.recv() => Err(err),
-    };
-    cancel.cancel();
-    while tasks.join_next().await.is_some() {}
-    outcome
+    Ok(failure)
 }

@@ -142,27 +142,7 @@ impl ControllerManager {
 
     /// GET /metrics, at the address the controller-manager logged (it binds port 0).
     fn metrics(&self) -> Result<String, String> {
-        use std::io::Write;
-        let log = self.log();
-        let after = log
-            .split_once("serving metrics")
-            .ok_or("metrics address not logged yet")?
-            .1;
-        let addr = after
-            .split_once("127.0.0.1:")
-            .ok_or("no address in the log line")?
-            .1;
-        let port: String = addr.chars().take_while(char::is_ascii_digit).collect();
-        let mut stream =
-            std::net::TcpStream::connect(format!("127.0.0.1:{port}")).map_err(|e| e.to_string())?;
-        stream
-            .write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-            .map_err(|e| e.to_string())?;
-        let mut body = String::new();
-        stream
-            .read_to_string(&mut body)
-            .map_err(|e| e.to_string())?;
-        Ok(body)
+        crate::harness::metrics_from_log(&self.log())
     }
 }
 

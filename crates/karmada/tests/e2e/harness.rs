@@ -22,8 +22,18 @@ impl Server {
     }
 
     pub fn start_with(extra_args: &[&str]) -> Server {
+        Self::start_as("apiserver", extra_args)
+    }
+
+    /// `karmada all-in-one` (API server, controllers and scheduler in one process) with `extra_args`, in place
+    /// of the API server alone.
+    pub fn start_all_in_one(extra_args: &[&str]) -> Server {
+        Self::start_as("all-in-one", extra_args)
+    }
+
+    fn start_as(subcommand: &str, extra_args: &[&str]) -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
-        let child = spawn(dir.path(), extra_args);
+        let child = spawn(dir.path(), subcommand, extra_args);
         let kubeconfig = dir.path().join("data").join("karmada-apiserver.config");
         let cache = dir.path().join("kubectl-cache");
         let server = Server {
@@ -76,7 +86,7 @@ impl Server {
         self.child.kill().expect("SIGKILL server");
         self.child.wait().expect("reap server");
         std::fs::remove_file(&self.kubeconfig).expect("remove kubeconfig");
-        self.child = spawn(self.dir.path(), &[]);
+        self.child = spawn(self.dir.path(), "apiserver", &[]);
         self.wait_ready();
     }
 
@@ -164,7 +174,7 @@ impl Server {
     }
 }
 
-fn spawn(dir: &Path, extra_args: &[&str]) -> Child {
+fn spawn(dir: &Path, subcommand: &str, extra_args: &[&str]) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -172,7 +182,7 @@ fn spawn(dir: &Path, extra_args: &[&str]) -> Child {
         .expect("log file");
     Command::new(env!("CARGO_BIN_EXE_karmada"))
         .args([
-            "apiserver",
+            subcommand,
             "--secure-port",
             "0",
             "--exit-with-stdin",
@@ -184,7 +194,7 @@ fn spawn(dir: &Path, extra_args: &[&str]) -> Child {
         .stdout(log.try_clone().expect("clone log"))
         .stderr(log)
         .spawn()
-        .expect("spawn karmada apiserver")
+        .unwrap_or_else(|e| panic!("spawn karmada {subcommand}: {e}"))
 }
 
 impl Drop for Server {
@@ -380,4 +390,28 @@ pub fn ready_status(cluster: &serde_json::Value) -> (String, String) {
         ready["status"].as_str().unwrap_or("").into(),
         ready["reason"].as_str().unwrap_or("").into(),
     )
+}
+
+/// GET /metrics at the address a component logged as "serving metrics" (it binds port 0).
+pub fn metrics_from_log(log: &str) -> Result<String, String> {
+    use std::io::Read;
+    let after = log
+        .split_once("serving metrics")
+        .ok_or("metrics address not logged yet")?
+        .1;
+    let addr = after
+        .split_once("127.0.0.1:")
+        .ok_or("no address in the log line")?
+        .1;
+    let port: String = addr.chars().take_while(char::is_ascii_digit).collect();
+    let mut stream =
+        std::net::TcpStream::connect(format!("127.0.0.1:{port}")).map_err(|e| e.to_string())?;
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut body = String::new();
+    stream
+        .read_to_string(&mut body)
+        .map_err(|e| e.to_string())?;
+    Ok(body)
 }

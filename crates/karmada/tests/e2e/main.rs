@@ -4,6 +4,7 @@
 // Test code: a panic is the failure report, helpers included.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod all_in_one;
 mod cluster_proxy;
 mod clusters;
 mod crash;

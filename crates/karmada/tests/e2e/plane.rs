@@ -18,6 +18,24 @@ pub fn wait_for<T>(what: &str, check: impl FnMut() -> Result<T, String>) -> T {
     wait_within(DEADLINE, what, check)
 }
 
+/// The controller-manager's short periods (status every 1 s, failure after 2 s) and leader-election periods.
+const COMPONENT_PERIODS: &[&str] = &[
+    "--cluster-status-update-frequency",
+    "1s",
+    "--cluster-failure-threshold",
+    "2s",
+    "--cluster-success-threshold",
+    "1s",
+    "--cluster-monitor-period",
+    "500ms",
+    "--leader-elect-lease-duration",
+    "3s",
+    "--leader-elect-renew-deadline",
+    "2s",
+    "--leader-elect-retry-period",
+    "300ms",
+];
+
 pub struct Plane {
     pub karmada: Server,
     members_dir: PathBuf,
@@ -28,15 +46,23 @@ pub struct Plane {
 impl Plane {
     /// The control plane and `members` (names) joined in Push mode, all Ready.
     pub fn start(members: &[&str]) -> Plane {
-        Self::assemble(Server::start(), members, &[])
+        Self::assemble(Server::start(), members, Some(&[]))
     }
 
-    /// The federation around an API server that is already running: components (the controller-manager with
-    /// `controller_manager_extra_args`), then `members` started, joined and Ready.
+    /// `karmada all-in-one` (the controllers and the scheduler inside the API server's process, with the same
+    /// short periods as [`Plane::start`]) and `members` joined in Push mode, all Ready.
+    pub fn start_all_in_one(members: &[&str]) -> Plane {
+        let mut args = COMPONENT_PERIODS.to_vec();
+        args.extend(["--metrics-bind-address", "127.0.0.1:0"]);
+        Self::assemble(Server::start_all_in_one(&args), members, None)
+    }
+
+    /// The federation around an API server that is already running: components when asked for (the
+    /// controller-manager with these extra arguments), then `members` started, joined and Ready.
     fn assemble(
         karmada: Server,
         members: &[&str],
-        controller_manager_extra_args: &[&str],
+        controller_manager_extra_args: Option<&[&str]>,
     ) -> Plane {
         let members_dir = karmada.dir.path().join("members");
         std::fs::create_dir_all(&members_dir).expect("members dir");
@@ -46,7 +72,9 @@ impl Plane {
             members: Vec::new(),
             components: Vec::new(),
         };
-        plane.start_components_with(controller_manager_extra_args);
+        if let Some(extra) = controller_manager_extra_args {
+            plane.start_components_with(extra);
+        }
         for name in members {
             plane.add_member(name);
         }
@@ -191,7 +219,7 @@ impl Plane {
 
     /// The logs of the control-plane components, for failure messages.
     pub fn logs(&self) -> String {
-        ["controller-manager.log", "scheduler.log"]
+        ["controller-manager.log", "scheduler.log", "server.log"]
             .iter()
             .map(|f| {
                 let text =
@@ -211,7 +239,11 @@ impl Plane {
     /// Like [`Plane::start`], with `controller_manager_extra_args` (e.g. `--enable-failover`) added to the
     /// controller-manager's arguments; [`Plane::restart_components_with`] restarts it with the same ones.
     pub fn start_with(members: &[&str], controller_manager_extra_args: &[&str]) -> Plane {
-        Self::assemble(Server::start(), members, controller_manager_extra_args)
+        Self::assemble(
+            Server::start(),
+            members,
+            Some(controller_manager_extra_args),
+        )
     }
 
     /// Kills and restarts the controller-manager (with `controller_manager_extra_args`) and the scheduler.
@@ -223,28 +255,9 @@ impl Plane {
     fn start_components_with(&mut self, extra: &[&str]) {
         let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
         let dir = self.karmada.dir.path().to_path_buf();
-        let mut args = vec![
-            "controller-manager",
-            "--kubeconfig",
-            &kubeconfig,
-            "--cluster-status-update-frequency",
-            "1s",
-            "--cluster-failure-threshold",
-            "2s",
-            "--cluster-success-threshold",
-            "1s",
-            "--cluster-monitor-period",
-            "500ms",
-            "--metrics-bind-address",
-            "127.0.0.1:0",
-            "--leader-elect-lease-duration",
-            "3s",
-            "--leader-elect-renew-deadline",
-            "2s",
-            "--leader-elect-retry-period",
-            "300ms",
-            "--exit-with-stdin",
-        ];
+        let mut args = vec!["controller-manager", "--kubeconfig", &kubeconfig];
+        args.extend_from_slice(COMPONENT_PERIODS);
+        args.extend(["--metrics-bind-address", "127.0.0.1:0", "--exit-with-stdin"]);
         args.extend_from_slice(extra);
         let cm = spawn_logged(&bin("karmada"), &args, &dir.join("controller-manager.log"));
         self.components.push(("controller-manager", cm));
@@ -293,7 +306,7 @@ impl Plane {
 impl Plane {
     /// Like [`Plane::start`], with extra `karmada apiserver` flags (e.g. `--token-auth-file`).
     pub fn start_with_server_args(members: &[&str], server_args: &[&str]) -> Plane {
-        Self::assemble(Server::start_with(server_args), members, &[])
+        Self::assemble(Server::start_with(server_args), members, Some(&[]))
     }
 }
 

@@ -56,25 +56,30 @@ fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
 
 #[test]
 fn seed_001_weights_override_status_scale_and_delete() {
-    let plane = Plane::start(&["cluster-aws", "cluster-gcp"]);
+    seed_001_scenario(&Plane::start(&["cluster-aws", "cluster-gcp"]));
+}
+
+/// Seed 001 on `plane` (members cluster-aws and cluster-gcp): 4/2 with the image override on cluster-gcp only,
+/// 6 ready on the template, scaling and re-weighting followed, deletion reaching every member.
+pub fn seed_001_scenario(plane: &Plane) {
     plane
         .kubectl(&["create", "namespace", "production"])
         .success();
-    apply_fixture(&plane, "seed-001/propagation-policy.yaml");
-    apply_fixture(&plane, "seed-001/override-policy.yaml");
-    apply_fixture(&plane, "seed-001/nginx-deploy.yaml");
+    apply_fixture(plane, "seed-001/propagation-policy.yaml");
+    apply_fixture(plane, "seed-001/override-policy.yaml");
+    apply_fixture(plane, "seed-001/nginx-deploy.yaml");
 
     // 6 replicas at 2:1; the registry override on cluster-gcp only.
     wait_replicas(
-        &plane,
+        plane,
         &[("cluster-aws", 4), ("cluster-gcp", 2)],
         "production",
         "nginx-ha",
     );
     let (_, aws_image) =
-        member_deployment(&plane, "cluster-aws", "production", "nginx-ha").expect("aws");
+        member_deployment(plane, "cluster-aws", "production", "nginx-ha").expect("aws");
     let (_, gcp_image) =
-        member_deployment(&plane, "cluster-gcp", "production", "nginx-ha").expect("gcp");
+        member_deployment(plane, "cluster-gcp", "production", "nginx-ha").expect("gcp");
     assert_eq!(aws_image, "nginx:1.27-alpine");
     assert_eq!(gcp_image, "gcr.io/my-project/nginx:1.27-alpine");
     // The namespace itself was propagated.
@@ -118,7 +123,7 @@ fn seed_001_weights_override_status_scale_and_delete() {
         ])
         .success();
     wait_replicas(
-        &plane,
+        plane,
         &[("cluster-aws", 6), ("cluster-gcp", 3)],
         "production",
         "nginx-ha",
@@ -134,7 +139,7 @@ fn seed_001_weights_override_status_scale_and_delete() {
         ])
         .success();
     wait_replicas(
-        &plane,
+        plane,
         &[("cluster-aws", 2), ("cluster-gcp", 1)],
         "production",
         "nginx-ha",
@@ -156,7 +161,7 @@ fn seed_001_weights_override_status_scale_and_delete() {
         ])
         .success();
     wait_replicas(
-        &plane,
+        plane,
         &[("cluster-aws", 1), ("cluster-gcp", 2)],
         "production",
         "nginx-ha",

@@ -118,8 +118,9 @@ impl ControllerManager {
 }
 
 /// Kills the agents `register` started under `data` (their pid files), whatever happened to the test.
-struct AgentGuard {
-    data: PathBuf,
+/// Stops every agent `karmadactl register` started under `data` when dropped.
+pub struct AgentGuard {
+    pub data: PathBuf,
 }
 
 impl AgentGuard {
@@ -163,7 +164,7 @@ fn no_cluster(karmada: &Server, name: &str) {
 }
 
 /// The register command `token create --print-register-command` printed, split into its arguments.
-fn register_args(printed: &str) -> Vec<String> {
+pub fn register_args(printed: &str) -> Vec<String> {
     let line = printed
         .lines()
         .find(|l| l.starts_with("karmadactl register "))

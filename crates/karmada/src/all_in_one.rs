@@ -1,0 +1,127 @@
+//! `karmada all-in-one`: the API server, the controllers and the scheduler in one process. The components reach
+//! the API through the router in memory (`kube::Client` over the in-process tower service: no socket, no TLS, no
+//! HTTP framing), the same client code as across processes; everyone else — kubectl, karmadactl, Pull agents —
+//! connects over HTTPS as usual. Flags are the three components' own, with one `/metrics` endpoint for the
+//! controllers and the scheduler together.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+use karmada_controllers::scheduler::SchedulerMetrics;
+use tokio_util::sync::CancellationToken;
+
+use crate::apiserver::{self, ApiserverArgs};
+use crate::component::{self, LeaderElectionArgs};
+use crate::controller_manager::{self, ControllerManagerOptions, Controllers};
+use crate::scheduler::{self, SchedulerClients, SchedulerOptions};
+
+#[derive(Args, Debug)]
+pub struct AllInOneArgs {
+    #[command(flatten)]
+    pub apiserver: ApiserverArgs,
+    /// Where the controllers' and the scheduler's `/metrics` and `/healthz` are served; port 0 picks a free
+    /// port (printed in the log). The API server's own metrics stay on its `/metrics`.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub metrics_bind_address: SocketAddr,
+    #[command(flatten)]
+    pub controllers: ControllerManagerOptions,
+    #[command(flatten)]
+    pub scheduler: SchedulerOptions,
+    #[command(flatten)]
+    pub leader_election: LeaderElectionArgs,
+}
+
+pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
+    let AllInOneArgs {
+        apiserver: apiserver_args,
+        metrics_bind_address,
+        mut controllers,
+        scheduler: scheduler_options,
+        leader_election,
+    } = args;
+    let controller_election = leader_election.config("karmada-controller-manager")?;
+    let scheduler_election = leader_election.config("karmada-scheduler")?;
+
+    let server_cancel = CancellationToken::new();
+    let apiserver = apiserver::start(&apiserver_args, server_cancel.clone(), true).await?;
+    let client = apiserver.in_process_client();
+    // Agents' certificates are signed with the API server's own CA unless another one is named.
+    if let (None, None, Some(pki)) = (
+        &controllers.cluster_signing_cert_file,
+        &controllers.cluster_signing_key_file,
+        &apiserver.pki_dir,
+    ) {
+        controllers.cluster_signing_cert_file = Some(pki.join("ca.crt"));
+        controllers.cluster_signing_key_file = Some(pki.join("ca.key"));
+    }
+    let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<&'static str>();
+    let mut server = tokio::spawn(
+        apiserver.run_until(async move { server_stopped.await.unwrap_or("stopping") }),
+    );
+
+    let components = CancellationToken::new();
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut server_ended = false;
+    let outcome = async {
+        let mut registry = prometheus_client::registry::Registry::default();
+        let controllers = Controllers::new(client.clone(), &controllers, &mut registry)?;
+        let scheduler_metrics = SchedulerMetrics::register(&mut registry);
+        let metrics =
+            component::serve_metrics(metrics_bind_address, registry, components.child_token())
+                .await?;
+        tasks.spawn(async move {
+            if let Err(err) = metrics.await {
+                tracing::warn!(%err, "metrics server stopped");
+            }
+        });
+        controller_manager::spawn_controllers(
+            &mut tasks,
+            client.clone(),
+            controllers,
+            controller_election,
+            components.child_token(),
+        )
+        .await?;
+        let mut scheduler_failure = scheduler::spawn_scheduler(
+            &mut tasks,
+            SchedulerClients {
+                work: client,
+                election: None,
+            },
+            &scheduler_options,
+            scheduler_metrics,
+            scheduler_election,
+            components.child_token(),
+        )
+        .await?;
+        tracing::info!("karmada all-in-one started");
+        tokio::select! {
+            reason = crate::process::shutdown_requested(apiserver_args.exit_with_stdin) => {
+                tracing::info!(reason, "shutting down");
+                Ok(())
+            }
+            Some(err) = scheduler_failure.recv() => Err(err),
+            served = &mut server => {
+                server_ended = true;
+                match served {
+                    Ok(Ok(())) => Err(anyhow::anyhow!("the API server stopped serving")),
+                    Ok(Err(err)) => Err(err),
+                    Err(join) => Err(anyhow::Error::from(join)),
+                }
+            }
+        }
+    }
+    .await;
+    // Components first, so nothing they still write meets a stopped server.
+    components.cancel();
+    while tasks.join_next().await.is_some() {}
+    let _ = stop_server.send("components stopped");
+    if !server_ended {
+        let served = server.await;
+        if outcome.is_ok() {
+            served??;
+        }
+    }
+    server_cancel.cancel();
+    outcome
+}
