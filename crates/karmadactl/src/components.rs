@@ -39,6 +39,16 @@ pub fn live_pid(data_dir: &Path, name: &str) -> Option<i32> {
 }
 
 /// Alive and not a zombie.
+/// Whether live process `pid` runs `karmada <subcommand>` (its command line's second argument).
+pub fn runs_subcommand(pid: i32, subcommand: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+        cmdline
+            .split(|byte| *byte == 0)
+            .nth(1)
+            .is_some_and(|arg| arg == subcommand.as_bytes())
+    })
+}
+
 pub fn process_alive(pid: i32) -> bool {
     let alive = kill(Pid::from_raw(pid), None).is_ok();
     let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))

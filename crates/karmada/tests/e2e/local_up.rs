@@ -54,9 +54,13 @@ impl Local {
     }
 
     fn local_up(&self) -> Run {
+        self.local_up_with(&[])
+    }
+
+    fn local_up_with(&self, extra: &[&str]) -> Run {
         let data = self.data.to_str().expect("utf8").to_string();
         let port = self.port.to_string();
-        self.karmadactl(&[
+        let mut args = vec![
             "local-up",
             "--karmada-data",
             &data,
@@ -67,7 +71,9 @@ impl Local {
             "--wait-timeout",
             "90",
             "--exit-with-stdin",
-        ])
+        ];
+        args.extend_from_slice(extra);
+        self.karmadactl(&args)
     }
 
     fn kubectl(&self, args: &[&str]) -> Run {
@@ -241,6 +247,79 @@ fn local_up_is_ready_idempotent_and_local_down_stops_everything() {
         "{}",
         idle.stdout
     );
+}
+
+#[test]
+fn local_up_all_in_one_runs_the_control_plane_as_one_process() {
+    let local = Local::new();
+    let data = local.data.to_str().expect("utf8").to_string();
+    // The single process and the HA flags exclude each other, before anything starts.
+    let refused = local.karmadactl(&[
+        "init",
+        "--all-in-one",
+        "--karmada-apiserver-replicas",
+        "2",
+        "--karmada-data",
+        &data,
+    ]);
+    let message = refused.failure().to_string();
+    assert!(
+        message.contains("--all-in-one") && message.contains("--karmada-apiserver-replicas"),
+        "{message}"
+    );
+    assert!(local.pids().is_empty(), "{:?}", local.pids());
+
+    let out = local.local_up_with(&["--all-in-one"]);
+    let stdout = out.success().to_string();
+    for want in [
+        "inside karmada-apiserver (all-in-one)",
+        "member1 Ready",
+        "member2 Ready",
+        "member3 Ready",
+    ] {
+        assert!(stdout.contains(want), "missing {want:?}:\n{stdout}");
+    }
+    let pids = local.pids();
+    let control_plane: Vec<&str> = pids
+        .iter()
+        .map(|(c, _)| c.as_str())
+        .filter(|c| c.starts_with("karmada-") && *c != "karmada-agent")
+        .collect();
+    assert_eq!(control_plane, ["karmada-apiserver"], "{pids:?}");
+    let (_, apiserver) = pids
+        .iter()
+        .find(|(c, _)| c == "karmada-apiserver")
+        .expect("apiserver pid");
+    let cmdline = std::fs::read(format!("/proc/{apiserver}/cmdline")).expect("cmdline");
+    assert!(
+        String::from_utf8_lossy(&cmdline).contains("all-in-one"),
+        "{cmdline:?}"
+    );
+
+    // Again, without the flag: the running all-in-one is recognised, nothing else starts.
+    let again = local.local_up();
+    let again_out = again.success();
+    assert!(
+        again_out.contains("inside karmada-apiserver (all-in-one)"),
+        "{again_out}"
+    );
+    assert!(!again_out.contains(" started (pid"), "{again_out}");
+    assert_eq!(local.pids(), pids);
+
+    let down = local.karmadactl(&["local-down", "--karmada-data", &data]);
+    assert!(
+        down.success().contains("stopped karmada-apiserver"),
+        "{}",
+        down.stdout
+    );
+    wait_for("every component to exit", || {
+        let running: Vec<&(String, i32)> = pids.iter().filter(|(_, pid)| alive(*pid)).collect();
+        if running.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{running:?}"))
+        }
+    });
 }
 
 #[test]

@@ -21,6 +21,8 @@ pub const KARMADA_CONTEXT: &str = "karmada-apiserver";
 pub const APISERVER: &str = "karmada-apiserver";
 pub const CONTROLLER_MANAGER: &str = "karmada-controller-manager";
 pub const SCHEDULER: &str = "karmada-scheduler";
+/// The `karmada` subcommand that runs the API server with the controllers and the scheduler inside.
+pub const ALL_IN_ONE: &str = "all-in-one";
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a fresh controller is watched for an immediate exit (bad flag, unreachable API server).
 const SETTLE: Duration = Duration::from_millis(1500);
@@ -56,6 +58,10 @@ pub struct InitArgs {
     /// member's workloads move to healthy members).
     #[arg(long)]
     pub enable_failover: bool,
+    /// Run the API server, the controllers and the scheduler as one process (`karmada all-in-one`, logging to
+    /// the API server's log): less memory and CPU than three. Not with the HA flags.
+    #[arg(long)]
+    pub all_in_one: bool,
 }
 
 /// What the control plane runs from.
@@ -69,6 +75,8 @@ pub struct ControlPlane {
     pub exit_with_stdin: bool,
     /// `--enable-failover` for the controller-manager.
     pub enable_failover: bool,
+    /// One `karmada all-in-one` process instead of three.
+    pub all_in_one: bool,
 }
 
 impl ControlPlane {
@@ -88,6 +96,7 @@ impl ControlPlane {
             binary: components::find_server_binary(binary_flag)?,
             exit_with_stdin,
             enable_failover: false,
+            all_in_one: false,
         })
     }
 
@@ -105,12 +114,19 @@ pub async fn run(args: InitArgs) -> anyhow::Result<()> {
         args.exit_with_stdin,
     )?;
     plane.enable_failover = args.enable_failover;
+    plane.all_in_one = args.all_in_one;
     let ha = super::init_ha::HaOptions {
         etcd_replicas: args.etcd_replicas,
         apiserver_replicas: args.karmada_apiserver_replicas,
         etcd_servers: args.etcd_servers.clone(),
     };
     let ha_wanted = super::init_ha::wanted(&ha, &plane.data_dir);
+    if ha_wanted && args.all_in_one {
+        bail!(
+            "--all-in-one runs a single process on the embedded store; drop it, or drop --etcd-replicas, \
+             --karmada-apiserver-replicas and --etcd-servers"
+        );
+    }
     let mut progress = Progress::new(if ha_wanted { 7 } else { 4 });
     if ha_wanted {
         super::init_ha::up(&plane, &ha, &mut progress).await?;
@@ -165,18 +181,33 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
             progress.step("starting karmada-apiserver", &address);
             // A kubeconfig left by an earlier run must not pass for the new server's.
             let _ = std::fs::remove_file(&kubeconfig);
+            let subcommand = if plane.all_in_one {
+                ALL_IN_ONE
+            } else {
+                "apiserver"
+            };
+            let mut args = os_args([
+                subcommand.as_ref(),
+                "--data-dir".as_ref(),
+                data_dir.as_os_str(),
+                "--bind-address".as_ref(),
+                plane.bind_address.as_ref(),
+                "--secure-port".as_ref(),
+                plane.port.to_string().as_ref(),
+            ]);
+            if plane.all_in_one {
+                args.extend(os_args([
+                    "--metrics-bind-address".as_ref(),
+                    "127.0.0.1:0".as_ref(),
+                ]));
+                if plane.enable_failover {
+                    args.extend(os_args(["--enable-failover".as_ref()]));
+                }
+            }
             let mut child = components::launch(Launch {
                 name: APISERVER,
                 binary: &plane.binary,
-                args: os_args([
-                    "apiserver".as_ref(),
-                    "--data-dir".as_ref(),
-                    data_dir.as_os_str(),
-                    "--bind-address".as_ref(),
-                    plane.bind_address.as_ref(),
-                    "--secure-port".as_ref(),
-                    plane.port.to_string().as_ref(),
-                ]),
+                args,
                 data_dir,
                 exit_with_stdin: plane.exit_with_stdin,
             })?;
@@ -193,6 +224,16 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
         }
     }
 
+    // An all-in-one API server (asked for now, or by an earlier init) runs the controllers itself.
+    if components::live_pid(data_dir, APISERVER)
+        .is_some_and(|pid| components::runs_subcommand(pid, ALL_IN_ONE))
+    {
+        progress.step(
+            "starting controllers",
+            "inside karmada-apiserver (all-in-one)",
+        );
+        return Ok(());
+    }
     progress.step(
         "starting controllers",
         "karmada-controller-manager, karmada-scheduler",

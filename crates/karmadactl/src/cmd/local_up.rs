@@ -51,6 +51,10 @@ pub struct LocalUpArgs {
     /// Every component stops when this command's standard input closes (tests, supervisors).
     #[arg(long)]
     pub exit_with_stdin: bool,
+    /// Run the control plane as one process (`karmada all-in-one`) rather than API server, controller-manager
+    /// and scheduler.
+    #[arg(long)]
+    pub all_in_one: bool,
 }
 
 #[derive(Args, Debug)]
@@ -94,13 +98,14 @@ pub fn member_component(name: &str) -> String {
 
 pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     let data_dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
-    let plane = ControlPlane::new(
+    let mut plane = ControlPlane::new(
         &data_dir,
         args.port,
         "127.0.0.1",
         args.karmada_binary.as_deref(),
         args.exit_with_stdin,
     )?;
+    plane.all_in_one = args.all_in_one;
     let ports = member_ports(args.port, args.member_port)?;
     let mut progress = Progress::new(7);
     init::up(&plane, &mut progress).await?;
@@ -318,6 +323,10 @@ async fn wait_all_ready(
     let clusters = join::clusters(karmada);
     let deadline = tokio::time::Instant::now() + timeout;
     let mut reported: Vec<&str> = Vec::new();
+    let controllers = match components::live_pid(data_dir, init::APISERVER) {
+        Some(pid) if components::runs_subcommand(pid, init::ALL_IN_ONE) => init::APISERVER,
+        _ => init::CONTROLLER_MANAGER,
+    };
     loop {
         let mut waiting = Vec::new();
         let mut modes = Vec::new();
@@ -353,10 +362,10 @@ async fn wait_all_ready(
         }
         if tokio::time::Instant::now() >= deadline {
             bail!(
-                "not Ready after {}s: {}; the cluster status controller runs in karmada-controller-manager, see {}",
+                "not Ready after {}s: {}; the cluster status controller runs in {controllers}, see {}",
                 timeout.as_secs(),
                 waiting.join(", "),
-                components::log_file(data_dir, init::CONTROLLER_MANAGER).display()
+                components::log_file(data_dir, controllers).display()
             );
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
