@@ -16,6 +16,9 @@ pub struct EvictionBudget {
     max_clusters: usize,
     interval: SignedDuration,
     admitted: BTreeMap<String, Timestamp>,
+    /// The window openings recorded on the Clusters, closed ones included: a task started inside one belongs to
+    /// it and says nothing about a later window.
+    recorded: BTreeMap<String, Timestamp>,
 }
 
 impl EvictionBudget {
@@ -24,18 +27,48 @@ impl EvictionBudget {
             max_clusters,
             interval,
             admitted: BTreeMap::new(),
+            recorded: BTreeMap::new(),
         }
     }
 
-    /// Remembers that an eviction from `cluster` started at `at`, as recorded by an existing graceful
-    /// eviction task, so a restarted controller keeps counting the window it was in. The latest start per
+    /// Remembers that `cluster`'s budget window opened at `opened`, as recorded on the Cluster (write-ahead of the
+    /// window's first eviction), so a restarted controller keeps counting the window it was in.
+    pub fn seed_window(&mut self, cluster: &str, opened: Timestamp, now: Timestamp) {
+        self.recorded.insert(cluster.to_string(), opened);
+        if self.expired(opened, now) {
+            return;
+        }
+        self.admitted.insert(cluster.to_string(), opened);
+    }
+
+    /// Remembers that an eviction from `cluster` started at `at`, as recorded by an existing graceful eviction
+    /// task. Inside a recorded window it changes nothing: moving the opening later would let the cluster's next
+    /// window open late, and another cluster in within one interval of it. Otherwise the latest start per
     /// cluster is kept: the budget then errs towards holding back.
     pub fn seed(&mut self, cluster: &str, at: Timestamp, now: Timestamp) {
-        if at.checked_add(self.interval).is_ok_and(|end| end <= now) {
+        if self.expired(at, now) {
+            return;
+        }
+        let interval = self.interval;
+        let within = |opened: Timestamp| {
+            opened <= at && opened.checked_add(interval).is_ok_and(|end| at < end)
+        };
+        if self
+            .recorded
+            .get(cluster)
+            .is_some_and(|opened| within(*opened))
+        {
             return;
         }
         let entry = self.admitted.entry(cluster.to_string()).or_insert(at);
         *entry = (*entry).max(at);
+    }
+
+    /// Whether a window opened at `opened` has closed by `now`.
+    fn expired(&self, opened: Timestamp, now: Timestamp) -> bool {
+        opened
+            .checked_add(self.interval)
+            .is_ok_and(|end| end <= now)
     }
 
     /// When `cluster`'s window opened, if it is admitted in a window still open at `now`.
@@ -43,14 +76,14 @@ impl EvictionBudget {
         self.admitted
             .get(cluster)
             .copied()
-            .filter(|at| at.checked_add(self.interval).is_ok_and(|end| end > now))
+            .filter(|opened| !self.expired(*opened, now))
     }
 
     /// Admits an eviction from `cluster` at `now`, or says when to try again.
     pub fn try_admit(&mut self, cluster: &str, now: Timestamp) -> Result<(), Timestamp> {
         let interval = self.interval;
-        let expired = |at: &Timestamp| at.checked_add(interval).is_ok_and(|end| end <= now);
-        self.admitted.retain(|_, at| !expired(at));
+        let expired = |opened: &Timestamp| opened.checked_add(interval).is_ok_and(|end| end <= now);
+        self.admitted.retain(|_, opened| !expired(opened));
         if self.admitted.contains_key(cluster) {
             return Ok(());
         }
@@ -148,6 +181,29 @@ mod tests {
             "the window a's latest task opened is full"
         );
         assert_eq!(budget.try_admit("b", t(30)), Ok(()));
+    }
+
+    #[test]
+    fn a_task_inside_a_recorded_window_leaves_its_opening() {
+        let mut budget = EvictionBudget::new(1, SignedDuration::from_secs(60));
+        budget.seed_window("a", t(-50), t(0));
+        budget.seed("a", t(-20), t(0));
+        assert_eq!(budget.window_of("a", t(0)), Some(t(-50)));
+        // The recorded window closes at 10: a's eviction at 15 opens a new one, which holds b back until 75.
+        assert_eq!(budget.try_admit("b", t(5)), Err(t(10)));
+        assert_eq!(budget.try_admit("a", t(15)), Ok(()));
+        assert_eq!(budget.try_admit("b", t(16)), Err(t(75)));
+        // So does a task inside a recorded window that has closed since.
+        let mut budget = EvictionBudget::new(1, SignedDuration::from_secs(60));
+        budget.seed_window("a", t(-70), t(0));
+        budget.seed("a", t(-15), t(0));
+        assert_eq!(budget.window_of("a", t(0)), None);
+        assert_eq!(budget.try_admit("b", t(1)), Ok(()));
+        // A task past the recorded window shows a newer one opened: the latest start counts.
+        let mut budget = EvictionBudget::new(1, SignedDuration::from_secs(60));
+        budget.seed_window("a", t(-100), t(-50));
+        budget.seed("a", t(-30), t(0));
+        assert_eq!(budget.window_of("a", t(0)), Some(t(-30)));
     }
 
     #[test]

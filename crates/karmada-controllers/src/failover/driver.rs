@@ -176,7 +176,7 @@ impl Shared {
             .collect();
         let mut pacing = self.pacing.lock().unwrap_or_else(PoisonError::into_inner);
         for (cluster, opened) in windows {
-            pacing.budget.seed(&cluster, opened, now);
+            pacing.budget.seed_window(&cluster, opened, now);
             pacing.recorded.insert(cluster, opened);
         }
         for (cluster, started) in bindings.iter().flat_map(|b| eviction_starts(b)) {

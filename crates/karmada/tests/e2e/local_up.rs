@@ -142,6 +142,24 @@ fn alive(pid: i32) -> bool {
     }
 }
 
+/// Runs local-down and waits until every process in `pids` has exited.
+fn local_down_stops(local: &Local, data: &str, pids: &[(String, i32)]) {
+    let down = local.karmadactl(&["local-down", "--karmada-data", data]);
+    assert!(
+        down.success().contains("stopped karmada-apiserver"),
+        "{}",
+        down.stdout
+    );
+    wait_for("every component to exit", || {
+        let running: Vec<&(String, i32)> = pids.iter().filter(|(_, pid)| alive(*pid)).collect();
+        if running.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{running:?}"))
+        }
+    });
+}
+
 #[track_caller]
 fn wait_for<T>(what: &str, check: impl FnMut() -> Result<T, String>) -> T {
     wait_within(DEADLINE, what, check)
@@ -226,20 +244,7 @@ fn local_up_is_ready_idempotent_and_local_down_stops_everything() {
 
     // local-down stops every process and keeps the data.
     let data = local.data.to_str().expect("utf8").to_string();
-    let down = local.karmadactl(&["local-down", "--karmada-data", &data]);
-    assert!(
-        down.success().contains("stopped karmada-apiserver"),
-        "{}",
-        down.stdout
-    );
-    wait_for("every component to exit", || {
-        let running: Vec<&(String, i32)> = before.iter().filter(|(_, pid)| alive(*pid)).collect();
-        if running.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{running:?}"))
-        }
-    });
+    local_down_stops(&local, &data, &before);
     assert!(local.data.join("store.redb").is_file());
     let idle = local.karmadactl(&["local-down", "--karmada-data", &data]);
     assert!(
@@ -306,20 +311,7 @@ fn local_up_all_in_one_runs_the_control_plane_as_one_process() {
     assert!(!again_out.contains(" started (pid"), "{again_out}");
     assert_eq!(local.pids(), pids);
 
-    let down = local.karmadactl(&["local-down", "--karmada-data", &data]);
-    assert!(
-        down.success().contains("stopped karmada-apiserver"),
-        "{}",
-        down.stdout
-    );
-    wait_for("every component to exit", || {
-        let running: Vec<&(String, i32)> = pids.iter().filter(|(_, pid)| alive(*pid)).collect();
-        if running.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{running:?}"))
-        }
-    });
+    local_down_stops(&local, &data, &pids);
 }
 
 #[test]

@@ -18,7 +18,7 @@ pub fn wait_for<T>(what: &str, check: impl FnMut() -> Result<T, String>) -> T {
     wait_within(DEADLINE, what, check)
 }
 
-/// The controller-manager's short periods (status every 1 s, failure after 2 s) and leader-election periods.
+/// The controller-manager's short periods (status every 1 s, failure after 2 s).
 const COMPONENT_PERIODS: &[&str] = &[
     "--cluster-status-update-frequency",
     "1s",
@@ -28,6 +28,10 @@ const COMPONENT_PERIODS: &[&str] = &[
     "1s",
     "--cluster-monitor-period",
     "500ms",
+];
+
+/// Short leader-election periods, so a standby takes over within seconds.
+const LEADER_PERIODS: &[&str] = &[
     "--leader-elect-lease-duration",
     "3s",
     "--leader-elect-renew-deadline",
@@ -52,7 +56,7 @@ impl Plane {
     /// `karmada all-in-one` (the controllers and the scheduler inside the API server's process, with the same
     /// short periods as [`Plane::start`]) and `members` joined in Push mode, all Ready.
     pub fn start_all_in_one(members: &[&str]) -> Plane {
-        let mut args = COMPONENT_PERIODS.to_vec();
+        let mut args = [COMPONENT_PERIODS, LEADER_PERIODS].concat();
         args.extend(["--metrics-bind-address", "127.0.0.1:0"]);
         Self::assemble(Server::start_all_in_one(&args), members, None)
     }
@@ -257,6 +261,7 @@ impl Plane {
         let dir = self.karmada.dir.path().to_path_buf();
         let mut args = vec!["controller-manager", "--kubeconfig", &kubeconfig];
         args.extend_from_slice(COMPONENT_PERIODS);
+        args.extend_from_slice(LEADER_PERIODS);
         args.extend(["--metrics-bind-address", "127.0.0.1:0", "--exit-with-stdin"]);
         args.extend_from_slice(extra);
         let cm = spawn_logged(&bin("karmada"), &args, &dir.join("controller-manager.log"));
@@ -267,24 +272,16 @@ impl Plane {
     /// Starts a `karmada scheduler` replica (short leader-election periods) logging to `log` in the test dir.
     fn spawn_scheduler(&mut self, log: &str) {
         let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
-        let scheduler = spawn_logged(
-            &bin("karmada"),
-            &[
-                "scheduler",
-                "--kubeconfig",
-                &kubeconfig,
-                "--metrics-bind-address",
-                "127.0.0.1:0",
-                "--leader-elect-lease-duration",
-                "3s",
-                "--leader-elect-renew-deadline",
-                "2s",
-                "--leader-elect-retry-period",
-                "300ms",
-                "--exit-with-stdin",
-            ],
-            &self.karmada.dir.path().join(log),
-        );
+        let mut args = vec![
+            "scheduler",
+            "--kubeconfig",
+            &kubeconfig,
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--exit-with-stdin",
+        ];
+        args.extend_from_slice(LEADER_PERIODS);
+        let scheduler = spawn_logged(&bin("karmada"), &args, &self.karmada.dir.path().join(log));
         self.components.push(("scheduler", scheduler));
     }
 
