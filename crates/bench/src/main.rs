@@ -14,6 +14,7 @@ mod propagation;
 mod report;
 mod scheduler;
 mod stats;
+mod store_latency;
 
 use clap::{Parser, Subcommand};
 

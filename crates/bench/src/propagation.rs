@@ -34,6 +34,7 @@ use crate::process::{
 };
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
+use crate::store_latency::StoreWrites;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -235,6 +236,12 @@ async fn connect_members(
 }
 
 impl Federation {
+    /// The members' stores' writes so far, summed over every member.
+    async fn member_store_writes(&self) -> anyhow::Result<StoreWrites> {
+        let clients: Vec<&Client> = self.member_clients.iter().map(|(_, c)| c).collect();
+        StoreWrites::read_all(&clients).await
+    }
+
     async fn start(
         binary: &Path,
         members: u32,
@@ -746,8 +753,23 @@ async fn measure_on(
     // Phase 1: paced creates, latency per (workload, member).
     progress(&setup, "paced batch");
     let names = batch_names("paced", args.workloads);
+    let control_plane_writes = StoreWrites::read(&federation.karmada).await?;
+    let member_writes = federation.member_store_writes().await?;
     let acked = create_paced(&api, &names, rate).await?;
     wait_all_seen(&seen, &names, members as usize).await?;
+    // Every hop of the path waits on a store commit, so a disk stall is one cause of a latency tail.
+    let paced_writes = format!(
+        "control plane: {}; members: {}",
+        StoreWrites::read(&federation.karmada)
+            .await?
+            .since(&control_plane_writes)
+            .summary(),
+        federation
+            .member_store_writes()
+            .await?
+            .since(&member_writes)
+            .summary()
+    );
     let mut latency = Samples::default();
     {
         let seen = seen.lock().await;
@@ -868,7 +890,7 @@ async fn measure_on(
             p99_ms: Some(ms(latency.quantile(0.99))),
             target: "P99 ≤ 200 ms (Karmada: Push P99 1,298 ms, Pull 989 ms)".into(),
             note: format!(
-                "P90 {} ms over {} (workload, member) pairs",
+                "P90 {} ms over {} (workload, member) pairs; {paced_writes}",
                 ms(latency.quantile(0.9)),
                 members as usize * names.len()
             ),

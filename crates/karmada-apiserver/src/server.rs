@@ -122,12 +122,17 @@ impl ApiServer {
         let mut defs = apiserver_views::builtin::resource_defs();
         defs.extend(crate::hooks::karmada_defs());
         defs.extend(options.extra_defs.iter().cloned());
+        let metrics = Metrics::new();
+        let store: Arc<dyn Store> = Arc::new(crate::metered_store::MeteredStore::new(
+            store,
+            metrics.store(),
+        ));
         let server = Arc::new(Self {
             store,
             registry: RwLock::new(Arc::new(Registry::new(defs))),
             authorizer: Arc::clone(&options.authorizer),
             options,
-            metrics: Metrics::new(),
+            metrics,
             encoded_objects: crate::watch::EncodedObjects::default(),
             tasks: TaskTracker::new(),
         });

@@ -250,4 +250,11 @@ async fn metrics_count_requests() {
     let text = String::from_utf8_lossy(&reply.raw);
     assert!(text.contains("apiserver_request"), "{text}");
     assert!(text.contains("configmaps"), "{text}");
+    // The list reached the store, and the store's own latency is reported apart from the request's.
+    assert!(
+        text.lines().any(|line| line.starts_with(
+            r#"etcd_request_duration_seconds_count{operation="list",type="configmaps"}"#
+        )),
+        "{text}"
+    );
 }
