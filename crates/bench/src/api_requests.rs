@@ -5,15 +5,20 @@ use std::collections::HashMap;
 
 use kube::Client;
 
+/// An API server's `/metrics` exposition.
+pub async fn metrics_text(client: &Client) -> anyhow::Result<String> {
+    Ok(client
+        .request_text(http::Request::get("/metrics").body(Vec::new())?)
+        .await?)
+}
+
 /// The API server's `apiserver_request_total` counters, by their labels.
 #[derive(Default)]
 pub struct RequestCounts(HashMap<String, f64>);
 
 impl RequestCounts {
     pub async fn read(client: &Client) -> anyhow::Result<Self> {
-        let text = client
-            .request_text(http::Request::get("/metrics").body(Vec::new())?)
-            .await?;
+        let text = metrics_text(client).await?;
         Ok(Self(
             text.lines()
                 .filter_map(|line| {

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use kube::Client;
 
+use crate::api_requests::metrics_text;
+
 /// Cumulative bucket counts of the store writes' latency histogram, summed over resources:
 /// upper bound in seconds → writes at or under it.
 #[derive(Default, Clone)]
@@ -20,10 +22,7 @@ const SLOW_SECONDS: f64 = 0.1;
 impl StoreWrites {
     /// Reads one API server's histogram.
     pub async fn read(client: &Client) -> anyhow::Result<Self> {
-        let text = client
-            .request_text(http::Request::get("/metrics").body(Vec::new())?)
-            .await?;
-        Ok(Self::parse(&text))
+        Ok(Self::parse(&metrics_text(client).await?))
     }
 
     /// The sum over several API servers (the members' stores are separate from the control plane's).

@@ -130,6 +130,7 @@ impl Store for MeteredStore {
 mod tests {
     use super::*;
     use crate::metrics::Metrics;
+    use crate::metrics::tests::sample;
 
     #[test]
     fn keys_name_their_group_qualified_resource() {
@@ -144,11 +145,6 @@ mod tests {
         ] {
             assert_eq!(resource_of(key), resource, "{key}");
         }
-    }
-
-    fn sample(text: &str, series: &str) -> Option<f64> {
-        text.lines()
-            .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
     }
 
     #[tokio::test]

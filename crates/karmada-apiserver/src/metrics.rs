@@ -314,11 +314,11 @@ fn watcher_labels(group: &str, kind: &str) -> WatcherLabels {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The value of the sample line starting with `series` (name plus labels), if present.
-    fn sample(text: &str, series: &str) -> Option<f64> {
+    pub(crate) fn sample(text: &str, series: &str) -> Option<f64> {
         text.lines()
             .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
     }
