@@ -1062,7 +1062,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          propagation{command}`.\n{processes} member-sims in scale mode joined in Push mode (`karmadactl join`) or \
          registered in Pull mode (`karmadactl register`, one `karmada agent` per member, not counted in the control \
          plane's RSS); one PropagationPolicy duplicating every labelled Deployment to every member. Latency is from \
-         the create's acknowledgement to the member's watch event. \"Bindings scheduled\" times the burst until \
+         the create's acknowledgement to the member's watch event; its note counts the paced batch's store writes \
+         (the control plane's and the members', from `etcd_request_duration_seconds`) and those over 100 ms, since \
+         every hop waits on a commit. \"Bindings scheduled\" times the burst until \
          every ResourceBinding has a placement.{scheduler_alone} RSS is the control plane's, summed over its \
          processes, 3 s after each batch settles: a paced batch, a second paced batch, then the burst; the first \
          fills the API server's bounded caches, so the later two give the marginal cost.\n\n{table}",
