@@ -147,7 +147,11 @@ impl RedbStore {
         let writes = self.writes.as_ref().ok_or_else(closed)?;
         let (reply, answer) = oneshot::channel();
         writes
-            .send(WriteRequest { op, reply })
+            .send(WriteRequest {
+                op,
+                reply,
+                queued_at: std::time::Instant::now(),
+            })
             .await
             .map_err(|_| closed())?;
         answer.await.map_err(|_| closed())?

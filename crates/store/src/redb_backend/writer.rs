@@ -12,6 +12,7 @@
 //! - revisions are assigned in request order, one per successful mutation, none for failures.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use redb::{Database, Durability, ReadableTable, Table};
@@ -52,7 +53,13 @@ pub(super) enum WriteOutcome {
 pub(super) struct WriteRequest {
     pub(super) op: WriteOp,
     pub(super) reply: oneshot::Sender<StoreResult<WriteOutcome>>,
+    /// When the caller queued it, so a slow batch can tell queueing from committing.
+    pub(super) queued_at: Instant,
 }
+
+/// A batch whose oldest write waited longer than this, queue included, is logged: etcd warns
+/// at the same 100 ms ("apply request took too long"), and the figures say which stage was slow.
+const SLOW_BATCH: Duration = Duration::from_millis(100);
 
 /// Runs until every sender is dropped, then returns (dropping its handle on the database).
 pub(super) fn run(
@@ -69,8 +76,11 @@ pub(super) fn run(
                 Err(_) => break,
             }
         }
-        match apply_batch(&db, &batch) {
+        let started = Instant::now();
+        let mut timings = BatchTimings::default();
+        match apply_batch(&db, &batch, &mut timings) {
             Ok(applied) => {
+                log_if_slow(&batch, started, &timings);
                 ring.append(applied.events);
                 if let Some(revision) = applied.compacted {
                     ring.compact(revision);
@@ -106,7 +116,41 @@ struct Tables<'txn> {
     compacted: Revision,
 }
 
-fn apply_batch(db: &Database, batch: &[WriteRequest]) -> StoreResult<Applied> {
+/// Where a batch's time went inside the writer thread.
+#[derive(Default)]
+struct BatchTimings {
+    /// From the batch's start to the end of its last write, before the commit.
+    applied: Duration,
+    /// The commit itself: page writes and fsync.
+    committed: Duration,
+    compaction: bool,
+}
+
+fn log_if_slow(batch: &[WriteRequest], started: Instant, timings: &BatchTimings) {
+    let Some(oldest) = batch.iter().map(|request| request.queued_at).min() else {
+        return;
+    };
+    let total = oldest.elapsed();
+    if total < SLOW_BATCH {
+        return;
+    }
+    tracing::warn!(
+        writes = batch.len(),
+        total_ms = total.as_millis() as u64,
+        queued_ms = started.saturating_duration_since(oldest).as_millis() as u64,
+        apply_ms = timings.applied.as_millis() as u64,
+        commit_ms = timings.committed.as_millis() as u64,
+        compaction = timings.compaction,
+        "store write batch took too long"
+    );
+}
+
+fn apply_batch(
+    db: &Database,
+    batch: &[WriteRequest],
+    timings: &mut BatchTimings,
+) -> StoreResult<Applied> {
+    let started = Instant::now();
     let mut txn = db.begin_write().map_err(backend_error)?;
     txn.set_durability(Durability::Immediate)
         .map_err(backend_error)?;
@@ -133,6 +177,7 @@ fn apply_batch(db: &Database, batch: &[WriteRequest]) -> StoreResult<Applied> {
                     }
                     if matches!(outcome, WriteOutcome::Compacted) {
                         applied.compacted = Some(tables.compacted);
+                        timings.compaction = true;
                     }
                     Ok(outcome)
                 }
@@ -147,7 +192,9 @@ fn apply_batch(db: &Database, batch: &[WriteRequest]) -> StoreResult<Applied> {
         meta.insert(COMPACTED, tables.compacted)
             .map_err(backend_error)?;
     }
+    timings.applied = started.elapsed();
     txn.commit().map_err(backend_error)?;
+    timings.committed = started.elapsed() - timings.applied;
     Ok(applied)
 }
 
@@ -245,7 +292,7 @@ impl Tables<'_> {
                     event.kv.create_revision,
                     event.kv.mod_revision,
                     &event.kv.value,
-                );
+                )?;
                 self.kv
                     .insert(event.kv.key.as_str(), value.as_slice())
                     .map_err(backend_error)?;
