@@ -292,9 +292,8 @@ impl<'a> Reader<'a> {
     }
 
     fn bytes(&mut self) -> StoreResult<&'a [u8]> {
-        let mut buf = [0u8; 4];
-        buf.copy_from_slice(self.take(4)?);
-        self.take(u32::from_le_bytes(buf) as usize)
+        let len = self.u32()? as usize;
+        self.take(len)
     }
 
     fn str(&mut self) -> StoreResult<&'a str> {
