@@ -121,16 +121,12 @@ pub(super) fn encode_event(event: &WatchEvent) -> StoreResult<Vec<u8>> {
         return encode_event_plain(event);
     };
     let mut out = Vec::with_capacity(55 + event.kv.key.len() + packed.len());
-    out.push(kind_tag(event.kind) | COMPRESSED);
-    put_bytes(&mut out, event.kv.key.as_bytes())?;
-    out.extend_from_slice(&event.kv.create_revision.to_le_bytes());
-    out.extend_from_slice(&event.kv.mod_revision.to_le_bytes());
+    put_event_head(&mut out, kind_tag(event.kind) | COMPRESSED, &event.kv)?;
     match &event.prev {
         None => out.push(0),
         Some(prev) => {
             out.push(1);
-            out.extend_from_slice(&prev.create_revision.to_le_bytes());
-            out.extend_from_slice(&prev.mod_revision.to_le_bytes());
+            put_revisions(&mut out, prev);
         }
     }
     out.extend_from_slice(&length(event.kv.value.len())?.to_le_bytes());
@@ -139,20 +135,29 @@ pub(super) fn encode_event(event: &WatchEvent) -> StoreResult<Vec<u8>> {
     Ok(out)
 }
 
+/// The fields both event layouts start with: kind, key, revisions.
+fn put_event_head(out: &mut Vec<u8>, tag: u8, kv: &KeyValue) -> StoreResult<()> {
+    out.push(tag);
+    put_bytes(out, kv.key.as_bytes())?;
+    put_revisions(out, kv);
+    Ok(())
+}
+
+fn put_revisions(out: &mut Vec<u8>, kv: &KeyValue) {
+    out.extend_from_slice(&kv.create_revision.to_le_bytes());
+    out.extend_from_slice(&kv.mod_revision.to_le_bytes());
+}
+
 fn encode_event_plain(event: &WatchEvent) -> StoreResult<Vec<u8>> {
     let prev_len = event.prev.as_ref().map_or(0, |p| p.value.len() + 20);
     let mut out = Vec::with_capacity(34 + event.kv.key.len() + event.kv.value.len() + prev_len);
-    out.push(kind_tag(event.kind));
-    put_bytes(&mut out, event.kv.key.as_bytes())?;
-    out.extend_from_slice(&event.kv.create_revision.to_le_bytes());
-    out.extend_from_slice(&event.kv.mod_revision.to_le_bytes());
+    put_event_head(&mut out, kind_tag(event.kind), &event.kv)?;
     put_bytes(&mut out, &event.kv.value)?;
     match &event.prev {
         None => out.push(0),
         Some(prev) => {
             out.push(1);
-            out.extend_from_slice(&prev.create_revision.to_le_bytes());
-            out.extend_from_slice(&prev.mod_revision.to_le_bytes());
+            put_revisions(&mut out, prev);
             put_bytes(&mut out, &prev.value)?;
         }
     }
