@@ -80,7 +80,7 @@ pub(super) fn run(
         let mut timings = BatchTimings::default();
         match apply_batch(&db, &batch, &mut timings) {
             Ok(applied) => {
-                log_if_slow(&batch, started, &timings);
+                log_if_slow(&batch, started, &timings, applied.compacted.is_some());
                 ring.append(applied.events);
                 if let Some(revision) = applied.compacted {
                     ring.compact(revision);
@@ -123,10 +123,9 @@ struct BatchTimings {
     applied: Duration,
     /// The commit itself: page writes and fsync.
     committed: Duration,
-    compaction: bool,
 }
 
-fn log_if_slow(batch: &[WriteRequest], started: Instant, timings: &BatchTimings) {
+fn log_if_slow(batch: &[WriteRequest], started: Instant, timings: &BatchTimings, compaction: bool) {
     let Some(oldest) = batch.iter().map(|request| request.queued_at).min() else {
         return;
     };
@@ -140,7 +139,7 @@ fn log_if_slow(batch: &[WriteRequest], started: Instant, timings: &BatchTimings)
         queued_ms = started.saturating_duration_since(oldest).as_millis() as u64,
         apply_ms = timings.applied.as_millis() as u64,
         commit_ms = timings.committed.as_millis() as u64,
-        compaction = timings.compaction,
+        compaction,
         "store write batch took too long"
     );
 }
@@ -177,7 +176,6 @@ fn apply_batch(
                     }
                     if matches!(outcome, WriteOutcome::Compacted) {
                         applied.compacted = Some(tables.compacted);
-                        timings.compaction = true;
                     }
                     Ok(outcome)
                 }
