@@ -45,6 +45,10 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// HTTP/1 request headers must arrive within this time.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Concurrent HTTP/2 streams one client may open (kube-apiserver's default): a controller-manager multiplexes
+/// every watch and in-flight request over one connection, so hyper's 200 would leave little room in a burst.
+const MAX_STREAMS_PER_CONNECTION: u32 = 1000;
 /// Pause after a transient accept failure (e.g. out of file descriptors).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
@@ -243,7 +247,10 @@ impl Connection {
             .http1()
             .timer(TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT);
-        builder.http2().timer(TokioTimer::new());
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION);
         let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
         tokio::pin!(connection);
         let result = tokio::select! {

@@ -1,33 +1,59 @@
-//! API clients for long-running components: kube's default stack with a smaller idle pool.
+//! API clients for long-running components: kube's default stack over HTTP/2 where the server offers it.
 //!
-//! kube's default client keeps every connection a burst opened, idle, for 90 s. Each holds TLS and HTTP buffers
-//! (about 100 KiB measured) here and its twin in the API server. In the propagation benchmark a burst of 1,000
-//! workloads took the controller-manager from about 75 connections to about 200, and the scheduler from 10 to 60;
-//! RSS after the burst kept all of them. Here at most [`IDLE_PER_HOST`] idle connections stay per host, and an
-//! idle one closes after [`IDLE_TIMEOUT`]. A smaller pool (16) closed and reopened connections within a burst, and
-//! the TLS handshakes cost the API server about a fifth more CPU while a failed member's workloads moved.
+//! kube's default client speaks HTTP/1.1 only, so every watch holds a connection of its own and every concurrent
+//! request opens another. Each connection holds TLS and HTTP buffers (about 80–100 KiB measured) here and its
+//! twin in the API server. In the propagation benchmark the controller-manager kept about 62 connections to the
+//! API server (one per watch) and a burst of 1,000 workloads took the API server from 71 to 257 connections and
+//! 15 MiB more RSS, with a TLS handshake for each new one. Like client-go, this client offers `h2` in ALPN and,
+//! when the server takes it, multiplexes every request and watch as streams of one connection.
+//!
+//! HTTP/2 shares one connection-level flow-control window between streams. A watch whose consumer applies
+//! backpressure (a bounded subscriber queue) leaves its data unread, and that data holds connection window; if
+//! the stalled streams held all of it, a response the stalled consumer waits for could not arrive. So the
+//! connection window is the protocol's maximum, and each stream's own window (see [`STREAM_WINDOW`]) is what
+//! bounds the data buffered for it — as the kernel's socket buffer bounded an HTTP/1.1 watch before. Pings every
+//! [`KEEP_ALIVE`] find a dead connection (and keep the read timeout from firing on a quiet one), as client-go's
+//! HTTP/2 health check does.
+//!
+//! Against a server that only speaks HTTP/1.1 (ALPN absent or `http/1.1`), the pool below applies: at most
+//! [`IDLE_PER_HOST`] idle connections stay per host, and an idle one closes after [`IDLE_TIMEOUT`]. A smaller pool
+//! (16) closed and reopened connections within a burst, and the TLS handshakes cost the API server about a fifth
+//! more CPU while a failed member's workloads moved.
 //!
 //! Otherwise the stack is kube's own: connect/read/write timeouts, the base URI, retry of 429/503/504 when the
 //! config asks for it, authentication (tokens, exec plugins), impersonation headers.
 
 use std::time::Duration;
 
+use hyper_rustls::{FixedServerNameResolver, HttpsConnector, HttpsConnectorBuilder};
 use hyper_timeout::TimeoutConnector;
-use hyper_util::rt::TokioExecutor;
-use kube::client::ConfigExt;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use kube::client::retry::RetryPolicy;
+use kube::client::{ConfigExt, RustlsTlsError};
 use tower::ServiceBuilder;
 use tower::retry::RetryLayer;
 
-/// Idle connections kept per host: enough for the controller-manager's workers in a burst to reuse them.
+/// Idle HTTP/1.1 connections kept per host: enough for the controller-manager's workers in a burst to reuse them.
 pub const IDLE_PER_HOST: usize = 32;
 
 /// How long an idle connection is kept for reuse: past a burst, not through a steady stream's gaps.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A client for `config` whose connection pool gives connections back after a burst.
+/// Data an HTTP/2 stream may have in flight unread: a watch's backlog before the server waits for its reader.
+pub const STREAM_WINDOW: u32 = 1024 * 1024;
+
+/// HTTP/2's largest window (2^31 − 1): the connection never runs out of window while streams have their own.
+const CONNECTION_WINDOW: u32 = (1 << 31) - 1;
+
+/// Interval of HTTP/2 pings, and how long a ping may go unanswered before the connection is dropped.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(30);
+const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A client for `config`: HTTP/2 when the server offers it, else HTTP/1.1 with a pool that gives connections
+/// back after a burst.
 pub fn client(config: kube::Config) -> Result<kube::Client, kube::Error> {
-    let mut connector = TimeoutConnector::new(config.rustls_https_connector()?);
+    let mut connector = TimeoutConnector::new(https_connector(&config)?);
     connector.set_connect_timeout(config.connect_timeout);
     connector.set_read_timeout(config.read_timeout);
     connector.set_write_timeout(config.write_timeout);
@@ -36,6 +62,13 @@ pub fn client(config: kube::Config) -> Result<kube::Client, kube::Error> {
         hyper_util::client::legacy::Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(IDLE_PER_HOST)
             .pool_idle_timeout(IDLE_TIMEOUT)
+            .pool_timer(TokioTimer::new())
+            .timer(TokioTimer::new())
+            .http2_initial_stream_window_size(STREAM_WINDOW)
+            .http2_initial_connection_window_size(CONNECTION_WINDOW)
+            .http2_keep_alive_interval(KEEP_ALIVE)
+            .http2_keep_alive_timeout(KEEP_ALIVE_TIMEOUT)
+            .http2_keep_alive_while_idle(true)
             .build(connector);
     let service = ServiceBuilder::new()
         .layer(config.base_uri_layer())
@@ -50,6 +83,27 @@ pub fn client(config: kube::Config) -> Result<kube::Client, kube::Error> {
         .map_err(tower::BoxError::from)
         .service(http);
     Ok(kube::Client::new(service, config.default_namespace))
+}
+
+/// kube's HTTPS connector (its TLS settings, the config's server name) with `h2` offered in ALPN beside
+/// `http/1.1`; plain `http://` URLs still connect without TLS (and so with HTTP/1.1).
+fn https_connector(config: &kube::Config) -> Result<HttpsConnector<HttpConnector>, kube::Error> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    // An HTTP/2 request is a HEADERS frame, then DATA, flushed apart; with Nagle's algorithm the second waits
+    // for the server's delayed ACK (up to 40 ms on Linux). Go sets TCP_NODELAY on every connection too.
+    http.set_nodelay(true);
+    let mut builder = HttpsConnectorBuilder::new()
+        .with_tls_config(config.rustls_client_config()?)
+        .https_or_http();
+    if let Some(name) = &config.tls_server_name {
+        let name = name
+            .clone()
+            .try_into()
+            .map_err(|e| kube::Error::RustlsTls(RustlsTlsError::InvalidServerName(e)))?;
+        builder = builder.with_server_name_resolver(FixedServerNameResolver::new(name));
+    }
+    Ok(builder.enable_all_versions().wrap_connector(http))
 }
 
 #[cfg(test)]
@@ -133,6 +187,86 @@ mod tests {
             settled,
             "still {} connections open, expected {IDLE_PER_HOST}",
             *open.borrow()
+        );
+    }
+
+    /// A TLS server speaking HTTP/1.1 and HTTP/2 (ALPN as the API server's), answering `/warm` at once and
+    /// anything else once `burst` requests are in at once; reports connections accepted and the HTTP versions
+    /// requests came in.
+    async fn tls_server(
+        burst: usize,
+        pki: &apiserver_auth::pki::Pki,
+    ) -> (String, Arc<std::sync::Mutex<(usize, Vec<http::Version>)>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("https://{}", listener.local_addr().unwrap());
+        let acceptor =
+            tokio_rustls::TlsAcceptor::from(apiserver_auth::tls::server_config(pki).unwrap());
+        let seen = Arc::new(std::sync::Mutex::new((0usize, Vec::new())));
+        let barrier = Arc::new(Barrier::new(burst));
+        let record = Arc::clone(&seen);
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                record.lock().unwrap().0 += 1;
+                let (acceptor, barrier, record) =
+                    (acceptor.clone(), Arc::clone(&barrier), Arc::clone(&record));
+                tokio::spawn(async move {
+                    let Ok(stream) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    let service = service_fn(move |request: hyper::Request<_>| {
+                        record.lock().unwrap().1.push(request.version());
+                        let barrier =
+                            (request.uri().path() != "/warm").then(|| Arc::clone(&barrier));
+                        async move {
+                            if let Some(barrier) = barrier {
+                                barrier.wait().await;
+                            }
+                            Ok::<_, hyper::Error>(hyper::Response::new(Full::new(
+                                Bytes::from_static(b"{}"),
+                            )))
+                        }
+                    });
+                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        (url, seen)
+    }
+
+    #[tokio::test]
+    async fn a_burst_to_an_http2_server_shares_one_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = apiserver_auth::pki::Pki::load_or_create(dir.path(), &[]).unwrap();
+        let burst = IDLE_PER_HOST * 3;
+        let (url, seen) = tls_server(burst, &pki).await;
+        let mut config = kube::Config::new(url.parse().unwrap());
+        config.root_cert = Some(vec![pki.ca_cert_der().to_vec()]);
+        let client = client(config).unwrap();
+        let get = |path: &'static str| {
+            let client = client.clone();
+            async move {
+                let request = http::Request::get(path).body(Vec::new()).unwrap();
+                client.request_text(request).await
+            }
+        };
+        // A first request alone: the connection is up, and known to speak HTTP/2, before the burst.
+        assert_eq!(get("/warm").await.unwrap(), "{}");
+        let answers = futures::future::join_all((0..burst).map(|_| get("/healthz"))).await;
+        for answer in answers {
+            assert_eq!(answer.unwrap(), "{}");
+        }
+        let (connections, versions) = seen.lock().unwrap().clone();
+        assert_eq!(versions.len(), burst + 1);
+        assert!(
+            versions.iter().all(|v| *v == http::Version::HTTP_2),
+            "versions: {versions:?}"
+        );
+        assert_eq!(
+            connections, 1,
+            "{burst} concurrent requests, one connection"
         );
     }
 }
