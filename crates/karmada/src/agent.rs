@@ -95,7 +95,7 @@ async fn client_from(
         config.connect_timeout = timeout;
         config.read_timeout = timeout;
     }
-    karmada_controllers::runtime::client::client(config)
+    karmada_controllers::runtime::client::http1_client(config)
         .with_context(|| format!("building a client from {}", path.display()))
 }
 

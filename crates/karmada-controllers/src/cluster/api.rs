@@ -124,6 +124,6 @@ pub async fn member_client(
     config.connect_timeout = Some(timeout);
     config.read_timeout = Some(timeout);
     config.write_timeout = Some(timeout);
-    crate::runtime::client::client(config)
+    crate::runtime::client::http1_client(config)
         .map_err(|e| fail(format!("building the member client: {e}")))
 }
