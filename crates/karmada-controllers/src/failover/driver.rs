@@ -280,23 +280,46 @@ pub(crate) struct BindingCtx {
     pub cluster_scoped: bool,
 }
 
-/// A binding read from the cache: its JSON (legacy purge modes normalized) and typed form.
+/// A binding read from the cache: its typed form, and the cached object its JSON is rebuilt from when a
+/// controller writes (most reconciles only read, and decoding the JSON tree for them cost more than the
+/// typed decode itself).
 pub(crate) struct Read {
-    pub json: Value,
+    object: CompactObject,
     pub binding: ResourceBinding,
     pub key: String,
 }
 
+/// A cached binding in typed form: straight from its text, or, when the typed decoder rejects it (a legacy
+/// purge-mode spelling), through [`binding_json`], which rewrites those spellings.
+fn typed_binding(
+    object: &CompactObject,
+    resource: &ApiResource,
+) -> Result<ResourceBinding, ControllerError> {
+    match object.decode::<ResourceBinding>() {
+        Ok(binding) => Ok(binding),
+        Err(_) => Ok(ResourceBinding::deserialize(&binding_json(
+            object, resource,
+        )?)?),
+    }
+}
+
+/// A cached binding's JSON as a write starts from it: apiVersion and kind filled in, legacy purge modes
+/// normalized.
+fn binding_json(object: &CompactObject, resource: &ApiResource) -> Result<Value, ControllerError> {
+    let mut json: Value = object.decode()?;
+    if json.get("apiVersion").is_none() {
+        json["apiVersion"] = Value::String(resource.api_version.clone());
+        json["kind"] = Value::String(resource.kind.clone());
+    }
+    normalize_legacy_purge_modes(&mut json);
+    Ok(json)
+}
+
 impl BindingCtx {
     pub(crate) fn decode(&self, object: &CompactObject) -> Result<Read, ControllerError> {
-        let mut json: Value = object.decode()?;
-        if json.get("apiVersion").is_none() {
-            json["apiVersion"] = Value::String(self.resource.api_version.clone());
-            json["kind"] = Value::String(self.resource.kind.clone());
-        }
-        normalize_legacy_purge_modes(&mut json);
-        // From a borrow: the JSON is kept for the write, and cloning it cost more than decoding.
-        let binding = ResourceBinding::deserialize(&json)?;
+        // Straight from the text; only a binding the typed decoder rejects (a legacy purge-mode spelling) takes
+        // the slower path through the JSON tree, which rewrites those spellings first.
+        let binding = typed_binding(object, &self.resource)?;
         let key = match &binding.metadata.namespace {
             Some(ns) if !self.cluster_scoped => {
                 format!(
@@ -306,7 +329,11 @@ impl BindingCtx {
             }
             _ => binding.metadata.name.clone().unwrap_or_default(),
         };
-        Ok(Read { json, binding, key })
+        Ok(Read {
+            object: object.clone(),
+            binding,
+            key,
+        })
     }
 
     /// Writes `spec.clusters`, `spec.gracefulEvictionTasks` (from `spec`, when given) and the annotation
@@ -317,7 +344,7 @@ impl BindingCtx {
         spec: Option<&ResourceBindingSpec>,
         annotation: Option<(&str, Option<String>)>,
     ) -> Result<(), ControllerError> {
-        let mut next = read.json.clone();
+        let mut next = binding_json(&read.object, &self.resource)?;
         if let Some(spec) = spec {
             let fields = serde_json::to_value(spec)?;
             for field in ["clusters", "gracefulEvictionTasks"] {
@@ -622,4 +649,102 @@ pub(crate) fn failover_relevant(cluster: &DynamicObject) -> String {
         "{}|{:?}|{:?}",
         cluster.data["spec"], ready, cluster.metadata.deletion_timestamp
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use karmada_api::policy::PurgeMode;
+
+    fn cached(spec: Value) -> CompactObject {
+        let object: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha2",
+            "kind": "ResourceBinding",
+            "metadata": {"name": "web-deployment", "namespace": "default", "resourceVersion": "7"},
+            "spec": spec,
+        }))
+        .expect("a DynamicObject");
+        CompactObject::from_dynamic(&object).expect("a compact object")
+    }
+
+    fn resource_of(spec: &Value) -> Value {
+        let mut spec = spec.clone();
+        spec["resource"] = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"});
+        spec
+    }
+
+    #[test]
+    fn current_spellings_decode_straight_from_the_text() {
+        let spec = resource_of(&json!({
+            "failover": {"application": {"purgeMode": "Directly"}},
+            "gracefulEvictionTasks": [{"fromCluster": "m1", "purgeMode": "Never", "reason": "r", "producer": "p"}],
+        }));
+        let object = cached(spec);
+        let binding = typed_binding(&object, &resources::resource_binding()).expect("decodes");
+        let application = binding.spec.failover.and_then(|f| f.application);
+        assert_eq!(
+            application.and_then(|a| a.purge_mode),
+            Some(PurgeMode::Directly)
+        );
+        assert_eq!(
+            binding.spec.graceful_eviction_tasks[0].purge_mode,
+            Some(PurgeMode::Never)
+        );
+    }
+
+    #[test]
+    fn legacy_spellings_are_read_as_the_current_ones_and_written_back_so() {
+        let spec = resource_of(&json!({
+            "failover": {
+                "application": {"purgeMode": "Immediately"},
+                "cluster": {"purgeMode": "Graciously"},
+            },
+            "gracefulEvictionTasks": [{"fromCluster": "m1", "purgeMode": "Immediately", "reason": "r", "producer": "p"}],
+        }));
+        let object = cached(spec);
+        let resource = resources::resource_binding();
+        let binding = typed_binding(&object, &resource).expect("decodes");
+        let failover = binding.spec.failover.expect("failover kept");
+        assert_eq!(
+            failover.application.and_then(|a| a.purge_mode),
+            Some(PurgeMode::Directly)
+        );
+        assert_eq!(
+            failover.cluster.and_then(|c| c.purge_mode),
+            Some(PurgeMode::Gracefully)
+        );
+        assert_eq!(
+            binding.spec.graceful_eviction_tasks[0].purge_mode,
+            Some(PurgeMode::Directly)
+        );
+
+        let json = binding_json(&object, &resource).expect("JSON");
+        assert_eq!(
+            json["spec"]["failover"]["application"]["purgeMode"],
+            "Directly"
+        );
+        assert_eq!(
+            json["spec"]["failover"]["cluster"]["purgeMode"],
+            "Gracefully"
+        );
+        assert_eq!(
+            json["spec"]["gracefulEvictionTasks"][0]["purgeMode"],
+            "Directly"
+        );
+        assert_eq!(json["kind"], "ResourceBinding");
+        assert_eq!(json["metadata"]["resourceVersion"], "7");
+    }
+
+    #[test]
+    fn an_unknown_purge_mode_is_an_error_on_either_path() {
+        let object = cached(resource_of(&json!({
+            "failover": {"application": {"purgeMode": "Sometimes"}},
+        })));
+        let err = typed_binding(&object, &resources::resource_binding())
+            .expect_err("rejected")
+            .to_string();
+        assert!(err.contains("Sometimes"), "{err}");
+    }
 }
