@@ -721,18 +721,13 @@ mod tests {
         );
 
         let json = binding_json(&object, &resource).expect("JSON");
-        assert_eq!(
-            json["spec"]["failover"]["application"]["purgeMode"],
-            "Directly"
-        );
-        assert_eq!(
-            json["spec"]["failover"]["cluster"]["purgeMode"],
-            "Gracefully"
-        );
-        assert_eq!(
-            json["spec"]["gracefulEvictionTasks"][0]["purgeMode"],
-            "Directly"
-        );
+        for (pointer, written) in [
+            ("/spec/failover/application/purgeMode", "Directly"),
+            ("/spec/failover/cluster/purgeMode", "Gracefully"),
+            ("/spec/gracefulEvictionTasks/0/purgeMode", "Directly"),
+        ] {
+            assert_eq!(json.pointer(pointer), Some(&json!(written)), "{pointer}");
+        }
         assert_eq!(json["kind"], "ResourceBinding");
         assert_eq!(json["metadata"]["resourceVersion"], "7");
     }
