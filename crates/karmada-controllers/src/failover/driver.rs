@@ -317,8 +317,6 @@ fn binding_json(object: &CompactObject, resource: &ApiResource) -> Result<Value,
 
 impl BindingCtx {
     pub(crate) fn decode(&self, object: &CompactObject) -> Result<Read, ControllerError> {
-        // Straight from the text; only a binding the typed decoder rejects (a legacy purge-mode spelling) takes
-        // the slower path through the JSON tree, which rewrites those spellings first.
         let binding = typed_binding(object, &self.resource)?;
         let key = match &binding.metadata.namespace {
             Some(ns) if !self.cluster_scoped => {
