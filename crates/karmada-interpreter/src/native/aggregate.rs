@@ -4,7 +4,8 @@
 //! becomes the template's `metadata.generation` only when every cluster's item reports a status whose
 //! `observedGeneration ≥ generation` (the member caught up with its own object) and whose
 //! `resourceTemplateGeneration ≥` the template generation (the member object was rendered from the latest
-//! template); otherwise the template's previous `observedGeneration` is kept. Job sums its counters and
+//! template); otherwise the template's previous `observedGeneration` is kept. A Deployment also gets Available,
+//! Progressing and ReplicaFailure conditions from its members' (`deployment_conditions`). Job sums its counters and
 //! reports Complete when every cluster completed, Failed when any failed (a finished Job's status is final). Service (LoadBalancer) and Ingress
 //! list every cluster's load-balancer ingress, an entry without hostname getting its cluster's name. Pod takes
 //! the first phase present in Failed, Pending, Running, Succeeded (a member without status counts as Pending)
@@ -15,6 +16,7 @@
 use karmada_api::work::AggregatedStatusItem;
 use serde_json::{Map, Value, json};
 
+use super::deployment_conditions;
 use super::{
     DAEMON_SET, DEPLOYMENT, INGRESS, JOB, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD,
     REPLICA_SET, SERVICE, STATEFUL_SET, is, kind_of,
@@ -79,16 +81,18 @@ fn item_int(
     })
 }
 
+/// The summed status of a workload kind, and for each item whether that member has not caught up with the
+/// template yet (or reported no status).
 fn workload(
     template: &Value,
     items: &[AggregatedStatusItem],
     sums: &[&str],
     track_generation: bool,
-) -> Result<Value, InterpretError> {
+) -> Result<(Map<String, Value>, Vec<bool>), InterpretError> {
     let mut totals = vec![0i64; sums.len()];
     let template_generation = int_or_zero(template, "/metadata/generation")?;
-    let mut caught_up = 0usize;
-    for item in items {
+    let mut lagging = vec![true; items.len()];
+    for (item, lagging) in items.iter().zip(lagging.iter_mut()) {
         let Some(status) = item.status.as_ref() else {
             continue;
         };
@@ -98,9 +102,7 @@ fn workload(
         let observed = item_int(template, item, status, "observedGeneration")?;
         let generation = item_int(template, item, status, "generation")?;
         let rendered_from = item_int(template, item, status, "resourceTemplateGeneration")?;
-        if observed >= generation && rendered_from >= template_generation {
-            caught_up += 1;
-        }
+        *lagging = observed < generation || rendered_from < template_generation;
     }
     let mut status = Map::new();
     for (total, field) in totals.into_iter().zip(sums) {
@@ -109,7 +111,7 @@ fn workload(
         }
     }
     let previous = int_at(template, "/status/observedGeneration")?;
-    let observed_generation = if track_generation && caught_up == items.len() {
+    let observed_generation = if track_generation && !lagging.contains(&true) {
         Some(template_generation)
     } else {
         previous
@@ -117,6 +119,25 @@ fn workload(
     if let Some(generation) = observed_generation.filter(|g| *g != 0) {
         status.insert("observedGeneration".into(), json!(generation));
     }
+    Ok((status, lagging))
+}
+
+fn deployment(template: &Value, items: &[AggregatedStatusItem]) -> Result<Value, InterpretError> {
+    let (mut status, lagging) = workload(template, items, DEPLOYMENT_SUMS, true)?;
+    let conditions = deployment_conditions::aggregated(items, &lagging);
+    if !conditions.is_empty() {
+        status.insert("conditions".into(), Value::Array(conditions));
+    }
+    with_status(template, Value::Object(status))
+}
+
+fn summed(
+    template: &Value,
+    items: &[AggregatedStatusItem],
+    sums: &[&str],
+    track_generation: bool,
+) -> Result<Value, InterpretError> {
+    let (status, _) = workload(template, items, sums, track_generation)?;
     with_status(template, Value::Object(status))
 }
 
@@ -322,13 +343,13 @@ pub(super) fn aggregate_status(
 ) -> Result<Value, InterpretError> {
     let kind = kind_of(template)?;
     if is(&kind, DEPLOYMENT) {
-        workload(template, items, DEPLOYMENT_SUMS, true)
+        deployment(template, items)
     } else if is(&kind, STATEFUL_SET) {
-        workload(template, items, STATEFUL_SET_SUMS, true)
+        summed(template, items, STATEFUL_SET_SUMS, true)
     } else if is(&kind, DAEMON_SET) {
-        workload(template, items, DAEMON_SET_SUMS, true)
+        summed(template, items, DAEMON_SET_SUMS, true)
     } else if is(&kind, REPLICA_SET) {
-        workload(template, items, REPLICA_SET_SUMS, false)
+        summed(template, items, REPLICA_SET_SUMS, false)
     } else if is(&kind, JOB) {
         job(template, items)
     } else if is(&kind, SERVICE) {
@@ -427,6 +448,54 @@ mod tests {
                 "{name}: spec untouched"
             );
         }
+    }
+
+    #[test]
+    fn deployment_conditions_travel_from_member_objects_to_the_template() {
+        let interpreter = Interpreter::native();
+        let member = |available: &str, progressing: (&str, &str)| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                   "metadata": {"name": "web", "generation": 1,
+                                "annotations": {"resourcetemplate.karmada.io/generation": "3"}},
+                   "status": {"replicas": 2, "availableReplicas": 2, "observedGeneration": 1, "conditions": [
+                       {"type": "Available", "status": available, "reason": "MinimumReplicasAvailable",
+                        "message": "Deployment has minimum availability.",
+                        "lastTransitionTime": "2026-12-02T00:07:44Z"},
+                       {"type": "Progressing", "status": progressing.0, "reason": progressing.1,
+                        "message": "ReplicaSet \"web-1\" has timed out progressing.",
+                        "lastUpdateTime": "2026-12-02T00:07:44Z"}]}})
+        };
+        let aggregate = |members: Vec<Value>| {
+            let items: Vec<AggregatedStatusItem> = members
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    item(
+                        &format!("m{i}"),
+                        interpreter.reflect_status(m).expect("reflectable"),
+                    )
+                })
+                .collect();
+            interpreter
+                .aggregate_status(&deployment(3, 2), &items)
+                .expect("aggregatable")["status"]["conditions"]
+                .clone()
+        };
+        let healthy = member("True", ("True", "NewReplicaSetAvailable"));
+        assert_eq!(
+            aggregate(vec![healthy.clone(), healthy.clone()]),
+            json!([
+                {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+                 "message": "Deployment has minimum availability in every member cluster."},
+                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
+                 "message": "Deployment has successfully progressed in every member cluster."}])
+        );
+        let stalled = member("False", ("False", "ProgressDeadlineExceeded"));
+        assert_eq!(
+            aggregate(vec![healthy, stalled])[1],
+            json!({"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                   "message": "m1: ReplicaSet \"web-1\" has timed out progressing."})
+        );
     }
 
     #[test]

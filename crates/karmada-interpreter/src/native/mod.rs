@@ -5,6 +5,7 @@
 
 mod aggregate;
 mod dependency;
+mod deployment_conditions;
 mod health;
 mod reflect;
 mod replica;

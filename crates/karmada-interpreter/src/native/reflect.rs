@@ -3,13 +3,15 @@
 //! Deployment, StatefulSet and DaemonSet keep their replica counters and `observedGeneration`, plus `generation`
 //! (the member object's `metadata.generation`) and `resourceTemplateGeneration` (from the
 //! `resourcetemplate.karmada.io/generation` annotation) so aggregation can tell whether every member has caught
-//! up with the template. Job keeps its counters, conditions and times; PodDisruptionBudget its health counters;
+//! up with the template; a Deployment also keeps its conditions in the short form of
+//! [`deployment_conditions::reflected`]. Job keeps its counters, conditions and times; PodDisruptionBudget its health counters;
 //! HorizontalPodAutoscaler (autoscaling/v2) its current and desired replicas. A Service reflects its
 //! `loadBalancer` only when it is of type LoadBalancer. Other kinds (Ingress, Pod, ReplicaSet, ...) reflect their
 //! whole `.status` (the interpreter's default). An object without status reflects nothing.
 
 use serde_json::{Map, Value, json};
 
+use super::deployment_conditions;
 use super::{
     DAEMON_SET, DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, JOB, POD_DISRUPTION_BUDGET, SERVICE,
     STATEFUL_SET, is, kind_of,
@@ -108,7 +110,15 @@ fn picked_status(
 pub(super) fn reflect_status(object: &Value) -> Result<Option<Value>, InterpretError> {
     let kind = kind_of(object)?;
     if is(&kind, DEPLOYMENT) {
-        picked_status(object, DEPLOYMENT_FIELDS, true)
+        let mut reflected = picked_status(object, DEPLOYMENT_FIELDS, true)?;
+        let conditions = object
+            .get("status")
+            .and_then(Value::as_object)
+            .and_then(deployment_conditions::reflected);
+        if let (Some(Value::Object(map)), Some(conditions)) = (reflected.as_mut(), conditions) {
+            map.insert("conditions".into(), conditions);
+        }
+        Ok(reflected)
     } else if is(&kind, STATEFUL_SET) {
         picked_status(object, STATEFUL_SET_FIELDS, true)
     } else if is(&kind, DAEMON_SET) {

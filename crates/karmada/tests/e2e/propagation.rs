@@ -103,6 +103,23 @@ pub fn seed_001_scenario(plane: &Plane) {
             Err(format!("{}\n{}", template["status"], plane.logs()))
         }
     });
+    // The template carries its members' conditions, so the usual single-cluster checks work on it.
+    plane
+        .kubectl(&[
+            "wait",
+            "--for=condition=Available",
+            "deployment/nginx-ha",
+            "-n",
+            "production",
+            "--timeout=60s",
+        ])
+        .success();
+    let template = plane
+        .object(&["deployment", "nginx-ha", "-n", "production"])
+        .expect("template");
+    let progressing = condition(&template, "Progressing").expect("Progressing condition");
+    assert_eq!(progressing["status"], "True", "{template}");
+    assert!(progressing["lastTransitionTime"].is_string(), "{template}");
     let binding = plane
         .object(&["resourcebinding", "nginx-ha-deployment", "-n", "production"])
         .expect("binding");

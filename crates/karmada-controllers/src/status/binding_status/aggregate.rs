@@ -161,6 +161,44 @@ pub fn set_condition(conditions: &mut Vec<Condition>, mut condition: Condition) 
     }
 }
 
+/// Gives each condition of the aggregated template `status` that has no `lastTransitionTime` the one the
+/// template's `previous` status recorded for its type when the condition's status did not change, else `now`: an
+/// aggregator says what holds, the controller knows since when, and an unchanged condition compares equal so
+/// nothing is written for it.
+pub fn stamp_transition_times(previous: Option<&Value>, status: Option<&mut Value>, now: &Time) {
+    let Some(conditions) = status
+        .and_then(|s| s.get_mut("conditions"))
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    let previous = previous
+        .and_then(|p| p.get("conditions"))
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let field = |condition: &Value, name: &str| {
+        condition
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    for condition in conditions {
+        let Some(map) = condition.as_object_mut() else {
+            continue;
+        };
+        if map.contains_key("lastTransitionTime") {
+            continue;
+        }
+        let kept = previous
+            .iter()
+            .find(|p| field(p, "type").as_deref() == map.get("type").and_then(Value::as_str))
+            .filter(|p| field(p, "status").as_deref() == map.get("status").and_then(Value::as_str))
+            .and_then(|p| field(p, "lastTransitionTime"));
+        let time = kept.unwrap_or_else(|| now.0.to_string());
+        map.insert("lastTransitionTime".into(), Value::String(time));
+    }
+}
+
 /// The binding status to write: `current` with the aggregated items and the FullyApplied condition.
 pub fn desired_binding_status(
     current: Option<&ResourceBindingStatus>,

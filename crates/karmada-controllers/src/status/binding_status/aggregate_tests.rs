@@ -217,3 +217,36 @@ fn ready_replicas_sum_workload_and_daemonset_counters() {
     assert_eq!(ready_replicas(&items), 6);
     assert!(existing_clusters(&deployment_spec(json!([]))).is_empty());
 }
+
+#[test]
+fn template_conditions_keep_their_transition_time_until_their_status_changes() {
+    let previous = json!({"conditions": [
+        {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+         "lastTransitionTime": "2026-12-01T10:00:00Z"},
+        {"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated",
+         "lastTransitionTime": "2026-12-01T09:00:00Z"}]});
+    let mut status = json!({"replicas": 4, "conditions": [
+        {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
+        {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded"},
+        {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate"},
+        {"type": "Complete", "status": "True", "lastTransitionTime": "2026-11-30T00:00:00Z"}]});
+    stamp_transition_times(Some(&previous), Some(&mut status), &time(1_764_633_600));
+    let times: Vec<&str> = status["conditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .map(|c| c["lastTransitionTime"].as_str().expect("stamped"))
+        .collect();
+    assert_eq!(
+        times,
+        [
+            "2026-12-01T10:00:00Z", // same status: the previous time
+            "2025-12-02T00:00:00Z", // status changed: now
+            "2025-12-02T00:00:00Z", // new condition: now
+            "2026-11-30T00:00:00Z", // the aggregator's own time stays
+        ]
+    );
+    let mut none = json!({"replicas": 1});
+    stamp_transition_times(None, Some(&mut none), &time(0));
+    assert_eq!(none, json!({"replicas": 1}));
+}

@@ -42,7 +42,7 @@ use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::aggregate::{desired_binding_status, ready_replicas};
+use super::aggregate::{desired_binding_status, ready_replicas, stamp_transition_times};
 use super::metrics::BindingMetrics;
 use crate::binding::BindingScope;
 use crate::execution::queue::{REQUEUE_CAPACITY, ready, spec_changes};
@@ -537,7 +537,7 @@ async fn write_template_status(
     }
     let reference = crate::runtime::reference_of(&template);
     let current = typed::to_json(&template)?;
-    let aggregated = match shared.interpreter.aggregate_status(&current, items) {
+    let mut aggregated = match shared.interpreter.aggregate_status(&current, items) {
         Ok(aggregated) => aggregated,
         Err(err) => {
             // Bad member status: retrying cannot fix it; the next Work change will.
@@ -553,6 +553,7 @@ async fn write_template_status(
             return Ok(());
         }
     };
+    stamp_transition_times(current.get("status"), aggregated.get_mut("status"), &now());
     if same_status(aggregated.get("status"), current.get("status"))
         || (items.is_empty() && same_status(current.get("status"), None))
     {
