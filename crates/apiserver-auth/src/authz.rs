@@ -1,5 +1,6 @@
 //! The authorization interface: what a request wants to do, and the decision about it.
 
+use crate::rbac::PolicyRule;
 use crate::user::UserInfo;
 
 /// What a request asks to do, in Kubernetes' authorizer terms.
@@ -38,6 +39,30 @@ impl Decision {
 #[async_trait::async_trait]
 pub trait Authorizer: Send + Sync {
     async fn authorize(&self, user: &UserInfo, attrs: &RequestAttributes) -> Decision;
+
+    /// The rules `user` holds in `namespace`, cluster-wide ones included, as a SelfSubjectRulesReview reports
+    /// them (`kubectl auth can-i --list`); `None` when this authorizer cannot enumerate them.
+    async fn rules(&self, _user: &UserInfo, _namespace: &str) -> Option<Vec<PolicyRule>> {
+        None
+    }
+}
+
+/// Everything, on every resource and every path: the rules of a user nothing is denied to.
+pub fn unrestricted_rules() -> Vec<PolicyRule> {
+    let all = || vec!["*".to_owned()];
+    vec![
+        PolicyRule {
+            verbs: all(),
+            api_groups: all(),
+            resources: all(),
+            ..PolicyRule::default()
+        },
+        PolicyRule {
+            verbs: all(),
+            non_resource_urls: all(),
+            ..PolicyRule::default()
+        },
+    ]
 }
 
 /// Allows everything (plain-HTTP test mode).
@@ -48,6 +73,10 @@ pub struct AlwaysAllow;
 impl Authorizer for AlwaysAllow {
     async fn authorize(&self, _user: &UserInfo, _attrs: &RequestAttributes) -> Decision {
         Decision::Allow
+    }
+
+    async fn rules(&self, _user: &UserInfo, _namespace: &str) -> Option<Vec<PolicyRule>> {
+        Some(unrestricted_rules())
     }
 }
 

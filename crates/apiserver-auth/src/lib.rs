@@ -22,7 +22,9 @@ pub mod signer;
 pub mod tls;
 mod user;
 
-pub use authz::{AlwaysAllow, Authorizer, Decision, RequestAttributes, forbidden_message};
+pub use authz::{
+    AlwaysAllow, Authorizer, Decision, RequestAttributes, forbidden_message, unrestricted_rules,
+};
 pub use user::{
     ANONYMOUS_USER, AUTHENTICATED_GROUP, MASTERS_GROUP, UNAUTHENTICATED_GROUP, UserInfo,
 };

@@ -9,6 +9,7 @@ use base64::Engine;
 use serde_json::{Map, Value, json};
 
 use crate::hash::fnv1a64;
+use crate::review_discovery;
 use crate::versions::by_preference;
 
 /// The Content-Type an aggregated discovery response must carry, exactly.
@@ -37,7 +38,11 @@ pub fn aggregated_api(defs: &[ResourceDef]) -> Value {
 
 /// `GET /apis` with the aggregated Accept: every named group.
 pub fn aggregated_apis(defs: &[ResourceDef]) -> Value {
-    aggregated_list(defs, |group| !group.is_empty())
+    let mut list = aggregated_list(defs, |group| !group.is_empty());
+    if let Some(items) = list.get_mut("items").and_then(Value::as_array_mut) {
+        items.extend(review_discovery::aggregated_items());
+    }
+    list
 }
 
 fn aggregated_list(defs: &[ResourceDef], include: impl Fn(&str) -> bool) -> Value {
@@ -119,6 +124,7 @@ pub fn legacy_group_list(defs: &[ResourceDef]) -> Value {
         .into_iter()
         .filter(|group| !group.is_empty())
         .map(|group| api_group(defs, &group))
+        .chain(review_discovery::legacy_groups())
         .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
@@ -126,7 +132,7 @@ pub fn legacy_group_list(defs: &[ResourceDef]) -> Value {
 /// `GET /apis/{group}`, or `None` when no resource is served in that group.
 pub fn legacy_group(defs: &[ResourceDef], group: &str) -> Option<Value> {
     if group.is_empty() || !defs.iter().any(|def| def.group == group) {
-        return None;
+        return review_discovery::legacy_group(group);
     }
     let mut document = api_group(defs, group);
     if let Value::Object(map) = &mut document {
@@ -149,7 +155,7 @@ fn api_group(defs: &[ResourceDef], group: &str) -> Value {
 pub fn legacy_resource_list(defs: &[ResourceDef], group: &str, version: &str) -> Option<Value> {
     let served: Vec<&ResourceDef> = in_version(defs, group, version).collect();
     if served.is_empty() {
-        return None;
+        return review_discovery::legacy_resource_list(group, version);
     }
     let mut resources = Vec::new();
     for def in served {

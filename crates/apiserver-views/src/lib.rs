@@ -12,6 +12,7 @@ mod hash;
 pub mod openapi;
 mod patch_extensions;
 pub mod protobuf;
+mod review_discovery;
 mod schema;
 pub mod tables;
 mod versions;

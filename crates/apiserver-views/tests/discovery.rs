@@ -204,3 +204,34 @@ fn legacy_documents() {
     assert_eq!(hash("v1alpha1"), hash("v1alpha2"));
     assert_ne!(hash("v1alpha2"), deployments["storageVersionHash"]);
 }
+
+#[test]
+fn review_resources_are_discoverable_as_create_only() {
+    let defs = defs();
+    let aggregated = aggregated_apis(&defs);
+    let group = find(&aggregated["items"], "authorization.k8s.io");
+    let resources = &group["versions"][0]["resources"];
+    let local = resource(resources, "localsubjectaccessreviews");
+    assert_eq!(local["scope"], "Namespaced");
+    assert_eq!(local["verbs"], json!(["create"]));
+    assert_eq!(
+        resource(resources, "selfsubjectaccessreviews")["responseKind"]["kind"],
+        "SelfSubjectAccessReview"
+    );
+    let group_list = legacy_group_list(&defs);
+    let names: Vec<&str> = group_list["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|g| g["name"].as_str())
+        .collect();
+    assert!(names.contains(&"authentication.k8s.io"), "{names:?}");
+    assert_eq!(
+        legacy_group(&defs, "authorization.k8s.io").unwrap()["preferredVersion"]["groupVersion"],
+        "authorization.k8s.io/v1"
+    );
+    let list = legacy_resource_list(&defs, "authentication.k8s.io", "v1").unwrap();
+    assert_eq!(list["resources"][0]["kind"], "SelfSubjectReview");
+    assert_eq!(list["resources"][0]["verbs"], json!(["create"]));
+    assert!(legacy_resource_list(&defs, "authentication.k8s.io", "v1beta1").is_none());
+}

@@ -488,3 +488,41 @@ mod properties {
         }
     }
 }
+
+// Bodies captured from `kubectl auth …` (v1.32) with `-v=8`.
+const SELF_SUBJECT_ACCESS_REVIEW: &str = "6b3873000a320a17617574686f72697a6174696f6e2e6b38732e696f2f7631121753656c665375626a65637441636365737352657669657712420a100a0012001a0022002a0032003800420012240a220a067465616d2d6112046c6973741a0022002a0a636f6e6669676d61707332003a001a08080012001a0020001a002200";
+const SELF_SUBJECT_ACCESS_REVIEW_PATH: &str = "6b3873000a320a17617574686f72697a6174696f6e2e6b38732e696f2f7631121753656c665375626a656374416363657373526576696577122f0a100a0012001a0022002a003200380042001211120f0a082f6865616c74687a12036765741a08080012001a0020001a002200";
+const SELF_SUBJECT_RULES_REVIEW: &str = "6b3873000a310a17617574686f72697a6174696f6e2e6b38732e696f2f7631121653656c665375626a65637452756c657352657669657712220a100a0012001a0022002a0032003800420012080a067465616d2d611a04180022001a002200";
+const SELF_SUBJECT_REVIEW: &str = "6b3873000a2d0a1861757468656e7469636174696f6e2e6b38732e696f2f7631121153656c665375626a656374526576696577121a0a100a0012001a0022002a0032003800420012060a040a0012001a002200";
+
+#[test]
+fn decodes_kubectl_auth_reviews_without_the_status_the_client_sent() {
+    let cases = [
+        (
+            "auth can-i list configmaps -n team-a",
+            SELF_SUBJECT_ACCESS_REVIEW,
+            json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                   "spec": {"resourceAttributes": {"namespace": "team-a", "verb": "list", "resource": "configmaps"}}}),
+        ),
+        (
+            "auth can-i get /healthz",
+            SELF_SUBJECT_ACCESS_REVIEW_PATH,
+            json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                   "spec": {"nonResourceAttributes": {"path": "/healthz", "verb": "get"}}}),
+        ),
+        (
+            "auth can-i --list -n team-a",
+            SELF_SUBJECT_RULES_REVIEW,
+            json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+                   "spec": {"namespace": "team-a"}}),
+        ),
+        (
+            "auth whoami",
+            SELF_SUBJECT_REVIEW,
+            json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
+        ),
+    ];
+    for (command, body, expected) in cases {
+        assert_eq!(decode(&hex(body)).unwrap(), expected, "kubectl {command}");
+    }
+}

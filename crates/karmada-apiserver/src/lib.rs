@@ -29,6 +29,7 @@ pub mod objects;
 pub mod proxy;
 pub mod registry;
 pub mod respond;
+mod reviews;
 pub mod router;
 pub mod selectors;
 pub mod server;

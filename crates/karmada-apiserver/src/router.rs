@@ -30,6 +30,7 @@ use crate::handlers::{FieldValidation, WriteOptions, create::create_object, pars
 use crate::hooks::{self, PatchType};
 use crate::objects::Part;
 use crate::respond::{error_response, json_response, render, render_list, written_response};
+use crate::reviews::{self, Review};
 use crate::server::ApiServer;
 use crate::watch::{self, Render, WatchParams};
 
@@ -53,6 +54,7 @@ enum Endpoint {
     OpenApiV2,
     OpenApiV3(Option<(String, String)>),
     Discovery(Vec<String>),
+    Review(Review),
     Resource(Target),
 }
 
@@ -152,6 +154,9 @@ fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> 
             return Ok(Endpoint::Discovery(owned()));
         }
         _ => {}
+    }
+    if let Some(review) = Review::parse(&segments) {
+        return Ok(Endpoint::Review(review));
     }
     let (group, version, rest) = match segments.as_slice() {
         ["api", version, rest @ ..] => ("", *version, rest),
@@ -254,6 +259,15 @@ async fn handle(
                 path: path.to_string(),
             }
         }
+        Endpoint::Review(review) => {
+            let attributes = review.request_attributes(path);
+            *labels = (
+                "create",
+                attributes.api_group.clone(),
+                attributes.resource.clone(),
+            );
+            attributes
+        }
         _ => RequestAttributes {
             verb: ctx.method.as_str().to_ascii_lowercase(),
             resource_request: false,
@@ -293,6 +307,19 @@ async fn handle(
             Ok(json_response(StatusCode::OK, &doc, &[]))
         }
         Endpoint::Discovery(segments) => discovery(server, ctx, &segments),
+        Endpoint::Review(review) => {
+            if ctx.method != Method::POST {
+                return Err(ApiError::method_not_allowed(format!(
+                    "a {} is only created (POST), never read or changed ({})",
+                    review.kind(),
+                    ctx.method
+                )));
+            }
+            let body = read_body(server, ctx, body).await?;
+            let object = reviews::decode(&review, ctx.header(header::CONTENT_TYPE), &body)?;
+            let answer = reviews::serve(server.authorizer.as_ref(), user, &review, object).await?;
+            Ok(json_response(StatusCode::CREATED, &answer, &[]))
+        }
         Endpoint::Resource(target) => {
             let verb = labels.0;
             resource(server, ctx, target, verb, body, user).await

@@ -24,6 +24,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::evaluate::RbacPolicy;
+use super::types::PolicyRule;
 use super::{RBAC_KEY_PREFIX, types};
 use crate::authz::{Authorizer, Decision, RequestAttributes};
 use crate::user::UserInfo;
@@ -128,19 +129,19 @@ impl Drop for RbacAuthorizer {
     }
 }
 
-#[async_trait::async_trait]
-impl Authorizer for RbacAuthorizer {
-    async fn authorize(&self, user: &UserInfo, attrs: &RequestAttributes) -> Decision {
-        if user.is_master() {
-            return Decision::Allow;
-        }
+impl RbacAuthorizer {
+    /// Reads a policy that reflects every RBAC write committed before the call (see the module docs); the
+    /// error says why no policy could be read.
+    async fn with_policy<R>(&self, read: impl FnOnce(&RbacPolicy) -> R) -> Result<R, String> {
         self.ensure_started();
-        let target = match self.shared.store.current_revision().await {
-            Ok(revision) => revision,
-            Err(e) => return Decision::Deny(format!("RBAC policy unavailable: {e}")),
-        };
+        let target = self
+            .shared
+            .store
+            .current_revision()
+            .await
+            .map_err(|e| format!("RBAC policy unavailable: {e}"))?;
         if self.wait_for(target).await {
-            return self.shared.snapshot.read().policy.authorize(user, attrs);
+            return Ok(read(&self.shared.snapshot.read().policy));
         }
         tracing::warn!(
             target,
@@ -148,9 +149,27 @@ impl Authorizer for RbacAuthorizer {
             "rbac snapshot lagging; reading policy from the store"
         );
         match load_policy(self.shared.store.as_ref()).await {
-            Ok((policy, _)) => policy.authorize(user, attrs),
-            Err(e) => Decision::Deny(format!("RBAC policy unavailable: {e}")),
+            Ok((policy, _)) => Ok(read(&policy)),
+            Err(e) => Err(format!("RBAC policy unavailable: {e}")),
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl Authorizer for RbacAuthorizer {
+    async fn authorize(&self, user: &UserInfo, attrs: &RequestAttributes) -> Decision {
+        if user.is_master() {
+            return Decision::Allow;
+        }
+        self.with_policy(|policy| policy.authorize(user, attrs))
+            .await
+            .unwrap_or_else(Decision::Deny)
+    }
+
+    async fn rules(&self, user: &UserInfo, namespace: &str) -> Option<Vec<PolicyRule>> {
+        self.with_policy(|policy| policy.rules_for(user, namespace))
+            .await
+            .ok()
     }
 }
 

@@ -241,11 +241,18 @@ pub fn bootstrap_cluster_roles() -> Vec<Value> {
         cluster_role(AGENT_BOOTSTRAPPER_ROLE, agent_bootstrapper_rules()),
         cluster_role(
             "system:basic-user",
-            vec![json!({
-                "apiGroups": ["authorization.k8s.io"],
-                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-                "verbs": ["create"],
-            })],
+            vec![
+                json!({
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                    "verbs": ["create"],
+                }),
+                json!({
+                    "apiGroups": ["authentication.k8s.io"],
+                    "resources": ["selfsubjectreviews"],
+                    "verbs": ["create"],
+                }),
+            ],
         ),
     ]
 }

@@ -169,6 +169,30 @@ impl RbacPolicy {
         ))
     }
 
+    /// Every rule bound to `user` cluster-wide or in `namespace` (empty: cluster-wide only), in binding order.
+    pub fn rules_for(&self, user: &UserInfo, namespace: &str) -> Vec<PolicyRule> {
+        if user.is_master() {
+            return crate::authz::unrestricted_rules();
+        }
+        let cluster_wide = self
+            .cluster_role_bindings
+            .values()
+            .filter(|b| b.role_ref.kind == "ClusterRole")
+            .filter(|b| b.subjects.iter().any(|s| subject_applies(s, user, "")))
+            .flat_map(|b| self.role_rules("", &b.role_ref));
+        let in_namespace = self
+            .role_bindings
+            .range((namespace.to_owned(), String::new())..)
+            .take_while(|((ns, _), _)| !namespace.is_empty() && ns == namespace)
+            .filter(|(_, b)| {
+                b.subjects
+                    .iter()
+                    .any(|s| subject_applies(s, user, namespace))
+            })
+            .flat_map(|(_, b)| self.role_rules(namespace, &b.role_ref));
+        cluster_wide.chain(in_namespace).cloned().collect()
+    }
+
     /// The rules a role reference resolves to; a missing role grants nothing.
     fn role_rules(&self, namespace: &str, role_ref: &RoleRef) -> &[PolicyRule] {
         match role_ref.kind.as_str() {

@@ -106,7 +106,7 @@ pub(super) static OWNER_REFERENCE: Message = Message {
     ],
 };
 
-static OBJECT_META: Message = Message {
+pub(super) static OBJECT_META: Message = Message {
     fields: &[
         f(1, "name", Kind::String),
         f(2, "generateName", Kind::String),
@@ -667,6 +667,12 @@ pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("certificates.k8s.io/v1", "CertificateSigningRequest") => {
             &super::certificates::CERTIFICATE_SIGNING_REQUEST
         }
+        (
+            "authorization.k8s.io/v1",
+            "SelfSubjectAccessReview" | "SubjectAccessReview" | "LocalSubjectAccessReview",
+        ) => &super::reviews::ACCESS_REVIEW,
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => &super::reviews::RULES_REVIEW,
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => &super::reviews::SELF_SUBJECT_REVIEW,
         _ => return None,
     };
     Some(message)
@@ -675,4 +681,5 @@ pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
 /// Human-readable list for error messages.
 pub const SUPPORTED: &str = "v1 ConfigMap, Secret, Namespace, ServiceAccount, Service; apps/v1 Deployment; batch/v1 Job, CronJob; \
      rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding, ClusterRoleBinding; networking.k8s.io/v1 Ingress; \
-     certificates.k8s.io/v1 CertificateSigningRequest";
+     certificates.k8s.io/v1 CertificateSigningRequest; authorization.k8s.io/v1 SelfSubjectAccessReview, \
+     SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview; authentication.k8s.io/v1 SelfSubjectReview";

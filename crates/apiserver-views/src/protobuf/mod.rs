@@ -9,6 +9,7 @@
 
 mod certificates;
 mod messages;
+mod reviews;
 mod wire;
 
 use base64::Engine;

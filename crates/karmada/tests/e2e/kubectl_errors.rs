@@ -192,7 +192,61 @@ fn authentication_and_rbac() {
         err.contains("configmaps is forbidden: User \"bob\" cannot create resource \"configmaps\" in API group \"\" in the namespace \"default\""),
         "{err}"
     );
+    // kubectl auth asks the review APIs the same authorizer: bob may read, not write.
+    assert_eq!(
+        run(&bob, &["auth", "can-i", "list", "configmaps"])
+            .success()
+            .trim(),
+        "yes"
+    );
+    let denied = run(&bob, &["auth", "can-i", "create", "configmaps"]);
+    assert_eq!(denied.code, 1, "can-i answers no with exit code 1");
+    assert!(denied.stdout.starts_with("no"), "{}", denied.stdout);
+    let rules = run(&bob, &["auth", "can-i", "--list", "-n", "default"])
+        .success()
+        .to_string();
+    let configmaps = rules
+        .lines()
+        .find(|l| l.starts_with("configmaps "))
+        .unwrap_or_else(|| panic!("configmaps in the rules: {rules}"));
+    assert!(configmaps.contains("[get list watch]"), "{rules}");
+    let whoami = run(&bob, &["auth", "whoami"]).success().to_string();
+    assert!(
+        whoami
+            .lines()
+            .any(|l| l.starts_with("Username") && l.ends_with("bob")),
+        "{whoami}"
+    );
     let admin = with_token("admintoken");
+    // An administrator asks on bob's behalf with a SubjectAccessReview, found through discovery.
+    let review = dir.path().join("review.json");
+    std::fs::write(
+        &review,
+        serde_json::json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": {"user": "bob", "resourceAttributes": {"verb": "delete", "resource": "configmaps", "namespace": "default"}}})
+        .to_string(),
+    )
+    .unwrap();
+    let answer = run(
+        &admin,
+        &[
+            "create",
+            "-f",
+            review.to_str().unwrap(),
+            "-o",
+            "jsonpath={.status.allowed}",
+        ],
+    );
+    assert_eq!(answer.success(), "false");
+    assert_eq!(
+        run(
+            &admin,
+            &["auth", "can-i", "delete", "clusters.cluster.karmada.io"]
+        )
+        .success()
+        .trim(),
+        "yes"
+    );
     run(
         &admin,
         &["create", "configmap", "yes", "--from-literal=a=b"],
