@@ -3,9 +3,11 @@
 //! template as on a single cluster's Deployment. Karmada's native interpreter collects and aggregates no conditions.
 //!
 //! [`reflected`] keeps a member's Available, Progressing and ReplicaFailure conditions as type, status and
-//! reason, with the message only when the condition reports trouble: what aggregation reads, and nothing that
-//! changes while a member is healthy (its times and the ReplicaSet named in a success message), so the Work's
-//! status does not move for nothing and stays small.
+//! reason, with the message only when the condition reports trouble — and nothing at all once the member has
+//! settled (Available, Progressing with NewReplicaSetAvailable, no ReplicaFailure), which is how almost every
+//! member is almost always: a settled member's Work and the binding carry no conditions, and nothing that moves
+//! while a member is healthy (times, the ReplicaSet named in a success message) makes their status change.
+//! Aggregation reads a member that reported a status without conditions as settled.
 //!
 //! [`aggregated`] gives the template the same three conditions, without times (the controller writing the
 //! template stamps `lastTransitionTime`):
@@ -37,7 +39,23 @@ fn reports_trouble(condition_type: &str, status: &str) -> bool {
     }
 }
 
-/// The member's conditions as aggregation reads them; `None` when it has none of the three.
+/// Whether a (reflected) condition is what a settled Deployment reports.
+fn settled(condition: &Value) -> bool {
+    match (str_at(condition, "/type"), str_at(condition, "/status")) {
+        (AVAILABLE, "True") => true,
+        (PROGRESSING, "True") => str_at(condition, "/reason") == NEW_REPLICA_SET_AVAILABLE,
+        (REPLICA_FAILURE, "False") => true,
+        _ => false,
+    }
+}
+
+/// What a member reports while settled, as aggregation reads a status without conditions.
+fn settled_conditions() -> Value {
+    json!([{"type": AVAILABLE, "status": "True"},
+           {"type": PROGRESSING, "status": "True", "reason": NEW_REPLICA_SET_AVAILABLE}])
+}
+
+/// The member's conditions as aggregation reads them; `None` when it has none of the three or has settled.
 pub(super) fn reflected(status: &Map<String, Value>) -> Option<Value> {
     let kept: Vec<Value> = status
         .get("conditions")
@@ -63,7 +81,7 @@ pub(super) fn reflected(status: &Map<String, Value>) -> Option<Value> {
             Value::Object(kept)
         })
         .collect();
-    (!kept.is_empty()).then_some(Value::Array(kept))
+    (!kept.iter().all(settled)).then_some(Value::Array(kept))
 }
 
 /// One member's condition of one type.
@@ -76,10 +94,16 @@ struct Report<'a> {
 
 /// Each member's condition of `condition_type`, `None` for a member that reports none (or no status).
 fn reports<'a>(items: &'a [AggregatedStatusItem], condition_type: &str) -> Vec<Option<Report<'a>>> {
+    static SETTLED: std::sync::LazyLock<Value> = std::sync::LazyLock::new(settled_conditions);
     items
         .iter()
         .map(|item| {
-            let condition = array_at(item.status.as_ref()?, "/conditions")
+            let status = item.status.as_ref()?;
+            let conditions = match array_at(status, "/conditions") {
+                [] => SETTLED.as_array().map_or(&[][..], Vec::as_slice),
+                reported => reported,
+            };
+            let condition = conditions
                 .iter()
                 .find(|c| str_at(c, "/type") == condition_type)?;
             Some(Report {
@@ -271,6 +295,23 @@ mod tests {
                 {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
                  "message": "pods \"web-1-x\" is forbidden: exceeded quota"}])
         );
+        let settled = json!({"conditions": [
+            {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+             "message": "Deployment has minimum availability."},
+            {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
+             "message": "ReplicaSet \"web-1\" has successfully progressed."}]});
+        assert_eq!(
+            reflected(settled.as_object().expect("object")),
+            None,
+            "a settled member reflects none"
+        );
+        let rolling = json!({"conditions": [
+            {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
+            {"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated"}]});
+        assert!(
+            reflected(rolling.as_object().expect("object")).is_some(),
+            "a rolling member reflects them"
+        );
         assert_eq!(
             reflected(json!({"replicas": 1}).as_object().expect("object")),
             None
@@ -331,9 +372,18 @@ mod tests {
                 ],
             ),
             (
-                "members reporting no conditions: none made up",
-                vec![item("a", Some(json!([]))), item("b", None)],
-                vec![false, true],
+                "a member with a status but no conditions has settled",
+                vec![item("a", Some(json!([]))), item("b", Some(healthy()))],
+                vec![false, false],
+                vec![
+                    ("Available", "True", "MinimumReplicasAvailable"),
+                    ("Progressing", "True", "NewReplicaSetAvailable"),
+                ],
+            ),
+            (
+                "no member status yet: no conditions made up",
+                vec![item("a", None), item("b", None)],
+                vec![true, true],
                 vec![],
             ),
         ];
