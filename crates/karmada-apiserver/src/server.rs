@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::metrics::Metrics;
+use crate::objects::Part;
 use crate::registry::Registry;
 use crate::storage;
 
@@ -182,7 +183,8 @@ impl ApiServer {
         }
     }
 
-    /// Creates each object that does not exist yet, through the normal create path.
+    /// Creates each object that does not exist yet, through the normal create path; a bootstrap ClusterRole that
+    /// exists gains the rules this version adds (see `reconciled_cluster_role`).
     async fn ensure_objects(
         &self,
         objects: impl IntoIterator<Item = Value>,
@@ -203,13 +205,29 @@ impl ApiServer {
                 .to_string();
             let namespace = object["metadata"]["namespace"].as_str().map(str::to_string);
             let key = storage::object_key(&def, namespace.as_deref(), &name);
-            if self
-                .store
-                .get(&key)
-                .await
-                .map_err(storage::store_error)?
-                .is_some()
-            {
+            if let Some(kv) = self.store.get(&key).await.map_err(storage::store_error)? {
+                let stored = storage::decode(&def, &kv)?;
+                if let Some(updated) =
+                    apiserver_auth::rbac::bootstrap::reconciled_cluster_role(&stored, &object)
+                {
+                    let options = crate::handlers::WriteOptions::internal("karmada-apiserver");
+                    let written = crate::handlers::update::update_object(
+                        self,
+                        &def,
+                        namespace.as_deref(),
+                        &name,
+                        updated,
+                        Part::Main,
+                        &options,
+                    )
+                    .await;
+                    match written {
+                        // Another API server starting beside this one reconciled it first.
+                        Err(err) if err.reason == "Conflict" => {}
+                        Err(err) => return Err(err),
+                        Ok(_) => {}
+                    }
+                }
                 continue;
             }
             let options = crate::handlers::WriteOptions::internal("karmada-apiserver");

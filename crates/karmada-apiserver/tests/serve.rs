@@ -701,3 +701,63 @@ async fn rbac_over_the_real_api_server() -> Result<()> {
     tokio::time::timeout(WAIT, serving).await???;
     Ok(())
 }
+
+/// A data directory from an older version: its bootstrap ClusterRoles gain the rules this version adds when the
+/// server starts, keep what an administrator added, and stay as they are with `autoupdate: "false"`.
+#[tokio::test]
+async fn bootstrap_cluster_roles_are_reconciled_at_start() -> Result<()> {
+    use apiserver_auth::rbac::bootstrap::bootstrap_cluster_roles;
+    use apiserver_auth::rbac::storage_key;
+    let roles = bootstrap_cluster_roles();
+    let role = |name: &str| -> Value {
+        roles
+            .iter()
+            .find(|r| r["metadata"]["name"] == name)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let store = Arc::new(store::memory::MemoryStore::new());
+    let admins_rule = json!({"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]});
+    let mut older = role("system:basic-user");
+    older["rules"] = json!([older["rules"][0].clone(), admins_rule.clone()]);
+    let mut pinned = role("view");
+    pinned["rules"] = json!([admins_rule.clone()]);
+    pinned["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] =
+        json!("false");
+    for object in [&older, &pinned] {
+        let key = storage_key(
+            "clusterroles",
+            "",
+            object["metadata"]["name"].as_str().unwrap_or_default(),
+        );
+        store.create(&key, Bytes::from(object.to_string())).await?;
+    }
+    let options = karmada_apiserver::ApiServerOptions {
+        bootstrap_objects: roles.clone(),
+        ..Default::default()
+    };
+    let api = karmada_apiserver::ApiServer::new(store.clone(), options).await?;
+    let stored = |name: &'static str| {
+        let store = store.clone();
+        async move {
+            let kv = store
+                .get(&storage_key("clusterroles", "", name))
+                .await?
+                .context("role stored")?;
+            anyhow::Ok(serde_json::from_slice::<Value>(&kv.value)?)
+        }
+    };
+    let basic_user = stored("system:basic-user").await?;
+    let expected = role("system:basic-user");
+    assert_eq!(
+        basic_user["rules"],
+        json!([
+            expected["rules"][0].clone(),
+            admins_rule.clone(),
+            expected["rules"][1].clone()
+        ])
+    );
+    assert_eq!(stored("view").await?["rules"], json!([admins_rule]));
+    api.shutdown().await;
+    Ok(())
+}

@@ -142,6 +142,33 @@ fn rules_for(groups: Vec<(&'static str, Vec<&'static str>)>, verbs: &[&str]) -> 
         .collect()
 }
 
+const AUTOUPDATE: &str = "rbac.authorization.kubernetes.io/autoupdate";
+
+/// The stored copy of a bootstrap ClusterRole with the rules this version's `bootstrap` role adds, when it lacks
+/// any and its `autoupdate` annotation is not `"false"` (kube-apiserver's reconciliation at start: rules are
+/// added, never removed, so an administrator's additions stay). `None` when nothing needs writing.
+pub fn reconciled_cluster_role(stored: &Value, bootstrap: &Value) -> Option<Value> {
+    if stored["kind"] != "ClusterRole" || stored["metadata"]["annotations"][AUTOUPDATE] == "false" {
+        return None;
+    }
+    let have = stored["rules"].as_array().map_or(&[][..], Vec::as_slice);
+    let missing: Vec<Value> = bootstrap["rules"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter(|rule| !have.contains(rule))
+        .cloned()
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut updated = stored.clone();
+    let mut rules = have.to_vec();
+    rules.extend(missing);
+    updated["rules"] = Value::Array(rules);
+    Some(updated)
+}
+
 fn metadata(name: &str) -> Value {
     json!({
         "name": name,

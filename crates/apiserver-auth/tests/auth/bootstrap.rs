@@ -2,6 +2,7 @@
 
 use apiserver_auth::rbac::bootstrap::{
     bootstrap_cluster_role_bindings, bootstrap_cluster_roles, bootstrap_rbac_objects,
+    reconciled_cluster_role,
 };
 use apiserver_auth::rbac::{ClusterRole, ClusterRoleBinding, RbacPolicy, RoleBinding};
 use apiserver_auth::{AUTHENTICATED_GROUP, UserInfo};
@@ -151,4 +152,42 @@ fn objects_come_with_their_store_keys_roles_first() {
     ] {
         assert!(names.contains(&want), "{want} missing");
     }
+}
+
+#[test]
+fn bootstrap_roles_gain_new_rules_and_keep_additions_unless_autoupdate_is_off() {
+    let basic_user = bootstrap_cluster_roles()
+        .into_iter()
+        .find(|r| r["metadata"]["name"] == "system:basic-user")
+        .unwrap();
+    let mut older = basic_user.clone();
+    let extra =
+        serde_json::json!({"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]});
+    older["rules"] = serde_json::json!([basic_user["rules"][0].clone(), extra.clone()]);
+    older["metadata"]["resourceVersion"] = "7".into();
+
+    let updated = reconciled_cluster_role(&older, &basic_user).expect("a rule to add");
+    assert_eq!(
+        updated["rules"],
+        serde_json::json!([
+            basic_user["rules"][0].clone(),
+            extra,
+            basic_user["rules"][1].clone()
+        ]),
+        "the administrator's rule stays, the new bootstrap rule is appended"
+    );
+    assert_eq!(
+        updated["metadata"]["resourceVersion"], "7",
+        "written conditionally"
+    );
+    assert_eq!(
+        reconciled_cluster_role(&updated, &basic_user),
+        None,
+        "idempotent"
+    );
+
+    let mut pinned = older.clone();
+    pinned["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] =
+        "false".into();
+    assert_eq!(reconciled_cluster_role(&pinned, &basic_user), None);
 }
