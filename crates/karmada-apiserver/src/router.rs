@@ -98,6 +98,11 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     let mut labels = ("", String::new(), String::new());
     let response = match user {
         None => error_response(&ApiError::unauthorized()),
+        Some(_) if impersonates(&ctx.headers) => error_response(&ApiError::forbidden(
+            "impersonation (the Impersonate-User, Impersonate-Group, Impersonate-Uid and Impersonate-Extra-* \
+             headers; kubectl --as, --as-group, --as-uid) is not supported by this API server: send the request \
+             with the user's own credentials",
+        )),
         Some(user) => match handle(&server, &ctx, &path, &user, body, &mut labels).await {
             Ok(response) => response,
             Err(err) => error_response(&err),
@@ -127,6 +132,14 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     );
     server.metrics.request_finished();
     response
+}
+
+/// Whether a request asks to act as someone else. Refused rather than ignored: ignoring it would answer as the
+/// caller while the client believes it asked as another user.
+fn impersonates(headers: &HeaderMap) -> bool {
+    headers
+        .keys()
+        .any(|name| name.as_str().starts_with("impersonate-"))
 }
 
 fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> {

@@ -238,6 +238,17 @@ fn authentication_and_rbac() {
         ],
     );
     assert_eq!(answer.success(), "false");
+    // Impersonation is refused, not ignored: ignored, the admin's own answer would pass for bob's.
+    let err = run(
+        &admin,
+        &["auth", "can-i", "delete", "configmaps", "--as", "bob"],
+    )
+    .failure()
+    .to_string();
+    assert!(
+        err.contains("impersonation") && err.contains("Forbidden"),
+        "{err}"
+    );
     assert_eq!(
         run(
             &admin,
