@@ -23,6 +23,7 @@ pub mod discovery_cache;
 pub mod gc;
 pub mod handlers;
 pub mod hooks;
+mod impersonation;
 pub mod metered_store;
 pub mod namespaces;
 pub mod objects;

@@ -28,6 +28,7 @@ use crate::handlers::scale::{get_scale, patch_scale, update_scale};
 use crate::handlers::update::{finalize_namespace, patch_object, update_object};
 use crate::handlers::{FieldValidation, WriteOptions, create::create_object, parse_dry_run};
 use crate::hooks::{self, PatchType};
+use crate::impersonation;
 use crate::objects::Part;
 use crate::respond::{error_response, json_response, render, render_list, written_response};
 use crate::reviews::{self, Review};
@@ -98,15 +99,22 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     let mut labels = ("", String::new(), String::new());
     let response = match user {
         None => error_response(&ApiError::unauthorized()),
-        Some(_) if impersonates(&ctx.headers) => error_response(&ApiError::forbidden(
-            "impersonation (the Impersonate-User, Impersonate-Group, Impersonate-Uid and Impersonate-Extra-* \
-             headers; kubectl --as, --as-group, --as-uid) is not supported by this API server: send the request \
-             with the user's own credentials",
-        )),
-        Some(user) => match handle(&server, &ctx, &path, &user, body, &mut labels).await {
-            Ok(response) => response,
-            Err(err) => error_response(&err),
-        },
+        Some(caller) => {
+            let outcome = match impersonation::effective_user(
+                server.authorizer.as_ref(),
+                caller,
+                &ctx.headers,
+            )
+            .await
+            {
+                Ok(user) => handle(&server, &ctx, &path, &user, body, &mut labels).await,
+                Err(err) => Err(err),
+            };
+            match outcome {
+                Ok(response) => response,
+                Err(err) => error_response(&err),
+            }
+        }
     };
     let (verb, group, resource) = labels;
     // One line per request, like kube-apiserver's `-v=3` HTTP log: `RUST_LOG=karmada_apiserver::requests=debug`.
@@ -132,14 +140,6 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     );
     server.metrics.request_finished();
     response
-}
-
-/// Whether a request asks to act as someone else. Refused rather than ignored: ignoring it would answer as the
-/// caller while the client believes it asked as another user.
-fn impersonates(headers: &HeaderMap) -> bool {
-    headers
-        .keys()
-        .any(|name| name.as_str().starts_with("impersonate-"))
 }
 
 fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> {

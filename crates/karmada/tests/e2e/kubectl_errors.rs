@@ -238,15 +238,35 @@ fn authentication_and_rbac() {
         ],
     );
     assert_eq!(answer.success(), "false");
-    // Impersonation is refused, not ignored: ignored, the admin's own answer would pass for bob's.
-    let err = run(
+    // kubectl --as: the administrator asks as bob and gets bob's answers; bob may not impersonate anyone.
+    assert_eq!(
+        run(
+            &admin,
+            &["auth", "can-i", "list", "configmaps", "--as", "bob"]
+        )
+        .success()
+        .trim(),
+        "yes"
+    );
+    let as_bob = run(
         &admin,
         &["auth", "can-i", "delete", "configmaps", "--as", "bob"],
-    )
-    .failure()
-    .to_string();
+    );
+    assert_eq!(as_bob.code, 1, "{}", as_bob.stderr);
     assert!(
-        err.contains("impersonation") && err.contains("Forbidden"),
+        as_bob
+            .stdout
+            .starts_with("no - RBAC: no rule bound to user \"bob\""),
+        "{}",
+        as_bob.stdout
+    );
+    let err = run(&bob, &["get", "configmaps", "--as", "alice-admin"])
+        .failure()
+        .to_string();
+    assert!(
+        err.contains(
+            "users \"alice-admin\" is forbidden: User \"bob\" cannot impersonate resource \"users\""
+        ),
         "{err}"
     );
     assert_eq!(
