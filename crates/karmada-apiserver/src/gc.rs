@@ -32,7 +32,7 @@ use crate::storage;
 const RETRY_TICK: Duration = Duration::from_millis(250);
 const MANAGER: &str = "garbage-collector";
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct OwnerRef {
     api_version: String,
     kind: String,
@@ -137,31 +137,47 @@ fn owner_refs(object: &Value) -> Vec<OwnerRef> {
 }
 
 /// Who owns whom, for objects that have owners.
+///
+/// Held for every owned object in the store (each ResourceBinding is owned by its template), so it keeps
+/// only what the decisions need: each dependent's owner uids and a hash of its references, the strings
+/// shared between the two maps.
 #[derive(Default)]
 struct Index {
     /// owner uid → keys of its dependents.
-    dependents: HashMap<String, BTreeSet<String>>,
-    /// dependent key → its owner references.
-    owners: HashMap<String, Vec<OwnerRef>>,
-    /// dependent key → its namespace (owners of namespaced dependents live in the same one).
-    namespaces: HashMap<String, Option<String>>,
+    dependents: HashMap<Arc<str>, Vec<Arc<str>>>,
+    /// dependent key → its owners.
+    owners: HashMap<Arc<str>, Owned>,
     dirty_dependents: BTreeSet<String>,
     dirty_owners: BTreeSet<String>,
 }
 
+/// A dependent's owners, as the index keeps them.
+struct Owned {
+    /// A hash of the owner references (all four fields of each): equal hashes mean nothing to check again.
+    references: u64,
+    uids: Box<[Arc<str>]>,
+}
+
+fn references_hash(references: &[OwnerRef]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    references.hash(&mut hasher);
+    hasher.finish()
+}
+
 impl Index {
     fn forget(&mut self, key: &str) {
-        if let Some(refs) = self.owners.remove(key) {
-            for r in refs {
-                if let Some(set) = self.dependents.get_mut(&r.uid) {
-                    set.remove(key);
-                    if set.is_empty() {
-                        self.dependents.remove(&r.uid);
-                    }
+        let Some(owned) = self.owners.remove(key) else {
+            return;
+        };
+        for uid in owned.uids.iter() {
+            if let Some(keys) = self.dependents.get_mut(uid) {
+                keys.retain(|k| **k != *key);
+                if keys.is_empty() {
+                    self.dependents.remove(uid);
                 }
             }
         }
-        self.namespaces.remove(key);
     }
 
     fn observe(&mut self, key: &str, object: HeadMeta) {
@@ -171,20 +187,38 @@ impl Index {
                 .iter()
                 .any(|f| f == ORPHAN_FINALIZER || f == FOREGROUND_FINALIZER);
         let refs = object.owner_references;
+        let references = references_hash(&refs);
         // A dependent whose owner references did not change needs no new check: its owners' existence only
         // changes through their own deletion, which marks their dependents (see `deleted`). Without this,
         // every update of a dependent (a binding's status, say) re-read it and each of its owners.
-        let unchanged = !refs.is_empty() && self.owners.get(key) == Some(&refs);
+        let unchanged = !refs.is_empty()
+            && self
+                .owners
+                .get(key)
+                .is_some_and(|owned| owned.references == references);
         self.forget(key);
         if !refs.is_empty() {
+            let key: Arc<str> = Arc::from(key);
+            let mut uids: Vec<Arc<str>> = Vec::with_capacity(refs.len());
             for r in &refs {
-                self.dependents
-                    .entry(r.uid.clone())
-                    .or_default()
-                    .insert(key.to_string());
+                let uid = match self.dependents.get_key_value(r.uid.as_str()) {
+                    Some((uid, _)) => uid.clone(),
+                    None => Arc::from(r.uid.as_str()),
+                };
+                let keys = self.dependents.entry(uid.clone()).or_default();
+                // Two references to one owner list the dependent once.
+                if !keys.iter().any(|k| Arc::ptr_eq(k, &key)) {
+                    keys.push(key.clone());
+                }
+                uids.push(uid);
             }
-            self.owners.insert(key.to_string(), refs);
-            self.namespaces.insert(key.to_string(), object.namespace);
+            self.owners.insert(
+                key.clone(),
+                Owned {
+                    references,
+                    uids: uids.into_boxed_slice(),
+                },
+            );
             if !unchanged {
                 self.dirty_dependents.insert(key.to_string());
             }
@@ -199,7 +233,7 @@ impl Index {
     fn concerns(&self, event: &store::WatchEvent) -> bool {
         let value = &event.kv.value[..];
         let mentions = |needle: &[u8]| memchr::memmem::find(value, needle).is_some();
-        self.owners.contains_key(&event.kv.key)
+        self.owners.contains_key(event.kv.key.as_str())
             || match event.kind {
                 EventKind::Put => {
                     mentions(b"\"ownerReferences\"") || mentions(b"\"deletionTimestamp\"")
@@ -212,8 +246,9 @@ impl Index {
 
     fn deleted(&mut self, key: &str, object: &HeadMeta, owner_keys: Vec<String>) {
         self.forget(key);
-        if let Some(dependents) = self.dependents.get(&object.uid) {
-            self.dirty_dependents.extend(dependents.iter().cloned());
+        if let Some(dependents) = self.dependents.get(object.uid.as_str()) {
+            self.dirty_dependents
+                .extend(dependents.iter().map(|k| k.to_string()));
         }
         self.dirty_owners.extend(owner_keys);
     }
@@ -400,8 +435,8 @@ async fn process_owner(server: &ApiServer, index: &mut Index, key: &str) -> Resu
     let uid = objects::uid_of(&owner).to_string();
     let dependents: Vec<String> = index
         .dependents
-        .get(&uid)
-        .map(|s| s.iter().cloned().collect())
+        .get(uid.as_str())
+        .map(|keys| keys.iter().map(|k| k.to_string()).collect())
         .unwrap_or_default();
     let namespace = objects::meta_str(&owner, "namespace").map(str::to_string);
     let name = objects::name_of(&owner).to_string();
@@ -623,6 +658,37 @@ mod tests {
         index.deleted("d", &dependent(&["a", "b"]), Vec::new());
         index.observe("d", dependent(&["a", "b"]));
         assert!(index.dirty_dependents.contains("d"));
+    }
+
+    #[test]
+    fn the_index_forgets_what_a_dependent_no_longer_references() {
+        let mut index = Index::default();
+        index.observe("d", dependent(&["a", "b", "a"]));
+        index.observe("e", dependent(&["a"]));
+        let keys = |index: &Index, uid: &str| -> Vec<String> {
+            index
+                .dependents
+                .get(uid)
+                .map(|keys| keys.iter().map(|k| k.to_string()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            keys(&index, "a"),
+            ["d", "e"],
+            "a repeated owner lists its dependent once"
+        );
+        assert_eq!(keys(&index, "b"), ["d"]);
+
+        index.observe("d", dependent(&[]));
+        assert_eq!(keys(&index, "a"), ["e"]);
+        assert!(
+            !index.dependents.contains_key("b"),
+            "an owner left without dependents is dropped"
+        );
+        assert!(!index.owners.contains_key("d"));
+
+        index.deleted("e", &dependent(&["a"]), Vec::new());
+        assert!(index.dependents.is_empty() && index.owners.is_empty());
     }
 
     #[test]

@@ -22,7 +22,7 @@
 //! - AggregateStatusSucceed is recorded once per template generation (the first aggregation of a generation),
 //!   not on every counter change of a rollout: each record is one more write.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -336,18 +336,12 @@ async fn sweep_metrics(metrics: BindingMetrics, stores: [Cache; 2], cancel: Canc
             () = cancel.cancelled() => return,
             _ = ticker.tick() => {}
         }
-        let live: BTreeSet<(String, String)> = stores
-            .iter()
-            .flat_map(|s| s.state())
-            .map(|b| {
-                let metadata = b.metadata();
-                (
-                    metadata.namespace().unwrap_or_default().to_string(),
-                    metadata.name().to_string(),
-                )
-            })
-            .collect();
-        metrics.retain(&live);
+        metrics.retain(|namespace, name| {
+            let namespace = (!namespace.is_empty()).then_some(namespace);
+            stores
+                .iter()
+                .any(|store| store.get_named(namespace, name).is_some())
+        });
     }
 }
 

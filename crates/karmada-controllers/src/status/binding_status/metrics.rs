@@ -3,81 +3,81 @@
 //! aggregated status). An alert on `ready` drifting more than 20% from `desired` is the seed's use of it.
 //! A binding's series are removed once the binding is gone.
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct BindingReplicasLabels {
-    pub namespace: String,
-    pub name: String,
-    pub state: String,
-}
+const NAME: &str = "karmada_binding_replicas";
+const HELP: &str = "Replicas of a binding: declared (state=desired) and reported ready by the members (state=ready)";
 
-const DESIRED: &str = "desired";
-const READY: &str = "ready";
+/// `namespace/name` (a namespace holds no `/`; a cluster-scoped binding's is empty) → (desired, ready).
+type Replicas = BTreeMap<Box<str>, (i64, i64)>;
 
 /// The binding gauges, registered once.
-#[derive(Clone, Default)]
+///
+/// Why not a `Family`: its series keep a label set of three owned strings and a gauge allocation each, two
+/// series per binding, plus a second index to know which bindings have series — about 800 bytes per binding
+/// in the controller-manager's heap. Here a binding is one entry (`namespace/name` and its two numbers),
+/// encoded into series when scraped.
+#[derive(Clone, Debug, Default)]
 pub struct BindingMetrics {
-    replicas: Family<BindingReplicasLabels, Gauge>,
-    /// Bindings with series (a Family cannot be iterated), for [`Self::retain`].
-    known: Arc<Mutex<BTreeSet<(String, String)>>>,
+    bindings: Arc<Mutex<Replicas>>,
 }
 
-fn labels(namespace: &str, name: &str, state: &str) -> BindingReplicasLabels {
-    BindingReplicasLabels {
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-        state: state.to_string(),
-    }
+fn key(namespace: &str, name: &str) -> Box<str> {
+    format!("{namespace}/{name}").into_boxed_str()
 }
 
 impl BindingMetrics {
     /// Registers the gauge in `registry` (which has no prefix: the name is the seed's).
     pub fn register(registry: &mut Registry) -> Self {
         let metrics = Self::default();
-        registry.register(
-            "karmada_binding_replicas",
-            "Replicas of a binding: declared (state=desired) and reported ready by the members (state=ready)",
-            metrics.replicas.clone(),
-        );
+        registry.register_collector(Box::new(metrics.clone()));
         metrics
     }
 
+    fn bindings(&self) -> MutexGuard<'_, Replicas> {
+        // The map holds plain numbers: a panic elsewhere cannot leave it half-written.
+        self.bindings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     pub fn record(&self, namespace: &str, name: &str, desired: i64, ready: i64) {
-        self.replicas
-            .get_or_create(&labels(namespace, name, DESIRED))
-            .set(desired);
-        self.replicas
-            .get_or_create(&labels(namespace, name, READY))
-            .set(ready);
-        if let Ok(mut known) = self.known.lock() {
-            known.insert((namespace.to_string(), name.to_string()));
-        }
+        let key = key(namespace, name);
+        self.bindings().insert(key, (desired, ready));
     }
 
     pub fn forget(&self, namespace: &str, name: &str) {
-        self.replicas.remove(&labels(namespace, name, DESIRED));
-        self.replicas.remove(&labels(namespace, name, READY));
-        if let Ok(mut known) = self.known.lock() {
-            known.remove(&(namespace.to_string(), name.to_string()));
-        }
+        self.bindings().remove(&*key(namespace, name));
     }
 
-    /// Removes the series of every binding not in `live` (namespace, name).
-    pub fn retain(&self, live: &BTreeSet<(String, String)>) {
-        let stale: Vec<(String, String)> = match self.known.lock() {
-            Ok(known) => known.difference(live).cloned().collect(),
-            Err(_) => return,
-        };
-        for (namespace, name) in stale {
-            self.forget(&namespace, &name);
+    /// Removes the series of every binding for which `live(namespace, name)` is false.
+    pub fn retain(&self, live: impl Fn(&str, &str) -> bool) {
+        self.bindings().retain(|key, _| {
+            let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+            live(namespace, name)
+        });
+    }
+}
+
+impl Collector for BindingMetrics {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let bindings = self.bindings();
+        let mut family = encoder.encode_descriptor(NAME, HELP, None, MetricType::Gauge)?;
+        for (key, (desired, ready)) in bindings.iter() {
+            let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+            for (state, value) in [("desired", *desired), ("ready", *ready)] {
+                let labels = [("namespace", namespace), ("name", name), ("state", state)];
+                ConstGauge::new(value).encode(family.encode_family(&labels)?)?;
+            }
         }
+        Ok(())
     }
 }
 
@@ -111,7 +111,26 @@ mod tests {
             ),
             "{text}"
         );
-        metrics.retain(&BTreeSet::from([("".to_string(), "ns-crb".to_string())]));
+        assert!(
+            text.contains("# TYPE karmada_binding_replicas gauge"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "karmada_binding_replicas{namespace=\"\",name=\"ns-crb\",state=\"ready\"} 0"
+            ),
+            "{text}"
+        );
+        // A binding recorded again has its series replaced, not repeated.
+        metrics.record("default", "nginx-deployment", 9, 6);
+        let text = encoded(&registry);
+        assert_eq!(
+            text.matches("name=\"nginx-deployment\"").count(),
+            2,
+            "{text}"
+        );
+        assert!(text.contains("state=\"desired\"} 9"), "{text}");
+        metrics.retain(|namespace, name| (namespace, name) == ("", "ns-crb"));
         let text = encoded(&registry);
         assert!(!text.contains("nginx-deployment"), "{text}");
         assert!(text.contains("ns-crb"), "{text}");
