@@ -981,7 +981,14 @@ fn randomized_run(seed: u64) {
     let mut observations = 0u32;
     while started.elapsed() < Duration::from_secs(45) {
         step += 1;
-        match rng.below(5) {
+        // The restart comes at random after 10 s, and for certain after 30 s: left to chance alone, about one
+        // seed in thirty never drew it.
+        let choice = if !restarted && started.elapsed() > Duration::from_secs(30) {
+            4
+        } else {
+            rng.below(5)
+        };
+        match choice {
             // A member goes unreachable (at most one at a time, so a healthy one is always left).
             0 | 1 if unreachable.is_none() => {
                 let member = members[rng.below(3) as usize];
