@@ -183,6 +183,23 @@ fn validate_path_segment(name: &str) -> Vec<FieldError> {
         .unwrap_or_default()
 }
 
+/// Removes the metadata maps and lists that are empty or null, as kube-apiserver's typed `ObjectMeta`
+/// (every one of them `omitempty`) does (not managedFields: an empty list there asks to clear them): a patch that empties `annotations`, or kubectl's client-side
+/// `diff` of an object without annotations (which patches `"annotations": {}`), leaves no `annotations: {}`.
+fn drop_empty_collections(meta: &mut Map<String, Value>) {
+    for field in ["labels", "annotations", "finalizers", "ownerReferences"] {
+        let empty = match meta.get(field) {
+            Some(Value::Object(map)) => map.is_empty(),
+            Some(Value::Array(items)) => items.is_empty(),
+            Some(Value::Null) => true,
+            _ => false,
+        };
+        if empty {
+            meta.remove(field);
+        }
+    }
+}
+
 /// Fills in the server-owned metadata of a new object: name from `generateName`, uid,
 /// creationTimestamp, generation. Clears fields a client may not set on create.
 pub fn prepare_create(
@@ -215,6 +232,7 @@ pub fn prepare_create(
     if !errors.is_empty() {
         return Err(ApiError::invalid(&def.group, &def.kind, &name, &errors));
     }
+    drop_empty_collections(meta);
     meta.insert("uid".into(), Value::String(uid.to_string()));
     meta.insert("creationTimestamp".into(), Value::String(timestamp(now)));
     for field in [
@@ -278,6 +296,7 @@ pub fn prepare_update(
     let new_finalizers = finalizers(&new);
     {
         let meta = meta_mut(&mut new)?;
+        drop_empty_collections(meta);
         for field in [
             "name",
             "namespace",
@@ -388,6 +407,45 @@ mod tests {
             "spec": {"replicas": 1},
             "status": {"replicas": 1}
         })
+    }
+
+    #[test]
+    fn empty_metadata_maps_and_lists_are_dropped_as_omitempty_does() {
+        let d = def(true, true);
+        let mut sent = stored();
+        sent["metadata"]["annotations"] = json!({});
+        sent["metadata"]["labels"] = json!({"app": "web"});
+        sent["metadata"]["finalizers"] = json!([]);
+        sent["metadata"]["ownerReferences"] = Value::Null;
+        sent["metadata"]["managedFields"] = json!([]);
+        let next = prepare_update(&d, &stored(), sent.clone(), Part::Main).unwrap();
+        let meta = &next["metadata"];
+        for gone in ["annotations", "finalizers", "ownerReferences"] {
+            assert!(meta.get(gone).is_none(), "{gone}: {meta}");
+        }
+        assert_eq!(meta["labels"], json!({"app": "web"}));
+        assert_eq!(
+            meta["managedFields"],
+            json!([]),
+            "an empty list clears managed fields"
+        );
+
+        let mut created = sent;
+        created["metadata"]["labels"] = json!({});
+        prepare_create(
+            &d,
+            &mut created,
+            jiff::Timestamp::UNIX_EPOCH,
+            uuid::Uuid::nil(),
+            [b'a'; 5],
+        )
+        .unwrap();
+        assert!(
+            created["metadata"].get("labels").is_none(),
+            "{}",
+            created["metadata"]
+        );
+        assert!(created["metadata"].get("annotations").is_none());
     }
 
     #[test]

@@ -257,6 +257,21 @@ fn diff_shows_pending_change(s: &Server) {
     // diff is a dry run: nothing changed.
     let obj = s.kubectl(&["get", "deploy", "web", "-o", "json"]).json();
     assert_eq!(obj["spec"]["replicas"], 2);
+
+    // Applied server-side, an object has no last-applied annotation, and kubectl's client-side diff patches
+    // `"annotations": {}` into it: kube-apiserver drops the empty map, so there is nothing to show.
+    let ssa = s.file(
+        "deploy-ssa.yaml",
+        &DEPLOY_V1.replace("  name: web\n", "  name: web-ssa\n"),
+    );
+    s.kubectl(&["apply", "--server-side", "-f", ssa.to_str().unwrap()])
+        .success();
+    let same = s.kubectl(&["diff", "-f", ssa.to_str().unwrap()]);
+    assert_eq!(
+        same.code, 0,
+        "no differences after a server-side apply: {} {}",
+        same.stdout, same.stderr
+    );
 }
 
 crate::harness::on_apiserver_and_member_sim!(
