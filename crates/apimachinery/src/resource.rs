@@ -1,6 +1,8 @@
 //! What the API server needs to know to serve one kind: names, scope, subresources, columns,
 //! schema. Built-in kinds, Karmada kinds and CRDs all become a [`ResourceDef`].
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -85,8 +87,9 @@ pub struct ResourceDef {
     pub tracks_generation: bool,
     pub printer: Printer,
     /// OpenAPI v3 schema of the whole object, when known (used for explain, strict field
-    /// validation and pruning).
-    pub schema: Option<Value>,
+    /// validation and pruning). Shared: every clone of the definitions (one per API server, one
+    /// per registry rebuild) points at the same tree.
+    pub schema: Option<Arc<Value>>,
     /// Other versions served for the same group/kind share storage with the storage version.
     pub storage_version: bool,
 }

@@ -86,3 +86,61 @@ fn inline(schema: &Value, definitions: &BTreeMap<String, Value>, stack: &mut Vec
 fn open_object() -> Value {
     serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
 }
+
+/// Removes the `description` keyword from `schema` and every schema nested in it. Only keywords go:
+/// a property that happens to be named `description` (PriorityClass has one) stays.
+pub(crate) fn strip_descriptions(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    map.remove("description");
+    for (keyword, value) in map.iter_mut() {
+        match (keyword.as_str(), value) {
+            ("properties" | "patternProperties", Value::Object(properties)) => {
+                properties.values_mut().for_each(strip_descriptions);
+            }
+            ("allOf" | "anyOf" | "oneOf", Value::Array(schemas)) => {
+                schemas.iter_mut().for_each(strip_descriptions);
+            }
+            ("items" | "additionalProperties" | "not", nested) => strip_descriptions(nested),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::strip_descriptions;
+
+    #[test]
+    fn descriptions_go_and_properties_named_description_stay() {
+        let mut schema = json!({
+            "description": "A priority class.",
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "What the class is for."},
+                "value": {"type": "integer", "description": "The priority."},
+                "list": {"type": "array", "description": "d", "items": {"type": "object",
+                    "description": "d", "properties": {"x": {"type": "string", "description": "d"}}}},
+                "map": {"type": "object", "additionalProperties": {"type": "string", "description": "d"}},
+                "either": {"anyOf": [{"type": "integer", "description": "d"}, {"type": "string"}]}
+            }
+        });
+        strip_descriptions(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string"},
+                    "value": {"type": "integer"},
+                    "list": {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "string"}}}},
+                    "map": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+                }
+            })
+        );
+    }
+}

@@ -119,6 +119,116 @@ fn names_scopes_and_subresources_follow_upstream() {
             false,
         ),
         (
+            "persistentvolumes",
+            "",
+            "PersistentVolume",
+            false,
+            &["pv"],
+            false,
+            true,
+            false,
+        ),
+        (
+            "resourcequotas",
+            "",
+            "ResourceQuota",
+            true,
+            &["quota"],
+            false,
+            true,
+            false,
+        ),
+        (
+            "limitranges",
+            "",
+            "LimitRange",
+            true,
+            &["limits"],
+            false,
+            false,
+            false,
+        ),
+        (
+            "podtemplates",
+            "",
+            "PodTemplate",
+            true,
+            &[],
+            false,
+            false,
+            false,
+        ),
+        (
+            "replicationcontrollers",
+            "",
+            "ReplicationController",
+            true,
+            &["rc"],
+            true,
+            true,
+            true,
+        ),
+        (
+            "poddisruptionbudgets",
+            "policy",
+            "PodDisruptionBudget",
+            true,
+            &["pdb"],
+            false,
+            true,
+            false,
+        ),
+        (
+            "horizontalpodautoscalers",
+            "autoscaling",
+            "HorizontalPodAutoscaler",
+            true,
+            &["hpa"],
+            true,
+            true,
+            false,
+        ),
+        (
+            "networkpolicies",
+            "networking.k8s.io",
+            "NetworkPolicy",
+            true,
+            &["netpol"],
+            false,
+            false,
+            false,
+        ),
+        (
+            "ingressclasses",
+            "networking.k8s.io",
+            "IngressClass",
+            false,
+            &[],
+            false,
+            false,
+            false,
+        ),
+        (
+            "storageclasses",
+            "storage.k8s.io",
+            "StorageClass",
+            false,
+            &["sc"],
+            false,
+            false,
+            false,
+        ),
+        (
+            "priorityclasses",
+            "scheduling.k8s.io",
+            "PriorityClass",
+            false,
+            &["pc"],
+            false,
+            false,
+            false,
+        ),
+        (
             "customresourcedefinitions",
             "apiextensions.k8s.io",
             "CustomResourceDefinition",
@@ -182,15 +292,47 @@ fn deployment_schema_reaches_into_the_pod_template() {
     let schema = def.schema.unwrap();
     let replicas = &schema["properties"]["spec"]["properties"]["replicas"];
     assert_eq!(replicas["type"], "integer");
+    let containers = &schema["properties"]["spec"]["properties"]["template"]["properties"]["spec"]
+        ["properties"]["containers"];
+    assert_eq!(containers["items"]["properties"]["image"]["type"], "string");
+    assert_eq!(containers["x-kubernetes-patch-merge-key"], "name");
+}
+
+#[test]
+fn served_schemas_leave_descriptions_to_the_openapi_documents() {
+    let served = find("deployments").schema.unwrap();
+    let text = served.to_string();
+    assert!(
+        !text.contains("\"description\""),
+        "the served schema keeps no descriptions"
+    );
+    let described = apiserver_views::builtin::described_schema("apps", "v1", "Deployment").unwrap();
+    let replicas = &described["properties"]["spec"]["properties"]["replicas"];
     assert!(
         replicas["description"]
             .as_str()
             .unwrap()
             .contains("desired pods")
     );
-    let containers = &schema["properties"]["spec"]["properties"]["template"]["properties"]["spec"]
+    let containers = &described["properties"]["spec"]["properties"]["template"]["properties"]["spec"]
         ["properties"]["containers"];
     assert!(containers["items"]["properties"]["image"]["description"].is_string());
+    assert_eq!(
+        containers["x-kubernetes-patch-merge-key"], "name",
+        "the described schema carries the patch extensions too"
+    );
+    let document = apiserver_views::openapi::v3_document(&resource_defs(), "apps", "v1").unwrap();
+    assert_eq!(
+        document["components"]["schemas"]["io.k8s.api.apps.v1.Deployment"]["properties"]["spec"]["properties"]
+            ["replicas"]["description"],
+        replicas["description"]
+    );
+    assert!(
+        text.len() * 4 < described.to_string().len(),
+        "descriptions are most of a schema: {} bytes served, {} described",
+        text.len(),
+        described.to_string().len()
+    );
 }
 
 #[test]
@@ -215,5 +357,35 @@ fn schema_names_match_upstream_definitions() {
         schema_name("", "v1", "ConfigMap").as_deref(),
         Some("io.k8s.api.core.v1.ConfigMap")
     );
+    assert_eq!(
+        schema_name("autoscaling", "v2", "HorizontalPodAutoscaler").as_deref(),
+        Some("io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler")
+    );
+    assert_eq!(
+        schema_name("policy", "v1", "PodDisruptionBudget").as_deref(),
+        Some("io.k8s.api.policy.v1.PodDisruptionBudget")
+    );
     assert_eq!(schema_name("apps", "v1", "Nope"), None);
+}
+
+#[test]
+fn generation_is_tracked_where_kube_apiserver_bumps_it() {
+    // v1.32 strategies: spec (or template) changes bump metadata.generation for these kinds only;
+    // HorizontalPodAutoscaler got a generation in later releases.
+    let cases = [
+        ("poddisruptionbudgets", true),
+        ("replicationcontrollers", true),
+        ("podtemplates", true),
+        ("networkpolicies", true),
+        ("ingressclasses", true),
+        ("horizontalpodautoscalers", false),
+        ("persistentvolumes", false),
+        ("resourcequotas", false),
+        ("limitranges", false),
+        ("storageclasses", false),
+        ("priorityclasses", false),
+    ];
+    for (plural, tracked) in cases {
+        assert_eq!(find(plural).tracks_generation, tracked, "{plural}");
+    }
 }

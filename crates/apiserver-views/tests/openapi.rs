@@ -21,10 +21,10 @@ fn policy_def() -> ResourceDef {
         short_names: vec!["pp".into()],
         builtin: false,
         printer: Printer::Columns(vec![]),
-        schema: Some(
+        schema: Some(std::sync::Arc::new(
             json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "placement": {"type": "object", "description": "Placement represents the rule for selecting clusters."}}}}}),
-        ),
+        )),
         ..template
     }
 }
@@ -191,8 +191,18 @@ fn index_lists_every_group_version_with_a_content_hash() {
     assert_ne!(paths["api/v1"], paths["apis/apps/v1"]);
     let mut changed = defs.clone();
     changed.retain(|d| d.kind != "DaemonSet");
+    let changed_index = v3_index(&changed);
     assert_ne!(
-        v3_index(&changed)["paths"]["apis/apps/v1"],
+        changed_index["paths"]["apis/apps/v1"],
         paths["apis/apps/v1"]
     );
+    // The index remembers hashes per group-version; a change in what is served there renews them.
+    let changed_url = changed_index["paths"]["apis/apps/v1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        changed_url.split("hash=").nth(1).unwrap(),
+        document_hash(&v3_document(&changed, "apps", "v1").unwrap())
+    );
+    assert_eq!(v3_index(&defs), index, "and back");
 }

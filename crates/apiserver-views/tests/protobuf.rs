@@ -526,3 +526,46 @@ fn decodes_kubectl_auth_reviews_without_the_status_the_client_sent() {
         assert_eq!(decode(&hex(body)).unwrap(), expected, "kubectl {command}");
     }
 }
+
+// `kubectl create poddisruptionbudget|priorityclass|quota` (v1.32.4), captured with `-v=8`; each checked against
+// the same command's `--dry-run=client -o json` (minus the zero `status`, which the server writes).
+const PDB_MAX_UNAVAILABLE: &str = "6b3873000a200a09706f6c6963792f76311213506f6444697372757074696f6e427564676574123e0a160a0664622d70646212001a0022002a003200380042001218120b0a090a03617070120264621a09080110001a033530251a0a080018002000280030001a002200";
+const PDB_MIN_AVAILABLE: &str = "6b3873000a200a09706f6c6963792f76311213506f6444697372757074696f6e427564676574123d0a170a077765622d70646212001a0022002a0032003800420012160a06080010011a00120c0a0a0a0361707012037765621a0a080018002000280030001a002200";
+const PRIORITY_CLASS: &str = "6b3873000a250a147363686564756c696e672e6b38732e696f2f7631120d5072696f72697479436c617373122b0a140a046869676812001a0022002a0032003800420010e80718002207666f72207765622a054e657665721a002200";
+const ZERO_PRIORITY_CLASS: &str = "6b3873000a250a147363686564756c696e672e6b38732e696f2f7631120d5072696f72697479436c61737312320a140a047a65726f12001a0022002a003200380042001000180122002a14507265656d70744c6f7765725072696f726974791a002200";
+const RESOURCE_QUOTA: &str = "6b3873000a130a027631120d5265736f7572636551756f7461124f0a170a07636f6d7075746512001a0022002a0032003800420012320a0c0a04706f647312040a0231300a130a0c72657175657374732e63707512030a0134120d4e6f74426573744566666f72741a001a002200";
+
+#[test]
+fn decodes_policy_generator_bodies() {
+    let cases = [
+        (
+            PDB_MAX_UNAVAILABLE,
+            json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "db-pdb"},
+            "spec": {"selector": {"matchLabels": {"app": "db"}}, "maxUnavailable": "50%"}}),
+        ),
+        (
+            PDB_MIN_AVAILABLE,
+            json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web-pdb"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}),
+        ),
+        (
+            PRIORITY_CLASS,
+            json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+            "value": 1000, "description": "for web", "preemptionPolicy": "Never"}),
+        ),
+        (
+            ZERO_PRIORITY_CLASS,
+            json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "zero"},
+            "value": 0, "globalDefault": true, "preemptionPolicy": "PreemptLowerPriority"}),
+        ),
+        (
+            RESOURCE_QUOTA,
+            json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "compute"},
+            "spec": {"hard": {"pods": "10", "requests.cpu": "4"}, "scopes": ["NotBestEffort"]}}),
+        ),
+    ];
+    for (body, expected) in cases {
+        let decoded = decode(&hex(body)).unwrap();
+        assert_eq!(decoded, expected, "{}", expected["metadata"]["name"]);
+    }
+}

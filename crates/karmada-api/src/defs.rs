@@ -320,7 +320,7 @@ impl Kind {
             builtin: false,
             tracks_generation: true,
             printer: Printer::Columns(Vec::new()),
-            schema: Some(schema_for::<T>()),
+            schema: Some(std::sync::Arc::new(schema_for::<T>())),
             storage_version: true,
         })
     }

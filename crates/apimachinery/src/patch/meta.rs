@@ -42,7 +42,9 @@ impl PatchMeta for NoPatchMeta {
 }
 
 /// The built-in kinds' merge keys (from the `patchStrategy`/`patchMergeKey` of the Kubernetes
-/// API types). Unknown kinds still get the object-metadata rules.
+/// API types). Unknown kinds still get the object-metadata rules. The policy, storage,
+/// scheduling and autoscaling kinds declare no merge keys of their own: apart from their status
+/// conditions every list of theirs is atomic.
 #[derive(Clone, Debug)]
 pub struct BuiltinPatchMeta {
     kind: String,
@@ -224,6 +226,46 @@ mod tests {
                 ListStrategy::Merge { key: None },
             ),
             ("Namespace", &["metadata", "ownerReferences"], key("uid")),
+            (
+                "ReplicationController",
+                &["spec", "template", "spec", "containers"],
+                key("name"),
+            ),
+            ("PodTemplate", &["template", "spec", "volumes"], key("name")),
+            (
+                "PodTemplate",
+                &["template", "spec", "containers", "env"],
+                key("name"),
+            ),
+            (
+                "PodDisruptionBudget",
+                &["status", "conditions"],
+                key("type"),
+            ),
+            (
+                "HorizontalPodAutoscaler",
+                &["status", "conditions"],
+                key("type"),
+            ),
+            (
+                "HorizontalPodAutoscaler",
+                &["spec", "metrics"],
+                ListStrategy::Atomic,
+            ),
+            ("NetworkPolicy", &["spec", "ingress"], ListStrategy::Atomic),
+            (
+                "NetworkPolicy",
+                &["spec", "policyTypes"],
+                ListStrategy::Atomic,
+            ),
+            (
+                "PersistentVolume",
+                &["spec", "accessModes"],
+                ListStrategy::Atomic,
+            ),
+            ("LimitRange", &["spec", "limits"], ListStrategy::Atomic),
+            ("ResourceQuota", &["spec", "scopes"], ListStrategy::Atomic),
+            ("StorageClass", &["mountOptions"], ListStrategy::Atomic),
             ("Namespace", &["spec", "finalizers"], ListStrategy::Atomic),
             ("Whatever", &["spec", "containers"], ListStrategy::Atomic),
         ];

@@ -9,6 +9,7 @@
 
 mod certificates;
 mod messages;
+mod policy;
 mod reviews;
 mod wire;
 

@@ -151,3 +151,39 @@ pub fn condition_status<'a>(object: &'a Value, path: &[&str], type_: &str) -> Op
         .find(|condition| text(condition, &["type"]) == type_)
         .map(|condition| text(condition, &["status"]))
 }
+
+/// A quantity in Kubernetes' canonical form (`1000m` → `1`, `2048Mi` → `2Gi`); `absent` when
+/// missing, the text as written when it does not parse.
+pub fn quantity(value: Option<&Value>, absent: &str) -> String {
+    let text = match value {
+        None | Some(Value::Null) => return absent.into(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    apimachinery::Quantity::parse(&text).map_or(text, |q| q.to_string())
+}
+
+/// An int-or-string value as written (`3`, `50%`), or `None` when absent.
+pub fn int_or_string(value: Option<&Value>) -> Option<String> {
+    match value? {
+        Value::Null => None,
+        Value::String(text) => Some(text.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// Volume access modes abbreviated in kubectl's fixed order (`RWO,ROX,RWX,RWOP`), each once.
+pub fn access_modes(modes: &[Value]) -> String {
+    const ABBREVIATIONS: [(&str, &str); 4] = [
+        ("ReadWriteOnce", "RWO"),
+        ("ReadOnlyMany", "ROX"),
+        ("ReadWriteMany", "RWX"),
+        ("ReadWriteOncePod", "RWOP"),
+    ];
+    ABBREVIATIONS
+        .iter()
+        .filter(|(mode, _)| modes.iter().any(|m| m.as_str() == Some(mode)))
+        .map(|(_, short)| *short)
+        .collect::<Vec<_>>()
+        .join(",")
+}

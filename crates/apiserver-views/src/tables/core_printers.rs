@@ -460,20 +460,9 @@ fn pvc(object: &Value, now: Timestamp) -> Vec<Value> {
     let (capacity, modes) = if volume.is_empty() {
         (String::new(), String::new())
     } else {
-        let modes: Vec<&str> = list(object, &["status", "accessModes"])
-            .iter()
-            .filter_map(Value::as_str)
-            .map(|mode| match mode {
-                "ReadWriteOnce" => "RWO",
-                "ReadOnlyMany" => "ROX",
-                "ReadWriteMany" => "RWX",
-                "ReadWriteOncePod" => "RWOP",
-                other => other,
-            })
-            .collect();
         (
             text(object, &["status", "capacity", "storage"]).to_string(),
-            modes.join(","),
+            cells::access_modes(list(object, &["status", "accessModes"])),
         )
     };
     let class = match text(object, &["spec", "storageClassName"]) {

@@ -11,6 +11,9 @@ mod cluster;
 mod core_printers;
 mod custom;
 mod other_printers;
+mod policy_printers;
+mod scaling_printers;
+mod storage_printers;
 mod workload_printers;
 
 use apimachinery::{Printer, ResourceDef};
@@ -100,7 +103,11 @@ fn builtin_printer(group: &str, kind: &str) -> BuiltinPrinter {
             workload_printers::printer(group, kind).or_else(|| other_printers::printer(group, kind))
         }
     };
-    found.unwrap_or(FALLBACK)
+    found
+        .or_else(|| scaling_printers::printer(group, kind))
+        .or_else(|| storage_printers::printer(group, kind))
+        .or_else(|| policy_printers::printer(group, kind))
+        .unwrap_or(FALLBACK)
 }
 
 /// Kinds without a dedicated printer still get NAME and AGE.

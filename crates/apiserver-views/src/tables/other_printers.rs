@@ -138,7 +138,7 @@ fn lease(object: &Value, now: Timestamp) -> Vec<Value> {
     ]
 }
 
-const CREATED_AT: &[Column] = &[
+pub(super) const CREATED_AT: &[Column] = &[
     name_column(),
     Column {
         name: "Created At",
@@ -149,8 +149,9 @@ const CREATED_AT: &[Column] = &[
     },
 ];
 
-/// Roles and CRDs print the creation time itself, not an age.
-fn created_at(object: &Value, _now: Timestamp) -> Vec<Value> {
+/// Kinds without a printer upstream (Roles, CRDs, LimitRanges) get the default NAME / CREATED AT:
+/// the creation time itself, not an age.
+pub(super) fn created_at(object: &Value, _now: Timestamp) -> Vec<Value> {
     let created = super::age::parse_time(&object["metadata"]["creationTimestamp"]).map_or_else(
         || NONE.to_string(),
         |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),

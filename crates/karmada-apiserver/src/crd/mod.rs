@@ -55,7 +55,10 @@ pub fn resource_defs_from_crd(crd: &Value) -> Result<Vec<ResourceDef>, Vec<Field
             builtin: false,
             tracks_generation: true,
             printer: Printer::Columns(printer_columns(version)),
-            schema: version.pointer("/schema/openAPIV3Schema").cloned(),
+            schema: version
+                .pointer("/schema/openAPIV3Schema")
+                .cloned()
+                .map(std::sync::Arc::new),
             storage_version: version
                 .get("storage")
                 .and_then(Value::as_bool)

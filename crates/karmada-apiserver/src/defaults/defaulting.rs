@@ -14,6 +14,7 @@ use apimachinery::GroupVersionKind;
 
 use super::json::{child_object, existing_object, list_objects, set_default, set_default_str};
 use super::pod::{default_pod, default_pod_spec, default_template};
+use super::{infrastructure, scaling};
 
 /// Applies kube-apiserver's defaults for `gvk` to `obj` in place. Unknown kinds and objects of
 /// an unexpected shape are left as they are.
@@ -32,6 +33,19 @@ pub fn default_builtin(gvk: &GroupVersionKind, obj: &mut Value) {
         ("apps", "ReplicaSet") => with_spec(object, default_replica_set),
         ("batch", "Job") => with_spec(object, default_job),
         ("batch", "CronJob") => with_spec(object, default_cron_job),
+        ("", "PodTemplate") => default_template(object),
+        ("", "ReplicationController") => scaling::default_replication_controller(object),
+        ("autoscaling", "HorizontalPodAutoscaler") => with_spec(object, scaling::default_hpa),
+        ("", "PersistentVolume") => infrastructure::default_persistent_volume(object),
+        ("", "LimitRange") => with_spec(object, infrastructure::default_limit_range),
+        ("storage.k8s.io", "StorageClass") => infrastructure::default_storage_class(object),
+        ("scheduling.k8s.io", "PriorityClass") => infrastructure::default_priority_class(object),
+        ("networking.k8s.io", "NetworkPolicy") => {
+            with_spec(object, infrastructure::default_network_policy)
+        }
+        ("networking.k8s.io", "IngressClass") => {
+            with_spec(object, infrastructure::default_ingress_class)
+        }
         _ => {}
     }
 }

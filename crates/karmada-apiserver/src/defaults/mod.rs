@@ -1,5 +1,8 @@
-//! Defaulting and validation of the built-in Kubernetes kinds the server stores (Namespace,
-//! ConfigMap, Secret, Service, Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob).
+//! Defaulting and validation of the built-in Kubernetes kinds the server stores: Namespace,
+//! ConfigMap, Secret, Service, Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob;
+//! HorizontalPodAutoscaler, PodDisruptionBudget and ReplicationController (defaulted and
+//! validated, [`scaling`]); PodTemplate, PersistentVolume, LimitRange, StorageClass,
+//! PriorityClass, NetworkPolicy and IngressClass (defaulted only, [`infrastructure`]).
 //!
 //! Defaulting fills in what kube-apiserver fills in and what clients' output depends on
 //! (`kubectl describe` prints `80/TCP` only when the protocol is set, for example). It only ever
@@ -9,10 +12,12 @@
 //! they don't know are left alone.
 
 mod defaulting;
+mod infrastructure;
 mod json;
 mod pod;
 mod pod_validation;
 mod rules;
+mod scaling;
 mod validation;
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Defaults of a PodSpec and its containers, shared by Pods and every pod template (Deployment,
-//! StatefulSet, DaemonSet, ReplicaSet, Job, CronJob).
+//! StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController, PodTemplate).
 //!
 //! `restartPolicy` defaults to `Always` in templates too, as upstream does; Jobs then fail
 //! validation unless they say `Never` or `OnFailure`, which is exactly the error users see on a

@@ -9,7 +9,7 @@ use apimachinery::GroupVersionKind;
 
 use super::{default_builtin, validate_builtin};
 
-const KINDS: [(&str, &str); 11] = [
+const KINDS: [(&str, &str); 22] = [
     ("", "Namespace"),
     ("", "ConfigMap"),
     ("", "Secret"),
@@ -21,10 +21,21 @@ const KINDS: [(&str, &str); 11] = [
     ("apps", "ReplicaSet"),
     ("batch", "Job"),
     ("batch", "CronJob"),
+    ("", "PodTemplate"),
+    ("", "ReplicationController"),
+    ("", "PersistentVolume"),
+    ("", "ResourceQuota"),
+    ("", "LimitRange"),
+    ("policy", "PodDisruptionBudget"),
+    ("autoscaling", "HorizontalPodAutoscaler"),
+    ("networking.k8s.io", "NetworkPolicy"),
+    ("networking.k8s.io", "IngressClass"),
+    ("storage.k8s.io", "StorageClass"),
+    ("scheduling.k8s.io", "PriorityClass"),
 ];
 
 /// Field names the defaulting and validation code looks at, so random objects reach it.
-const KEYS: [&str; 32] = [
+const KEYS: [&str; 52] = [
     "metadata",
     "labels",
     "spec",
@@ -57,6 +68,26 @@ const KEYS: [&str; 32] = [
     "fieldRef",
     "schedule",
     "readinessProbe",
+    "minReplicas",
+    "maxReplicas",
+    "metrics",
+    "behavior",
+    "scaleUp",
+    "scaleDown",
+    "policies",
+    "scaleTargetRef",
+    "minAvailable",
+    "maxUnavailable",
+    "policyTypes",
+    "ingress",
+    "egress",
+    "limits",
+    "max",
+    "min",
+    "default",
+    "defaultRequest",
+    "parameters",
+    "hostPath",
 ];
 
 fn leaf() -> impl Strategy<Value = Value> {
@@ -95,9 +126,13 @@ fn kind() -> impl Strategy<Value = GroupVersionKind> {
         .prop_map(|(group, kind)| GroupVersionKind::new(group, "v1", kind))
 }
 
-/// A value the defaulting may fill in: absent, null, empty string, or zero (Service targetPort).
+/// A value the defaulting may fill in: absent, null, empty string, zero (Service targetPort), or
+/// an empty list (HPA `metrics`, NetworkPolicy `policyTypes`: upstream defaults `len(x) == 0`).
 fn is_unset(value: &Value) -> bool {
-    value.is_null() || value.as_str() == Some("") || value.as_i64() == Some(0)
+    value.is_null()
+        || value.as_str() == Some("")
+        || value.as_i64() == Some(0)
+        || value.as_array().is_some_and(Vec::is_empty)
 }
 
 /// Every set value of `original` is still in `defaulted`, unchanged.

@@ -4,7 +4,9 @@
 //!
 //! Deliberate gaps: no volume-mount/volume cross checks, no Pod update restrictions, no Service
 //! IP/nodePort range checks — those need either the server's configuration or far more of the
-//! upstream rules than clients depend on. Values kube-apiserver would refuse while decoding
+//! upstream rules than clients depend on. PodTemplate, PersistentVolume, ResourceQuota,
+//! LimitRange, StorageClass, PriorityClass, NetworkPolicy and IngressClass are stored as their
+//! schema allows, without kube-apiserver's field rules. Values kube-apiserver would refuse while decoding
 //! (a non-base64 Secret value, a non-string ConfigMap value) are reported here as 422 field
 //! errors instead of its 400.
 
@@ -18,6 +20,7 @@ use super::rules::{
     IMMUTABLE, IMMUTABLE_WHEN_SET, config_key_problems, cron_schedule_problem,
     iana_service_name_problems, int_or_percent, non_negative, port_number,
 };
+use super::scaling;
 
 /// ConfigMaps and Secrets hold at most 1 MiB of data.
 const MAX_DATA_BYTES: usize = 1024 * 1024;
@@ -62,6 +65,11 @@ pub fn validate_builtin(
         }
         ("batch", "Job") => validate_job(spec, old_spec, &mut errors),
         ("batch", "CronJob") => validate_cron_job(spec, &mut errors),
+        ("policy", "PodDisruptionBudget") => scaling::validate_pdb(spec, &mut errors),
+        ("autoscaling", "HorizontalPodAutoscaler") => scaling::validate_hpa(spec, &mut errors),
+        ("", "ReplicationController") => {
+            scaling::validate_replication_controller(spec, &mut errors)
+        }
         _ => {}
     }
     errors
@@ -373,7 +381,7 @@ fn validate_selector_matches_template(
 }
 
 /// Validates `<path>.template.spec`, whose `restartPolicy` must be one of `restart_policies`.
-fn validate_template(
+pub(super) fn validate_template(
     spec: &Map<String, Value>,
     path: &str,
     restart_policies: &[&str],

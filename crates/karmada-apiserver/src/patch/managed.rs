@@ -180,7 +180,7 @@ mod tests {
             builtin: false,
             tracks_generation: true,
             printer: apimachinery::Printer::Columns(Vec::new()),
-            schema: Some(schema),
+            schema: Some(std::sync::Arc::new(schema)),
             storage_version: true,
         };
         let mut created = json!({"kind": "Widget", "metadata": {"name": "w"}, "spec": {"items": [{"name": "a", "size": 1}]}});

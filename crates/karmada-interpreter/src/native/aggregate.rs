@@ -10,16 +10,19 @@
 //! list every cluster's load-balancer ingress, an entry without hostname getting its cluster's name. Pod takes
 //! the first phase present in Failed, Pending, Running, Succeeded (a member without status counts as Pending)
 //! and lists each container's readiness and state. PersistentVolume likewise over Failed, Pending, Available,
-//! Bound, Released; PersistentVolumeClaim is Bound unless a member reports Lost or another phase. Items without a
-//! status are skipped when summing.
+//! Bound, Released; PersistentVolumeClaim is Bound unless a member reports Lost or another phase. CronJob lists
+//! every member's active Jobs and keeps the latest schedule and success times. PodDisruptionBudget sums its four
+//! health counters and lists disrupted pods as `cluster/pod`. HorizontalPodAutoscaler sums current and desired
+//! replicas. Items without a status are skipped when summing.
 
 use karmada_api::work::AggregatedStatusItem;
 use serde_json::{Map, Value, json};
 
 use super::deployment_conditions;
 use super::{
-    DAEMON_SET, DEPLOYMENT, INGRESS, JOB, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD,
-    REPLICA_SET, SERVICE, STATEFUL_SET, is, kind_of,
+    CRON_JOB, DAEMON_SET, DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, INGRESS, JOB, PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM, POD, POD_DISRUPTION_BUDGET, REPLICA_SET, SERVICE, STATEFUL_SET, is,
+    kind_of,
 };
 use crate::InterpretError;
 use crate::value::{array_at, int_at, int_or_zero, str_at};
@@ -337,6 +340,106 @@ fn persistent_volume_claim(
     with_status(template, json!({"phase": phase}))
 }
 
+/// The later of two RFC 3339 times (UTC timestamps in Kubernetes' form compare correctly as strings).
+fn later(current: Option<String>, candidate: &str) -> Option<String> {
+    if candidate.is_empty() {
+        return current;
+    }
+    match current {
+        Some(current) if current.as_str() >= candidate => Some(current),
+        _ => Some(candidate.to_string()),
+    }
+}
+
+fn cron_job(template: &Value, items: &[AggregatedStatusItem]) -> Result<Value, InterpretError> {
+    let mut active = Vec::new();
+    let mut last_schedule = None;
+    let mut last_successful = None;
+    for status in items.iter().filter_map(|i| i.status.as_ref()) {
+        active.extend(array_at(status, "/active").iter().cloned());
+        last_schedule = later(last_schedule, str_at(status, "/lastScheduleTime"));
+        last_successful = later(last_successful, str_at(status, "/lastSuccessfulTime"));
+    }
+    let mut status = Map::new();
+    if !active.is_empty() {
+        status.insert("active".into(), Value::Array(active));
+    }
+    if let Some(time) = last_schedule {
+        status.insert("lastScheduleTime".into(), json!(time));
+    }
+    if let Some(time) = last_successful {
+        status.insert("lastSuccessfulTime".into(), json!(time));
+    }
+    with_status(template, Value::Object(status))
+}
+
+const PDB_SUMS: &[&str] = &[
+    "currentHealthy",
+    "desiredHealthy",
+    "expectedPods",
+    "disruptionsAllowed",
+];
+
+fn pod_disruption_budget(
+    template: &Value,
+    items: &[AggregatedStatusItem],
+) -> Result<Value, InterpretError> {
+    let mut totals = [0i64; PDB_SUMS.len()];
+    let mut disrupted = Map::new();
+    for item in items {
+        let Some(status) = item.status.as_ref() else {
+            continue;
+        };
+        for (total, field) in totals.iter_mut().zip(PDB_SUMS) {
+            *total = total.saturating_add(item_int(template, item, status, field)?);
+        }
+        // Pod names repeat across clusters, so each is prefixed with its cluster's.
+        if let Some(pods) = status.get("disruptedPods").and_then(Value::as_object) {
+            for (pod, time) in pods {
+                disrupted.insert(format!("{}/{pod}", item.cluster_name), time.clone());
+            }
+        }
+    }
+    // The four counters are required fields of the status: present even when zero.
+    let mut status: Map<String, Value> = PDB_SUMS
+        .iter()
+        .zip(totals)
+        .map(|(field, total)| ((*field).to_string(), json!(total)))
+        .collect();
+    if !disrupted.is_empty() {
+        status.insert("disruptedPods".into(), Value::Object(disrupted));
+    }
+    with_status(template, Value::Object(status))
+}
+
+/// Sums the members' current and desired replicas; the rest of the template's status stays.
+fn horizontal_pod_autoscaler(
+    template: &Value,
+    items: &[AggregatedStatusItem],
+) -> Result<Value, InterpretError> {
+    let mut current = 0i64;
+    let mut desired = 0i64;
+    for item in items {
+        let Some(status) = item.status.as_ref() else {
+            continue;
+        };
+        current = current.saturating_add(item_int(template, item, status, "currentReplicas")?);
+        desired = desired.saturating_add(item_int(template, item, status, "desiredReplicas")?);
+    }
+    let mut status = template
+        .get("status")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if current == 0 {
+        status.remove("currentReplicas");
+    } else {
+        status.insert("currentReplicas".into(), json!(current));
+    }
+    status.insert("desiredReplicas".into(), json!(desired));
+    with_status(template, Value::Object(status))
+}
+
 pub(super) fn aggregate_status(
     template: &Value,
     items: &[AggregatedStatusItem],
@@ -365,6 +468,12 @@ pub(super) fn aggregate_status(
         persistent_volume(template, items)
     } else if is(&kind, PERSISTENT_VOLUME_CLAIM) {
         persistent_volume_claim(template, items)
+    } else if is(&kind, CRON_JOB) {
+        cron_job(template, items)
+    } else if is(&kind, POD_DISRUPTION_BUDGET) {
+        pod_disruption_budget(template, items)
+    } else if is(&kind, HORIZONTAL_POD_AUTOSCALER) {
+        horizontal_pod_autoscaler(template, items)
     } else {
         Ok(template.clone())
     }
@@ -655,6 +764,86 @@ mod tests {
                 json!({"phase": "Available"}),
             ),
             (
+                "cronjob lists active jobs and keeps the latest times",
+                json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"}}),
+                vec![
+                    item(
+                        "a",
+                        Some(json!({"active": [{"kind": "Job", "name": "c-1"}],
+                                    "lastScheduleTime": "2026-01-01T00:05:00Z", "lastSuccessfulTime": "2026-01-01T00:01:00Z"})),
+                    ),
+                    item("b", None),
+                    item(
+                        "c",
+                        Some(json!({"active": [{"kind": "Job", "name": "c-2"}],
+                                    "lastScheduleTime": "2026-01-01T00:04:00Z", "lastSuccessfulTime": "2026-01-01T00:03:00Z"})),
+                    ),
+                    item("d", Some(json!({}))),
+                ],
+                json!({"active": [{"kind": "Job", "name": "c-1"}, {"kind": "Job", "name": "c-2"}],
+                       "lastScheduleTime": "2026-01-01T00:05:00Z", "lastSuccessfulTime": "2026-01-01T00:03:00Z"}),
+            ),
+            (
+                "cronjob that never ran",
+                json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
+                       "status": {"active": [{"kind": "Job", "name": "gone"}]}}),
+                vec![item("a", Some(json!({})))],
+                json!({}),
+            ),
+            (
+                "pdb sums its counters and names disrupted pods by cluster",
+                json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p", "generation": 3},
+                       "status": {"observedGeneration": 3, "conditions": [{"type": "DisruptionAllowed", "status": "True"}]}}),
+                vec![
+                    item(
+                        "a",
+                        Some(
+                            json!({"currentHealthy": 2, "desiredHealthy": 1, "expectedPods": 2, "disruptionsAllowed": 1,
+                                    "disruptedPods": {"web-0": "2026-01-01T00:00:00Z"}}),
+                        ),
+                    ),
+                    item(
+                        "b",
+                        Some(
+                            json!({"currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1, "disruptionsAllowed": 0,
+                                    "disruptedPods": {"web-0": "2026-01-01T00:00:09Z"}}),
+                        ),
+                    ),
+                    item("c", None),
+                ],
+                json!({"currentHealthy": 3, "desiredHealthy": 2, "expectedPods": 3, "disruptionsAllowed": 1,
+                       "disruptedPods": {"a/web-0": "2026-01-01T00:00:00Z", "b/web-0": "2026-01-01T00:00:09Z"}}),
+            ),
+            (
+                "pdb without member status reports zero counters",
+                json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p"}}),
+                vec![item("a", None)],
+                json!({"currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0, "disruptionsAllowed": 0}),
+            ),
+            (
+                "hpa sums current and desired replicas, keeping the rest",
+                json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+                       "status": {"currentReplicas": 9, "desiredReplicas": 9, "lastScaleTime": "2026-01-01T00:00:00Z"}}),
+                vec![
+                    item(
+                        "a",
+                        Some(json!({"currentReplicas": 2, "desiredReplicas": 3})),
+                    ),
+                    item(
+                        "b",
+                        Some(json!({"currentReplicas": 4, "desiredReplicas": 4})),
+                    ),
+                ],
+                json!({"currentReplicas": 6, "desiredReplicas": 7, "lastScaleTime": "2026-01-01T00:00:00Z"}),
+            ),
+            (
+                "hpa with nothing running",
+                json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+                       "status": {"currentReplicas": 2, "desiredReplicas": 2}}),
+                vec![item("a", Some(json!({"desiredReplicas": 0})))],
+                json!({"desiredReplicas": 0}),
+            ),
+            (
                 "pvc lost wins",
                 json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "pvc"}}),
                 vec![
@@ -699,6 +888,21 @@ mod tests {
             .aggregate_status(&deployment(1, 1), &items)
             .expect_err("rejected");
         assert!(error.to_string().contains("cluster-aws"), "{error}");
+        for (template, status) in [
+            (
+                json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p"}}),
+                json!({"currentHealthy": "two"}),
+            ),
+            (
+                json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"}}),
+                json!({"desiredReplicas": 1.5}),
+            ),
+        ] {
+            let error = Interpreter::native()
+                .aggregate_status(&template, &[item("cluster-gcp", Some(status))])
+                .expect_err("rejected");
+            assert!(error.to_string().contains("cluster-gcp"), "{error}");
+        }
     }
 
     proptest::proptest! {

@@ -72,6 +72,9 @@ fn kinds_for(operation: Operation) -> &'static [(&'static str, &'static str)] {
             POD,
             PERSISTENT_VOLUME,
             PERSISTENT_VOLUME_CLAIM,
+            CRON_JOB,
+            POD_DISRUPTION_BUDGET,
+            HORIZONTAL_POD_AUTOSCALER,
         ],
         Operation::InterpretHealth => &[
             DEPLOYMENT,

@@ -263,6 +263,8 @@ fn api_resources_versions_and_explain(s: &Server) {
         .success()
         .to_string();
     assert!(explain.contains("FIELD: replicas"), "{explain}");
+    // Built-in kinds' descriptions come from the OpenAPI documents (the served schemas drop them).
+    assert!(explain.contains("desired pods"), "{explain}");
 }
 
 crate::harness::on_apiserver_and_member_sim!(
