@@ -6,9 +6,6 @@
 //! server, and v3 `components.schemas` with `x-kubernetes-group-version-kind` drive `kubectl explain`.
 //! Invariant: a document's `?hash=` changes whenever the document does (it is a hash of its bytes).
 
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
-
 use apimachinery::ResourceDef;
 use serde_json::{Map, Value, json};
 
@@ -27,10 +24,11 @@ pub fn v3_index(defs: &[ResourceDef]) -> Value {
     let mut paths = Map::new();
     for group in groups(defs) {
         for version in versions(defs, &group) {
-            let Some(hash) = document_hash_of(defs, &group, &version) else {
+            let Some(document) = v3_document(defs, &group, &version) else {
                 continue;
             };
             let key = group_version_path(&group, &version);
+            let hash = document_hash(&document);
             paths.insert(
                 key.clone(),
                 json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={hash}")}),
@@ -54,46 +52,9 @@ pub fn document_hash(document: &Value) -> String {
     format!("{:016X}", fnv1a64(document.to_string().as_bytes()))
 }
 
-/// `GET /openapi/v3/apis/{group}/{version}`, or `None` when nothing is served there.
+/// `GET /openapi/v3/apis/{group}/{version}`, or `None` when nothing is served there. Built-in kinds'
+/// schemas come with their field descriptions, regenerated (see [`crate::builtin::described_schema`]).
 pub fn v3_document(defs: &[ResourceDef], group: &str, version: &str) -> Option<Value> {
-    document(defs, group, version, Schemas::Described)
-}
-
-/// Which schemas a document carries: the served ones, or the built-in kinds' with their field
-/// descriptions (regenerated, see [`crate::builtin::described_schema`]).
-#[derive(Clone, Copy, PartialEq)]
-enum Schemas {
-    Served,
-    Described,
-}
-
-/// The hash of [`v3_document`]'s answer for `group`/`version`, remembered per group-version while
-/// the definitions served there stay the same: the index names every document's hash, and
-/// building the described documents for each index request would regenerate every built-in schema.
-fn document_hash_of(defs: &[ResourceDef], group: &str, version: &str) -> Option<String> {
-    static HASHES: LazyLock<Mutex<HashMap<String, (u64, String)>>> = LazyLock::new(Mutex::default);
-    let served = document(defs, group, version, Schemas::Served)?;
-    let fingerprint = fnv1a64(served.to_string().as_bytes());
-    let key = group_version_path(group, version);
-    if let Ok(hashes) = HASHES.lock()
-        && let Some((known, hash)) = hashes.get(&key)
-        && *known == fingerprint
-    {
-        return Some(hash.clone());
-    }
-    let hash = document_hash(&v3_document(defs, group, version)?);
-    if let Ok(mut hashes) = HASHES.lock() {
-        hashes.insert(key, (fingerprint, hash.clone()));
-    }
-    Some(hash)
-}
-
-fn document(
-    defs: &[ResourceDef],
-    group: &str,
-    version: &str,
-    schemas_wanted: Schemas,
-) -> Option<Value> {
     let served: Vec<&ResourceDef> = in_version(defs, group, version).collect();
     if served.is_empty() {
         return None;
@@ -102,7 +63,7 @@ fn document(
     let mut schemas = Map::new();
     for def in &served {
         add_paths(def, &mut paths);
-        add_schemas(def, &mut schemas, schemas_wanted);
+        add_schemas(def, &mut schemas);
     }
     Some(json!({
         "openapi": "3.0.0",
@@ -128,9 +89,10 @@ pub fn schema_name(def: &ResourceDef) -> String {
     format!("{prefix}.{}.{}", def.version, def.kind)
 }
 
-fn add_schemas(def: &ResourceDef, schemas: &mut Map<String, Value>, wanted: Schemas) {
+fn add_schemas(def: &ResourceDef, schemas: &mut Map<String, Value>) {
     let name = schema_name(def);
-    let described = (def.builtin && wanted == Schemas::Described)
+    let described = def
+        .builtin
         .then(|| crate::builtin::described_schema(&def.group, &def.version, &def.kind))
         .flatten();
     let mut schema = described

@@ -196,7 +196,6 @@ fn index_lists_every_group_version_with_a_content_hash() {
         changed_index["paths"]["apis/apps/v1"],
         paths["apis/apps/v1"]
     );
-    // The index remembers hashes per group-version; a change in what is served there renews them.
     let changed_url = changed_index["paths"]["apis/apps/v1"]["serverRelativeURL"]
         .as_str()
         .unwrap();

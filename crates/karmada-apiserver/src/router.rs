@@ -311,12 +311,25 @@ async fn handle(
             let (bytes, content_type) = hooks::openapi_v2();
             Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
         }
-        Endpoint::OpenApiV3(group_version) => {
+        Endpoint::OpenApiV3(None) => {
+            // kubectl reads the index before every apply (to decide on server-side field validation);
+            // it hashes every group-version's document, so it is rendered once per registry snapshot.
+            let registry = server.registry();
+            let key = DiscoveryKey {
+                segments: vec!["openapi".into(), "v3".into()],
+                aggregated: false,
+            };
+            let rendered = registry.discovery.get_or_render(key, || Rendered {
+                body: hooks::openapi_v3(&registry.defs(), None).map(|i| Bytes::from(i.to_string())),
+                content_type: "application/json",
+            });
+            let body = rendered.body.ok_or_else(ApiError::not_found_path)?;
+            Ok(([(header::CONTENT_TYPE, rendered.content_type)], body).into_response())
+        }
+        Endpoint::OpenApiV3(Some((group, version))) => {
             let defs = server.registry().defs();
-            let gv = group_version
-                .as_ref()
-                .map(|(g, v)| (g.as_str(), v.as_str()));
-            let doc = hooks::openapi_v3(&defs, gv).ok_or_else(ApiError::not_found_path)?;
+            let doc = hooks::openapi_v3(&defs, Some((group.as_str(), version.as_str())))
+                .ok_or_else(ApiError::not_found_path)?;
             Ok(json_response(StatusCode::OK, &doc, &[]))
         }
         Endpoint::Discovery(segments) => discovery(server, ctx, &segments),

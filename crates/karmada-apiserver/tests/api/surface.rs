@@ -139,6 +139,24 @@ async fn openapi_v3_index_and_documents() {
         h.get("/openapi/v3/apis/nope.io/v1").await.status,
         StatusCode::NOT_FOUND
     );
+    // The index names each document by a hash of what the document request answers.
+    let hash = url.split("hash=").nth(1).expect("hash");
+    assert_eq!(
+        hash,
+        apiserver_views::openapi::document_hash(&doc.body),
+        "{url}"
+    );
+    // The index is rendered once per registry snapshot: a CRD created after it was read shows.
+    assert!(index.body["paths"]["apis/demo.example.com/v1"].is_null());
+    super::crud::install_widgets(&h).await;
+    let index = h.get("/openapi/v3").await;
+    let url = index.body["paths"]["apis/demo.example.com/v1"]["serverRelativeURL"]
+        .as_str()
+        .expect("the new group-version listed")
+        .to_string();
+    let doc = h.get(&url).await;
+    assert_eq!(doc.status, StatusCode::OK);
+    assert!(doc.body["components"]["schemas"].to_string().contains("Widget"));
 }
 
 /// `k8s\0` + runtime.Unknown{typeMeta{v1, ConfigMap}, raw: ConfigMap{metadata{name: pb}, data{k: v}}}.
