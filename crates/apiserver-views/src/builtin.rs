@@ -176,7 +176,9 @@ fn to_def(builtin: &Builtin) -> ResourceDef {
         scale_subresource: builtin.scale.then(|| ScaleSubresource {
             spec_replicas_path: ".spec.replicas".into(),
             status_replicas_path: ".status.replicas".into(),
-            label_selector_path: Some(".status.selector".into()),
+            // Built-in kinds have no selector field in their status: kube-apiserver renders the Scale's
+            // from the spec (see `scale_selector`).
+            label_selector_path: None,
         }),
         builtin: true,
         tracks_generation: builtin.tracks_generation,
@@ -214,4 +216,16 @@ static SCALE_SCHEMA: LazyLock<Option<Value>> =
 /// The inlined schema of `autoscaling/v1` Scale, the body of every `scale` subresource.
 pub fn scale_schema() -> Option<Value> {
     SCALE_SCHEMA.clone()
+}
+
+/// The `status.selector` of a built-in kind's Scale: its pod selector in label selector syntax, as
+/// kube-apiserver renders it (`app=web,tier in (a,b)`). A ReplicationController's selector is a plain
+/// map; the others' a `LabelSelector`. `None` when the object has no selector.
+pub fn scale_selector(kind: &str, object: &Value) -> Option<String> {
+    let selector = object.pointer("/spec/selector").filter(|s| s.is_object())?;
+    Some(if kind == "ReplicationController" {
+        crate::tables::selector_string(Some(&serde_json::json!({ "matchLabels": selector })))
+    } else {
+        crate::tables::selector_string(Some(selector))
+    })
 }

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use apiserver_views::builtin::{resource_defs, schema_name};
+use serde_json::json;
 
 fn find(plural: &str) -> apimachinery::ResourceDef {
     resource_defs()
@@ -388,4 +389,40 @@ fn generation_is_tracked_where_kube_apiserver_bumps_it() {
     for (plural, tracked) in cases {
         assert_eq!(find(plural).tracks_generation, tracked, "{plural}");
     }
+}
+
+#[test]
+fn scale_selectors_of_built_in_kinds_are_label_selector_strings() {
+    use apiserver_views::builtin::scale_selector;
+    let deployment = json!({"spec": {"selector": {
+        "matchLabels": {"app": "web"},
+        "matchExpressions": [{"key": "tier", "operator": "In", "values": ["b", "a"]},
+                             {"key": "legacy", "operator": "DoesNotExist"}]}}});
+    assert_eq!(
+        scale_selector("Deployment", &deployment).as_deref(),
+        Some("app=web,!legacy,tier in (a,b)")
+    );
+    let rc = json!({"spec": {"selector": {"app": "web", "env": "prod"}}});
+    assert_eq!(
+        scale_selector("ReplicationController", &rc).as_deref(),
+        Some("app=web,env=prod")
+    );
+    assert_eq!(scale_selector("StatefulSet", &json!({"spec": {}})), None);
+    let scaled: Vec<String> = resource_defs()
+        .into_iter()
+        .filter(|d| d.scale_subresource.is_some())
+        .map(|d| {
+            assert_eq!(
+                d.scale_subresource.as_ref().unwrap().label_selector_path,
+                None,
+                "{}: rendered from the spec, not read from a path",
+                d.kind
+            );
+            d.kind
+        })
+        .collect();
+    assert!(
+        scaled.contains(&"ReplicationController".to_string()),
+        "{scaled:?}"
+    );
 }

@@ -16,6 +16,8 @@ mod scaling_printers;
 mod storage_printers;
 mod workload_printers;
 
+pub(crate) use cells::selector_string;
+
 use apimachinery::{Printer, ResourceDef};
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};

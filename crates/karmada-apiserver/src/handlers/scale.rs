@@ -24,7 +24,7 @@ fn scale_def(def: &ResourceDef) -> Result<&ScaleSubresource, ApiError> {
         .ok_or_else(ApiError::not_found_path)
 }
 
-fn to_scale(sub: &ScaleSubresource, parent: &Value) -> Value {
+fn to_scale(def: &ResourceDef, sub: &ScaleSubresource, parent: &Value) -> Value {
     let meta = objects::meta(parent).cloned().unwrap_or_default();
     let pick = |k: &str| meta.get(k).cloned().unwrap_or(Value::Null);
     let mut metadata = json!({
@@ -45,10 +45,16 @@ fn to_scale(sub: &ScaleSubresource, parent: &Value) -> Value {
         .cloned()
         .unwrap_or(json!(0));
     let mut status = json!({"replicas": status_replicas});
-    if let Some(path) = &sub.label_selector_path
-        && let Some(selector) = parent.pointer(&pointer(path))
-    {
-        status["selector"] = selector.clone();
+    let selector = if def.builtin {
+        apiserver_views::builtin::scale_selector(&def.kind, parent).map(Value::from)
+    } else {
+        sub.label_selector_path
+            .as_ref()
+            .and_then(|path| parent.pointer(&pointer(path)))
+            .cloned()
+    };
+    if let Some(selector) = selector {
+        status["selector"] = selector;
     }
     json!({
         "kind": "Scale",
@@ -71,7 +77,7 @@ pub async fn get_scale(
         .read_object(def, namespace, name)
         .await?
         .ok_or_else(|| not_found(def, name))?;
-    Ok(to_scale(sub, &parent))
+    Ok(to_scale(def, sub, &parent))
 }
 
 /// PUT `.../{name}/scale` with a Scale body.
@@ -127,7 +133,7 @@ pub async fn update_scale(
     .await?;
     Ok(Written {
         code: written.code,
-        object: to_scale(&sub, &written.object),
+        object: to_scale(def, &sub, &written.object),
         warnings: written.warnings,
         json: None,
     })

@@ -354,6 +354,8 @@ async fn scale_subresource_reads_and_writes_replicas() {
     assert_eq!(scale.body["kind"], "Scale");
     assert_eq!(scale.body["apiVersion"], "autoscaling/v1");
     assert_eq!(scale.body["spec"]["replicas"], 2);
+    // As kube-apiserver renders it from the Deployment's spec.selector (what an HPA lists pods by).
+    assert_eq!(scale.body["status"]["selector"], "app=web");
 
     let patched = h
         .patch(

@@ -156,7 +156,11 @@ async fn openapi_v3_index_and_documents() {
         .to_string();
     let doc = h.get(&url).await;
     assert_eq!(doc.status, StatusCode::OK);
-    assert!(doc.body["components"]["schemas"].to_string().contains("Widget"));
+    assert!(
+        doc.body["components"]["schemas"]
+            .to_string()
+            .contains("Widget")
+    );
 }
 
 /// `k8s\0` + runtime.Unknown{typeMeta{v1, ConfigMap}, raw: ConfigMap{metadata{name: pb}, data{k: v}}}.
