@@ -84,6 +84,24 @@ fn item_int(
     })
 }
 
+/// The sums of `fields` over the items that report a status, in `fields`' order.
+fn totals(
+    template: &Value,
+    items: &[AggregatedStatusItem],
+    fields: &[&str],
+) -> Result<Vec<i64>, InterpretError> {
+    let mut totals = vec![0i64; fields.len()];
+    for item in items {
+        let Some(status) = item.status.as_ref() else {
+            continue;
+        };
+        for (total, field) in totals.iter_mut().zip(fields) {
+            *total = total.saturating_add(item_int(template, item, status, field)?);
+        }
+    }
+    Ok(totals)
+}
+
 /// The summed status of a workload kind, and for each item whether that member has not caught up with the
 /// template yet (or reported no status).
 fn workload(
@@ -92,16 +110,13 @@ fn workload(
     sums: &[&str],
     track_generation: bool,
 ) -> Result<(Map<String, Value>, Vec<bool>), InterpretError> {
-    let mut totals = vec![0i64; sums.len()];
+    let totals = totals(template, items, sums)?;
     let template_generation = int_or_zero(template, "/metadata/generation")?;
     let mut lagging = vec![true; items.len()];
     for (item, lagging) in items.iter().zip(lagging.iter_mut()) {
         let Some(status) = item.status.as_ref() else {
             continue;
         };
-        for (total, field) in totals.iter_mut().zip(sums) {
-            *total = total.saturating_add(item_int(template, item, status, field)?);
-        }
         let observed = item_int(template, item, status, "observedGeneration")?;
         let generation = item_int(template, item, status, "generation")?;
         let rendered_from = item_int(template, item, status, "resourceTemplateGeneration")?;
@@ -384,20 +399,20 @@ fn pod_disruption_budget(
     template: &Value,
     items: &[AggregatedStatusItem],
 ) -> Result<Value, InterpretError> {
-    let mut totals = [0i64; PDB_SUMS.len()];
+    let totals = totals(template, items, PDB_SUMS)?;
     let mut disrupted = Map::new();
     for item in items {
-        let Some(status) = item.status.as_ref() else {
+        let Some(pods) = item
+            .status
+            .as_ref()
+            .and_then(|status| status.get("disruptedPods"))
+            .and_then(Value::as_object)
+        else {
             continue;
         };
-        for (total, field) in totals.iter_mut().zip(PDB_SUMS) {
-            *total = total.saturating_add(item_int(template, item, status, field)?);
-        }
         // Pod names repeat across clusters, so each is prefixed with its cluster's.
-        if let Some(pods) = status.get("disruptedPods").and_then(Value::as_object) {
-            for (pod, time) in pods {
-                disrupted.insert(format!("{}/{pod}", item.cluster_name), time.clone());
-            }
+        for (pod, time) in pods {
+            disrupted.insert(format!("{}/{pod}", item.cluster_name), time.clone());
         }
     }
     // The four counters are required fields of the status: present even when zero.
@@ -417,15 +432,9 @@ fn horizontal_pod_autoscaler(
     template: &Value,
     items: &[AggregatedStatusItem],
 ) -> Result<Value, InterpretError> {
-    let mut current = 0i64;
-    let mut desired = 0i64;
-    for item in items {
-        let Some(status) = item.status.as_ref() else {
-            continue;
-        };
-        current = current.saturating_add(item_int(template, item, status, "currentReplicas")?);
-        desired = desired.saturating_add(item_int(template, item, status, "desiredReplicas")?);
-    }
+    let sums = totals(template, items, &["currentReplicas", "desiredReplicas"])?;
+    let current = sums.first().copied().unwrap_or(0);
+    let desired = sums.get(1).copied().unwrap_or(0);
     let mut status = template
         .get("status")
         .and_then(Value::as_object)
