@@ -98,6 +98,12 @@ fn add_schemas(def: &ResourceDef, schemas: &mut Map<String, Value>) {
     let mut schema = described
         .or_else(|| def.schema.as_deref().cloned())
         .unwrap_or_else(|| json!({"type": "object"}));
+    if crate::schema::publish_int_or_string(&mut schema) {
+        schemas.insert(
+            crate::schema::INT_OR_STRING_NAME.into(),
+            crate::schema::int_or_string_component(),
+        );
+    }
     if let Value::Object(map) = &mut schema {
         map.insert(
             "x-kubernetes-group-version-kind".into(),

@@ -108,11 +108,79 @@ pub(crate) fn strip_descriptions(schema: &mut Value) {
     }
 }
 
+/// The OpenAPI component kube-apiserver publishes for IntOrString fields.
+pub(crate) const INT_OR_STRING_NAME: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+
+/// Points every `x-kubernetes-int-or-string` schema without a type at the [`INT_OR_STRING_NAME`]
+/// component, as kube-apiserver's documents do (`allOf: [{$ref}]` beside the field's description):
+/// `kubectl explain` names a field by its referenced type, so it prints `<IntOrString>` (inlined
+/// without a type it printed `<Object>`). Returns whether any field was rewritten. For published
+/// documents only: the served schemas, which validate, keep the extension alone.
+pub(crate) fn publish_int_or_string(schema: &mut Value) -> bool {
+    match schema {
+        Value::Object(map) => {
+            if map.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
+                && !map.contains_key("type")
+            {
+                map.remove("x-kubernetes-int-or-string");
+                map.insert(
+                    "allOf".into(),
+                    serde_json::json!([{"$ref": format!("#/components/schemas/{INT_OR_STRING_NAME}")}]),
+                );
+                return true;
+            }
+            // Every nested schema is visited (no short-circuit): each may need rewriting.
+            let mut found = false;
+            for value in map.values_mut() {
+                found |= publish_int_or_string(value);
+            }
+            found
+        }
+        Value::Array(items) => {
+            let mut found = false;
+            for value in items {
+                found |= publish_int_or_string(value);
+            }
+            found
+        }
+        _ => false,
+    }
+}
+
+/// The [`INT_OR_STRING_NAME`] component.
+pub(crate) fn int_or_string_component() -> Value {
+    serde_json::json!({
+        "description": "IntOrString is a type that can hold an int32 or a string.",
+        "oneOf": [{"type": "integer"}, {"type": "string"}],
+        "format": "int-or-string",
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::strip_descriptions;
+    use super::{publish_int_or_string, strip_descriptions};
+
+    #[test]
+    fn int_or_string_is_published_as_kube_apiserver_does() {
+        let mut schema = json!({"properties": {
+            "maxSurge": {"x-kubernetes-int-or-string": true, "description": "d"},
+            "port": {"x-kubernetes-int-or-string": true, "type": "integer"},
+            "name": {"type": "string"}
+        }});
+        assert!(publish_int_or_string(&mut schema));
+        assert_eq!(
+            schema,
+            json!({"properties": {
+                "maxSurge": {"description": "d", "allOf": [
+                    {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"}]},
+                "port": {"x-kubernetes-int-or-string": true, "type": "integer"},
+                "name": {"type": "string"}
+            }})
+        );
+        assert!(!publish_int_or_string(&mut json!({"type": "string"})));
+    }
 
     #[test]
     fn descriptions_go_and_properties_named_description_stay() {

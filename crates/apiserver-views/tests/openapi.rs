@@ -205,3 +205,34 @@ fn index_lists_every_group_version_with_a_content_hash() {
     );
     assert_eq!(v3_index(&defs), index, "and back");
 }
+
+#[test]
+fn int_or_string_fields_refer_to_the_published_component() {
+    let doc = v3_document(&defs(), "apps", "v1").unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let max_surge = &schemas["io.k8s.api.apps.v1.Deployment"]["properties"]["spec"]["properties"]["strategy"]
+        ["properties"]["rollingUpdate"]["properties"]["maxSurge"];
+    assert_eq!(
+        max_surge["allOf"][0]["$ref"],
+        "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+    );
+    assert!(max_surge["description"].is_string(), "{max_surge}");
+    let component = &schemas["io.k8s.apimachinery.pkg.util.intstr.IntOrString"];
+    assert_eq!(component["format"], "int-or-string");
+    assert_eq!(
+        component["oneOf"],
+        json!([{"type": "integer"}, {"type": "string"}])
+    );
+    // The served schema, which validates, keeps the extension inline.
+    let served = resource_defs()
+        .into_iter()
+        .find(|d| d.kind == "Deployment")
+        .unwrap()
+        .schema
+        .unwrap();
+    assert_eq!(
+        served["properties"]["spec"]["properties"]["strategy"]["properties"]["rollingUpdate"]["properties"]
+            ["maxSurge"]["x-kubernetes-int-or-string"],
+        true
+    );
+}

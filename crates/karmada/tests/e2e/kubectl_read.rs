@@ -265,6 +265,14 @@ fn api_resources_versions_and_explain(s: &Server) {
     assert!(explain.contains("FIELD: replicas"), "{explain}");
     // Built-in kinds' descriptions come from the OpenAPI documents (the served schemas drop them).
     assert!(explain.contains("desired pods"), "{explain}");
+    let explain = s
+        .kubectl(&["explain", "deploy.spec.strategy.rollingUpdate.maxSurge"])
+        .success()
+        .to_string();
+    assert!(
+        explain.contains("FIELD: maxSurge <IntOrString>"),
+        "{explain}"
+    );
 }
 
 crate::harness::on_apiserver_and_member_sim!(
