@@ -30,6 +30,11 @@ pub fn since(value: &Value, now: Timestamp) -> String {
     }
 }
 
+/// The AGE cell of `object`: the time since its creation.
+pub fn age_of(object: &Value, now: Timestamp) -> Value {
+    Value::from(since(&object["metadata"]["creationTimestamp"], now))
+}
+
 #[cfg(test)]
 mod tests {
     use super::since;

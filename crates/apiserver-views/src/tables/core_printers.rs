@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::age::{self, since};
+use super::age::{self, age_of};
 use super::cells::{self, NONE, at, int, list, map_len, name, or_none, text, text_or_none};
 use super::{BuiltinPrinter, Column, age_column, column, name_column, wide};
 
@@ -52,10 +52,6 @@ pub fn printer(kind: &str) -> Option<BuiltinPrinter> {
         _ => return None,
     };
     Some(printer)
-}
-
-fn age_of(object: &Value, now: Timestamp) -> Value {
-    json!(since(&object["metadata"]["creationTimestamp"], now))
 }
 
 const NAMESPACE: &[Column] = &[

@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::age::since;
+use super::age::age_of;
 use super::cells::{self, NONE, at, int, name, text};
 use super::other_printers::{CREATED_AT, created_at};
 use super::{BuiltinPrinter, Column, age_column, column, name_column};
@@ -34,10 +34,6 @@ pub fn printer(group: &str, kind: &str) -> Option<BuiltinPrinter> {
         _ => return None,
     };
     Some(printer)
-}
-
-fn age_of(object: &Value, now: Timestamp) -> Value {
-    json!(since(&object["metadata"]["creationTimestamp"], now))
 }
 
 /// Kubernetes v1.32 order: AGE before the usage columns (later releases moved it last).

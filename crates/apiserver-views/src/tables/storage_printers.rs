@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::age::since;
+use super::age::age_of;
 use super::cells::{self, at, list, name, text};
 use super::{BuiltinPrinter, Column, age_column, column, name_column, wide};
 
@@ -20,10 +20,6 @@ pub fn printer(group: &str, kind: &str) -> Option<BuiltinPrinter> {
         _ => return None,
     };
     Some(printer)
-}
-
-fn age_of(object: &Value, now: Timestamp) -> Value {
-    json!(since(&object["metadata"]["creationTimestamp"], now))
 }
 
 /// The annotation that named a volume's class before `storageClassName` existed; it still wins.

@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::age::{self, since};
+use super::age::{self, age_of};
 use super::cells::{self, NONE, at, int, list, name, text};
 use super::{BuiltinPrinter, Column, age_column, column, name_column, wide};
 
@@ -41,10 +41,6 @@ pub fn printer(group: &str, kind: &str) -> Option<BuiltinPrinter> {
 const CONTAINERS: Column = wide("Containers", "Names of the containers in the pod template.");
 const IMAGES: Column = wide("Images", "Images of the containers in the pod template.");
 const SELECTOR: Column = wide("Selector", "Label selector of the managed pods.");
-
-fn age_of(object: &Value, now: Timestamp) -> Value {
-    json!(since(&object["metadata"]["creationTimestamp"], now))
-}
 
 /// Replicas default to 1 when unset, as upstream defaulting does.
 fn desired_replicas(object: &Value) -> i64 {
