@@ -33,6 +33,8 @@ struct Builtin {
     tracks_generation: bool,
     schema: fn() -> Option<Value>,
     schema_name: fn() -> String,
+    /// False for a version served as a conversion of another (see [`crate::conversion`]).
+    storage: bool,
 }
 
 fn schema_of<T: JsonSchema>() -> Option<Value> {
@@ -62,6 +64,7 @@ macro_rules! builtin {
             tracks_generation: $generation,
             schema: schema_of::<$ty>,
             schema_name: name_of::<$ty>,
+            storage: true,
         }
     };
 }
@@ -121,6 +124,13 @@ fn table() -> Vec<Builtin> {
         builtin!(autoscaling::v2::HorizontalPodAutoscaler, "autoscaling", "v2", "HorizontalPodAutoscaler",
             "horizontalpodautoscalers", namespaced: true, short: &["hpa"], categories: ALL, status: true,
             scale: false, generation: false),
+        // Stored as v2; kubectl 1.32's `kubectl autoscale` still writes v1.
+        Builtin {
+            storage: false,
+            ..builtin!(autoscaling::v1::HorizontalPodAutoscaler, "autoscaling", "v1", "HorizontalPodAutoscaler",
+                "horizontalpodautoscalers", namespaced: true, short: &["hpa"], categories: ALL, status: true,
+                scale: false, generation: false)
+        },
         builtin!(storage::v1::StorageClass, "storage.k8s.io", "v1", "StorageClass", "storageclasses",
             namespaced: false, short: &["sc"], categories: NONE, status: false, scale: false, generation: false),
         builtin!(scheduling::v1::PriorityClass, "scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses",
@@ -187,7 +197,7 @@ fn to_def(builtin: &Builtin) -> ResourceDef {
             crate::schema::strip_descriptions(&mut schema);
             Arc::new(schema)
         }),
-        storage_version: true,
+        storage_version: builtin.storage,
     }
 }
 

@@ -7,6 +7,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod builtin;
+pub mod conversion;
 pub mod discovery;
 mod hash;
 pub mod openapi;

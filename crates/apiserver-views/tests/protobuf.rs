@@ -569,3 +569,24 @@ fn decodes_policy_generator_bodies() {
         assert_eq!(decoded, expected, "{}", expected["metadata"]["name"]);
     }
 }
+
+// `kubectl autoscale deployment auto --name=cap1 --min=2 --max=5 --cpu-percent=70` and `--name=cap2 --max=4`
+// (v1.32.4, autoscaling/v1), captured with `-v=8`. The client's zero `status` is the server's to write.
+const HPA_V1: &str = "6b3873000a290a0e6175746f7363616c696e672f76311217486f72697a6f6e74616c506f644175746f7363616c657212410a140a046361703112001a0022002a0032003800420012230a1b0a0a4465706c6f796d656e7412046175746f1a07617070732f76311002180520461a04180020001a002200";
+const HPA_V1_BARE: &str = "6b3873000a290a0e6175746f7363616c696e672f76311217486f72697a6f6e74616c506f644175746f7363616c6572123d0a140a046361703212001a0022002a00320038004200121f0a1b0a0a4465706c6f796d656e7412046175746f1a07617070732f763118041a04180020001a002200";
+
+#[test]
+fn decodes_kubectl_autoscale_bodies() {
+    let target = json!({"kind": "Deployment", "name": "auto", "apiVersion": "apps/v1"});
+    assert_eq!(
+        decode(&hex(HPA_V1)).unwrap(),
+        json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "cap1"},
+            "spec": {"scaleTargetRef": target, "minReplicas": 2, "maxReplicas": 5,
+                     "targetCPUUtilizationPercentage": 70}})
+    );
+    assert_eq!(
+        decode(&hex(HPA_V1_BARE)).unwrap(),
+        json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "cap2"},
+            "spec": {"scaleTargetRef": target, "maxReplicas": 4}})
+    );
+}

@@ -6,6 +6,7 @@
 //! becomes the `resourceVersion`, so the store revision *is* the resourceVersion.
 
 use apimachinery::{ApiError, ResourceDef};
+use apiserver_views::conversion;
 use bytes::Bytes;
 use serde_json::Value;
 use store::{KeyValue, StoreError};
@@ -52,8 +53,12 @@ pub fn decode(def: &ResourceDef, kv: &KeyValue) -> Result<Value, ApiError> {
     Ok(object)
 }
 
-/// Sets `apiVersion`, `kind` and `metadata.resourceVersion` on an object read from the store.
+/// Sets `apiVersion`, `kind` and `metadata.resourceVersion` on an object read from the store,
+/// converting it first when `def` is a version served as a view of another (`autoscaling/v1` HPA).
 pub fn stamp(def: &ResourceDef, object: &mut Value, revision: u64) {
+    if conversion::storage_version(def).is_some() {
+        *object = conversion::to_served(def, std::mem::take(object));
+    }
     if let Some(map) = object.as_object_mut() {
         map.insert("apiVersion".into(), Value::String(def.api_version()));
         map.insert("kind".into(), Value::String(def.kind.clone()));

@@ -14,4 +14,5 @@ mod api {
     mod races;
     mod surface;
     mod validation;
+    mod versions;
 }

@@ -664,6 +664,9 @@ pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("rbac.authorization.k8s.io/v1", "Role" | "ClusterRole") => &ROLE,
         ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => &ROLE_BINDING,
         ("networking.k8s.io/v1", "Ingress") => &INGRESS,
+        ("autoscaling/v1", "HorizontalPodAutoscaler") => {
+            &super::autoscaling::HORIZONTAL_POD_AUTOSCALER
+        }
         ("policy/v1", "PodDisruptionBudget") => &super::policy::POD_DISRUPTION_BUDGET,
         ("scheduling.k8s.io/v1", "PriorityClass") => &super::policy::PRIORITY_CLASS,
         ("v1", "ResourceQuota") => &super::policy::RESOURCE_QUOTA,
@@ -684,6 +687,6 @@ pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
 /// Human-readable list for error messages.
 pub const SUPPORTED: &str = "v1 ConfigMap, Secret, Namespace, ServiceAccount, Service, ResourceQuota; apps/v1 Deployment; \
      batch/v1 Job, CronJob; rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding, ClusterRoleBinding; \
-     networking.k8s.io/v1 Ingress; policy/v1 PodDisruptionBudget; scheduling.k8s.io/v1 PriorityClass; \
+     networking.k8s.io/v1 Ingress; autoscaling/v1 HorizontalPodAutoscaler; policy/v1 PodDisruptionBudget; scheduling.k8s.io/v1 PriorityClass; \
      certificates.k8s.io/v1 CertificateSigningRequest; authorization.k8s.io/v1 SelfSubjectAccessReview, \
      SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview; authentication.k8s.io/v1 SelfSubjectReview";

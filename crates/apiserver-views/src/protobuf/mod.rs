@@ -7,6 +7,7 @@
 //! tables do not know is refused ([`DecodeError::UnsupportedField`]) unless it is empty, so data is
 //! never dropped silently. Decoding never panics on hostile input: every length is bounds-checked.
 
+mod autoscaling;
 mod certificates;
 mod messages;
 mod policy;

@@ -42,6 +42,8 @@ const HPA: &[Column] = &[
 ];
 
 fn hpa(object: &Value, now: Timestamp) -> Vec<Value> {
+    // Tables of `autoscaling/v1` objects show what v2 shows.
+    let object = &*crate::conversion::hpa_as_v2(object);
     let min_pods = at(object, &["spec", "minReplicas"])
         .and_then(Value::as_i64)
         .map_or_else(|| "<unset>".to_string(), |n| n.to_string());

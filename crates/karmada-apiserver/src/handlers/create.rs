@@ -5,13 +5,37 @@ use apimachinery::{ApiError, ResourceDef};
 use serde_json::{Value, json};
 use store::StoreError;
 
-use super::{WriteOptions, Written, admit, require_namespace, validate_fields};
+use super::{WriteOptions, Written, admit, convert, require_namespace, validate_fields};
 use crate::server::ApiServer;
 use crate::storage;
 use crate::{hooks, objects};
 
 /// Creates `object` in `namespace` (ignored for cluster-scoped kinds). 201 with the stored object.
 pub async fn create_object(
+    server: &ApiServer,
+    def: &ResourceDef,
+    namespace: Option<&str>,
+    mut object: Value,
+    options: &WriteOptions,
+) -> Result<Written, ApiError> {
+    let Some(stored) = convert::stored_def(server, def) else {
+        return create_stored(server, def, namespace, object, options).await;
+    };
+    // Field validation speaks of the fields the client sent, so it runs on the version it sent.
+    objects::check_type(def, &mut object)?;
+    let warnings = validate_fields(def, &mut object, options)?;
+    let object = convert::to_storage(def, object)?;
+    let options = WriteOptions {
+        duplicate_fields: Vec::new(),
+        ..options.clone()
+    };
+    let mut written = create_stored(server, &stored, namespace, object, &options).await?;
+    written.warnings.splice(0..0, warnings);
+    Ok(convert::present(def, written))
+}
+
+/// [`create_object`] for a definition objects are stored through.
+async fn create_stored(
     server: &ApiServer,
     def: &ResourceDef,
     namespace: Option<&str>,
@@ -29,6 +53,7 @@ pub async fn create_object(
     };
     let mut warnings = validate_fields(def, &mut object, options)?;
     warnings.extend(early_warnings);
+    let mut object = convert::to_storage(def, object)?;
     let now = jiff::Timestamp::now();
     objects::prepare_create(def, &mut object, now, uuid::Uuid::new_v4(), rand::random())?;
     if def.namespaced

@@ -8,7 +8,7 @@ use store::StoreError;
 
 use super::create::{is_crd, is_namespace};
 use super::read::{ListParams, list_objects};
-use super::{Written, not_found, parse_dry_run};
+use super::{Written, convert, not_found, parse_dry_run};
 use crate::objects;
 use crate::server::ApiServer;
 use crate::storage;
@@ -107,6 +107,15 @@ pub async fn delete_object(
     name: &str,
     options: &DeleteOptions,
 ) -> Result<Written, ApiError> {
+    // A converted view is deleted through the version it is stored at: a delete that marks the
+    // object (finalizers) writes it back.
+    if let Some(stored) = convert::stored_def(server, def) {
+        let written = super::redo_lost_races(def, name, || {
+            delete_attempt(server, &stored, namespace, name, options)
+        })
+        .await?;
+        return Ok(convert::present(def, written));
+    }
     super::redo_lost_races(def, name, || {
         delete_attempt(server, def, namespace, name, options)
     })

@@ -3,6 +3,7 @@
 //! collector, namespace finalizer) call the same functions so every write follows one set of
 //! rules.
 
+mod convert;
 pub mod create;
 pub mod delete;
 pub mod read;

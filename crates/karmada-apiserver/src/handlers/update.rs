@@ -2,12 +2,14 @@
 //! preconditions, immutable metadata, admission, no-op detection, removal of a deleting
 //! object whose last finalizer went away, and a compare-and-swap write on the revision read.
 
+use std::borrow::Cow;
+
 use apimachinery::{ApiError, FieldError, ResourceDef};
 use serde_json::Value;
 use store::StoreError;
 
 use super::create::{create_object, is_crd, is_namespace};
-use super::{WriteOptions, Written, admit, not_found, validate_fields};
+use super::{WriteOptions, Written, admit, convert, not_found, validate_fields};
 use crate::hooks::{self, PatchType};
 use crate::objects::{self, Part};
 use crate::server::ApiServer;
@@ -25,6 +27,23 @@ pub async fn update_object(
     part: Part,
     options: &WriteOptions,
 ) -> Result<Written, ApiError> {
+    if let Some(stored) = convert::stored_def(server, def) {
+        // Field validation speaks of the fields the client sent, so it runs on the version it sent.
+        let mut body = body;
+        objects::check_type(def, &mut body)?;
+        let warnings = validate_fields(def, &mut body, options)?;
+        let body = convert::to_storage(def, body)?;
+        let options = WriteOptions {
+            duplicate_fields: Vec::new(),
+            ..options.clone()
+        };
+        let mut written = Box::pin(update_object(
+            server, &stored, namespace, name, body, part, &options,
+        ))
+        .await?;
+        written.warnings.splice(0..0, warnings);
+        return Ok(convert::present(def, written));
+    }
     super::redo_lost_races(def, name, || {
         update_attempt(server, def, namespace, name, body.clone(), part, options)
     })
@@ -44,6 +63,7 @@ async fn update_attempt(
     objects::check_type(def, &mut body)?;
     objects::check_namespace(def, &mut body, namespace)?;
     let warnings = validate_fields(def, &mut body, options)?;
+    let body = convert::to_storage(def, body)?;
     let (live, revision) = server
         .read_object(def, namespace, name)
         .await?
@@ -129,7 +149,10 @@ async fn patch_attempt(
         apply: kind == PatchType::Apply,
         ..options.clone()
     };
-    let Some((live, revision)) = server.read_object(def, namespace, name).await? else {
+    // A converted view is patched as the client sees it, then written as stored.
+    let stored_def = convert::stored_def(server, def);
+    let store_def = stored_def.as_deref().unwrap_or(def);
+    let Some((live, revision)) = server.read_object(store_def, namespace, name).await? else {
         if kind == PatchType::Apply && part == Part::Main {
             let mut object = hooks::apply_patch(
                 def,
@@ -154,9 +177,13 @@ async fn patch_attempt(
         }
         return Err(not_found(def, name));
     };
+    let view = match stored_def {
+        Some(_) => Cow::Owned(stamped_view(def, &live, revision)),
+        None => Cow::Borrowed(&live),
+    };
     let mut patched = hooks::apply_patch(
         def,
-        &live,
+        &view,
         kind,
         body,
         &options.field_manager,
@@ -176,12 +203,24 @@ async fn patch_attempt(
         ));
     }
     let warnings = validate_fields(def, &mut patched, options)?;
-    let mut next = objects::prepare_update(def, &live, patched, part)?;
-    keep_namespace_spec(def, &live, &mut next);
-    try_commit(
-        server, def, namespace, name, &live, revision, next, part, options, warnings,
+    let patched = convert::to_storage(def, patched)?;
+    let mut next = objects::prepare_update(store_def, &live, patched, part)?;
+    keep_namespace_spec(store_def, &live, &mut next);
+    let written = try_commit(
+        server, store_def, namespace, name, &live, revision, next, part, options, warnings,
     )
-    .await
+    .await?;
+    Ok(match stored_def {
+        Some(_) => written.map(|written| convert::present(def, written)),
+        None => written,
+    })
+}
+
+/// The stored object `live` as the converted view `def` shows it.
+fn stamped_view(def: &ResourceDef, live: &Value, revision: u64) -> Value {
+    let mut view = live.clone();
+    storage::stamp(def, &mut view, revision);
+    view
 }
 
 /// Writes `next` over `live` (read at `revision`); 409 when another write came in between.

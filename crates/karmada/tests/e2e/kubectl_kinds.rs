@@ -1,7 +1,8 @@
 //! The built-in kinds a Karmada user propagates beside workloads (budgets, autoscalers, volumes,
 //! quotas, classes, network policies): `kubectl apply` of one of each, kubectl's columns for
 //! `kubectl get`, discovery through `kubectl api-resources`, kube-apiserver's 422 for a
-//! PodDisruptionBudget bounded both ways, and `kubectl create pdb|priorityclass|quota`.
+//! PodDisruptionBudget bounded both ways, `kubectl create pdb|priorityclass|quota`, and `kubectl autoscale`
+//! (which writes autoscaling/v1).
 
 use crate::harness::{Server, rows};
 
@@ -236,6 +237,40 @@ fn propagated_builtin_kinds_are_served_with_kubectl_columns() {
     for args in generators {
         s.kubectl(args).success();
     }
+    // kubectl 1.32's `autoscale` writes an autoscaling/v1 object (protobuf); it is stored as v2.
+    s.kubectl(&["create", "deployment", "auto", "--image=nginx:1.25"])
+        .success();
+    s.kubectl(&[
+        "autoscale",
+        "deployment",
+        "auto",
+        "--min=2",
+        "--max=5",
+        "--cpu-percent=70",
+    ])
+    .success();
+    let stored = s.kubectl(&["get", "hpa", "auto", "-o", "json"]).json();
+    assert_eq!(stored["apiVersion"], "autoscaling/v2");
+    assert_eq!(
+        stored["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        70
+    );
+    let v1 = s
+        .kubectl(&[
+            "get",
+            "horizontalpodautoscalers.v1.autoscaling",
+            "auto",
+            "-o",
+            "json",
+        ])
+        .json();
+    assert_eq!(
+        (
+            &v1["spec"]["targetCPUUtilizationPercentage"],
+            &v1["spec"]["minReplicas"]
+        ),
+        (&serde_json::json!(70), &serde_json::json!(2))
+    );
     let generated = s.kubectl(&["get", "pdb", "gen-pdb", "-o", "json"]).json();
     assert_eq!(generated["spec"]["maxUnavailable"], "50%");
     let generated = s.kubectl(&["get", "pc", "gen-pc", "-o", "json"]).json();
