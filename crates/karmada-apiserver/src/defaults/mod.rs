@@ -2,7 +2,8 @@
 //! ConfigMap, Secret, Service, Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob;
 //! HorizontalPodAutoscaler, PodDisruptionBudget and ReplicationController (defaulted and
 //! validated, [`scaling`]); PodTemplate, PersistentVolume, LimitRange, StorageClass,
-//! PriorityClass, NetworkPolicy and IngressClass (defaulted only, [`infrastructure`]).
+//! PriorityClass, NetworkPolicy and IngressClass (defaulted in [`infrastructure`], validated in
+//! the `*_validation` modules); ResourceQuota (validated only).
 //!
 //! Defaulting fills in what kube-apiserver fills in and what clients' output depends on
 //! (`kubectl describe` prints `80/TCP` only when the protocol is set, for example). It only ever
@@ -13,9 +14,14 @@
 
 mod defaulting;
 mod infrastructure;
+mod infrastructure_validation;
 mod json;
+mod limit_range_validation;
+mod network_policy_validation;
+mod persistent_volume_validation;
 mod pod;
 mod pod_validation;
+mod quota_validation;
 mod rules;
 mod scaling;
 mod validation;

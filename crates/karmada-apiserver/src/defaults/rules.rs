@@ -7,8 +7,8 @@ use apimachinery::FieldError;
 
 pub const IMMUTABLE: &str = "field is immutable";
 pub const IMMUTABLE_WHEN_SET: &str = "field is immutable when `immutable` is set";
-const NON_NEGATIVE: &str = "must be greater than or equal to 0";
-const PORT_RANGE: &str = "must be between 1 and 65535, inclusive";
+pub const NON_NEGATIVE: &str = "must be greater than or equal to 0";
+pub const PORT_RANGE: &str = "must be between 1 and 65535, inclusive";
 const CONFIG_KEY_MAX_LEN: usize = 253;
 const IANA_SERVICE_NAME_MAX_LEN: usize = 15;
 

@@ -5,10 +5,12 @@
 //! Deliberate gaps: no volume-mount/volume cross checks, no Pod update restrictions, no Service
 //! IP/nodePort range checks — those need either the server's configuration or far more of the
 //! upstream rules than clients depend on. PodTemplate, PersistentVolume, ResourceQuota,
-//! LimitRange, StorageClass, PriorityClass, NetworkPolicy and IngressClass are stored as their
-//! schema allows, without kube-apiserver's field rules. Values kube-apiserver would refuse while decoding
-//! (a non-base64 Secret value, a non-string ConfigMap value) are reported here as 422 field
-//! errors instead of its 400.
+//! LimitRange, StorageClass, PriorityClass, NetworkPolicy and IngressClass get their spec and
+//! update rules (see their modules), but not: the fields inside each PersistentVolume source,
+//! PV node-affinity terms, StorageClass `allowedTopologies`, ResourceQuota `status`, or the Go
+//! struct diff upstream appends to the PV source-immutability message. Values kube-apiserver
+//! would refuse while decoding (a non-base64 Secret value, a non-string ConfigMap value, an
+//! unparsable quantity) are reported here as 422 field errors instead of its 400.
 
 use serde_json::{Map, Value};
 
@@ -20,7 +22,10 @@ use super::rules::{
     IMMUTABLE, IMMUTABLE_WHEN_SET, config_key_problems, cron_schedule_problem,
     iana_service_name_problems, int_or_percent, non_negative, port_number,
 };
-use super::scaling;
+use super::{
+    infrastructure_validation as infra, limit_range_validation, network_policy_validation,
+    persistent_volume_validation, quota_validation, scaling,
+};
 
 /// ConfigMaps and Secrets hold at most 1 MiB of data.
 const MAX_DATA_BYTES: usize = 1024 * 1024;
@@ -69,6 +74,24 @@ pub fn validate_builtin(
         ("autoscaling", "HorizontalPodAutoscaler") => scaling::validate_hpa(spec, &mut errors),
         ("", "ReplicationController") => {
             scaling::validate_replication_controller(spec, &mut errors)
+        }
+        ("", "PodTemplate") => infra::validate_pod_template(obj, &mut errors),
+        ("", "PersistentVolume") => {
+            persistent_volume_validation::validate_persistent_volume(spec, old_spec, &mut errors)
+        }
+        ("", "ResourceQuota") => {
+            quota_validation::validate_resource_quota(spec, old_spec, &mut errors)
+        }
+        ("", "LimitRange") => limit_range_validation::validate_limit_range(spec, &mut errors),
+        ("storage.k8s.io", "StorageClass") => infra::validate_storage_class(obj, old, &mut errors),
+        ("scheduling.k8s.io", "PriorityClass") => {
+            infra::validate_priority_class(obj, old, &mut errors)
+        }
+        ("networking.k8s.io", "NetworkPolicy") => {
+            network_policy_validation::validate_network_policy(spec, &mut errors)
+        }
+        ("networking.k8s.io", "IngressClass") => {
+            infra::validate_ingress_class(spec, old_spec, &mut errors)
         }
         _ => {}
     }
