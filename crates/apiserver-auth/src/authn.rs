@@ -28,8 +28,8 @@ pub enum AuthError {
     Unavailable(String),
 }
 
-/// A source of bearer-token identities: static tokens now; bootstrap tokens and ServiceAccount
-/// tokens plug in later.
+/// A source of bearer-token identities: static tokens, bootstrap tokens
+/// ([`crate::bootstrap_token`]), ServiceAccount tokens ([`crate::service_account`]).
 #[async_trait::async_trait]
 pub trait TokenAuthenticator: Send + Sync {
     /// `Ok(Some(user))` if this authenticator recognises the token, `Ok(None)` if the token is

@@ -4,6 +4,8 @@
 //! - [`tls`]: the rustls server configuration (optional client certificates, so certificate
 //!   users and bearer-token users share one port).
 //! - [`authn`]: turns a request's credentials into a [`UserInfo`].
+//! - [`service_account`]: ServiceAccount tokens (TokenRequest and token Secrets) and their
+//!   authenticator.
 //! - [`rbac`]: Kubernetes RBAC evaluation over Role/ClusterRole/RoleBinding/ClusterRoleBinding.
 //!
 //! Invariants: the authorization types here carry no HTTP; a request is authorized only after it
@@ -18,6 +20,7 @@ pub mod bootstrap_token;
 pub mod csr;
 pub mod pki;
 pub mod rbac;
+pub mod service_account;
 pub mod signer;
 pub mod tls;
 mod user;

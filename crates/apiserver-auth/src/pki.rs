@@ -508,6 +508,11 @@ fn write_pair(dir: &Path, cert_file: &str, key_file: &str, pair: &CertAndKey) ->
     write_atomic(&dir.join(cert_file), pair.cert_pem.as_bytes(), 0o644)
 }
 
+/// Writes a private key file (owner-only), atomically.
+pub(crate) fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
+    write_atomic(path, contents, 0o600)
+}
+
 fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");

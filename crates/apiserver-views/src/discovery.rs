@@ -103,10 +103,22 @@ fn aggregated_resource(def: &ResourceDef) -> Value {
             "verbs": SUBRESOURCE_VERBS,
         }));
     }
+    if is_service_accounts(def) {
+        subresources.push(json!({
+            "subresource": "token",
+            "responseKind": {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"},
+            "verbs": ["create"],
+        }));
+    }
     if !subresources.is_empty() {
         resource.insert("subresources".into(), Value::Array(subresources));
     }
     Value::Object(resource)
+}
+
+/// ServiceAccounts have a `token` subresource (TokenRequest, `kubectl create token`).
+pub fn is_service_accounts(def: &ResourceDef) -> bool {
+    def.builtin && def.group.is_empty() && def.plural == "serviceaccounts"
 }
 
 /// `GET /api`: the legacy `APIVersions` document.
@@ -194,6 +206,17 @@ pub fn legacy_resource_list(defs: &[ResourceDef], group: &str, version: &str) ->
                 "namespaced": def.namespaced,
                 "kind": def.kind,
                 "verbs": SUBRESOURCE_VERBS,
+            }));
+        }
+        if is_service_accounts(def) {
+            resources.push(json!({
+                "name": "serviceaccounts/token",
+                "singularName": "",
+                "namespaced": true,
+                "group": "authentication.k8s.io",
+                "version": "v1",
+                "kind": "TokenRequest",
+                "verbs": ["create"],
             }));
         }
     }

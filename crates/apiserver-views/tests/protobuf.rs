@@ -590,3 +590,21 @@ fn decodes_kubectl_autoscale_bodies() {
             "spec": {"scaleTargetRef": target, "maxReplicas": 4}})
     );
 }
+
+// `kubectl create token sa1` and `kubectl create token sa1 --duration=2h --audience=https://example.com
+// --audience=other` (v1.32.4, authentication.k8s.io/v1 TokenRequest), captured with `-v=8`.
+const TOKEN_REQUEST: &str = "6b3873000a280a1861757468656e7469636174696f6e2e6b38732e696f2f7631120c546f6b656e52657175657374121a0a100a0012001a0022002a0032003800420012001a040a0012001a002200";
+const TOKEN_REQUEST_AUDIENCES: &str = "6b3873000a280a1861757468656e7469636174696f6e2e6b38732e696f2f7631120c546f6b656e5265717565737412390a100a0012001a0022002a00320038004200121f0a1368747470733a2f2f6578616d706c652e636f6d0a056f7468657220a0381a040a0012001a002200";
+
+#[test]
+fn decodes_kubectl_create_token_bodies() {
+    assert_eq!(
+        decode(&hex(TOKEN_REQUEST)).unwrap(),
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"})
+    );
+    assert_eq!(
+        decode(&hex(TOKEN_REQUEST_AUDIENCES)).unwrap(),
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"audiences": ["https://example.com", "other"], "expirationSeconds": 7200}})
+    );
+}

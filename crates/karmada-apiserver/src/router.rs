@@ -26,7 +26,9 @@ use crate::handlers::delete::{DeleteOptions, delete_collection, delete_object};
 use crate::handlers::read::{ListParams, get_object, list_objects, list_objects_json};
 use crate::handlers::scale::{get_scale, patch_scale, update_scale};
 use crate::handlers::update::{finalize_namespace, patch_object, update_object};
-use crate::handlers::{FieldValidation, WriteOptions, create::create_object, parse_dry_run};
+use crate::handlers::{
+    FieldValidation, WriteOptions, create::create_object, parse_dry_run, token_request,
+};
 use crate::hooks::{self, PatchType};
 use crate::impersonation;
 use crate::objects::Part;
@@ -211,6 +213,10 @@ fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> 
             "scale" => def.scale_subresource.is_some(),
             "finalize" => crate::handlers::create::is_namespace(&def),
             "approval" => is_csr(&def),
+            "token" => {
+                apiserver_views::discovery::is_service_accounts(&def)
+                    && server.options.service_account_tokens.is_some()
+            }
             _ => false,
         };
         if !known {
@@ -227,11 +233,19 @@ fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> 
 
 fn verb_of(ctx: &Ctx, target: &Target) -> Result<&'static str, ApiError> {
     let is_watch = ctx.q("watch").is_some_and(|w| w == "true" || w == "1");
+    if target.sub.as_deref() == Some("token") && ctx.method != Method::POST {
+        return Err(ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource ({}); a token is requested with POST",
+            ctx.method
+        )));
+    }
     let verb = match (&ctx.method, target.name.is_some()) {
         (&Method::GET, false) if is_watch => "watch",
         (&Method::GET, false) => "list",
         (&Method::GET, true) => "get",
         (&Method::POST, false) => "create",
+        // TokenRequest: a create on a named ServiceAccount's subresource.
+        (&Method::POST, true) if target.sub.as_deref() == Some("token") => "create",
         (&Method::PUT, true) => "update",
         (&Method::PATCH, true) => "patch",
         (&Method::DELETE, true) => "delete",
@@ -527,6 +541,18 @@ async fn resource(
                 .body(Body::from_stream(stream))
                 .map_err(|e| ApiError::internal(e.to_string()))?
                 .into_response())
+        }
+        "create" if sub == Some("token") => {
+            let bytes = read_body(server, ctx, body).await?;
+            let decoded = if bytes.iter().all(u8::is_ascii_whitespace) {
+                json!({})
+            } else {
+                content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?.value
+            };
+            let answer =
+                token_request::create_token(server, &def, ns.unwrap_or_default(), name, decoded)
+                    .await?;
+            Ok(json_response(StatusCode::CREATED, &answer, &[]))
         }
         "create" => {
             let bytes = read_body(server, ctx, body).await?;

@@ -54,6 +54,17 @@ pub struct ApiServerOptions {
     /// The Kubernetes version `/version` reports (`vMAJOR.MINOR.PATCH...`); `None` reports the
     /// control plane's own version. Simulated member clusters set the version they pretend to run.
     pub kubernetes_version: Option<String>,
+    /// Mints ServiceAccount tokens (the `serviceaccounts/token` subresource and token Secrets);
+    /// `None` serves neither.
+    pub service_account_tokens: Option<Arc<ServiceAccountTokens>>,
+}
+
+/// What minting ServiceAccount tokens needs: the signing key, and the CA a token Secret carries
+/// as `ca.crt`.
+#[derive(Debug)]
+pub struct ServiceAccountTokens {
+    pub issuer: Arc<apiserver_auth::service_account::TokenIssuer>,
+    pub ca_pem: String,
 }
 
 impl Default for ApiServerOptions {
@@ -68,6 +79,7 @@ impl Default for ApiServerOptions {
             extra_defs: Vec::new(),
             bootstrap_objects: Vec::new(),
             kubernetes_version: None,
+            service_account_tokens: None,
         }
     }
 }

@@ -12,6 +12,7 @@ mod api {
     mod list_watch;
     mod namespaces_gc;
     mod races;
+    mod service_accounts;
     mod surface;
     mod validation;
     mod versions;

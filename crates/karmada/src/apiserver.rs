@@ -214,9 +214,24 @@ pub async fn start(
             ),
             None => None,
         };
-        let authn =
-            apiserver_auth::authn::Authenticator::new(tokens).with_token_authenticator(Arc::new(
+        let issuer = Arc::new(
+            apiserver_auth::service_account::TokenIssuer::load_or_create(pki.dir())
+                .context("preparing the service account signing key")?,
+        );
+        options.service_account_tokens =
+            Some(Arc::new(karmada_apiserver::server::ServiceAccountTokens {
+                issuer: Arc::clone(&issuer),
+                ca_pem: pki.ca_cert_pem().to_string(),
+            }));
+        let authn = apiserver_auth::authn::Authenticator::new(tokens)
+            .with_token_authenticator(Arc::new(
                 apiserver_auth::bootstrap_token::BootstrapTokenAuthenticator::new(store.clone()),
+            ))
+            .with_token_authenticator(Arc::new(
+                apiserver_auth::service_account::ServiceAccountTokenAuthenticator::new(
+                    issuer,
+                    store.clone(),
+                ),
             ));
         let server = format!("https://{host}:{}", local.port());
         kubeconfig::write(

@@ -679,6 +679,7 @@ pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
         ) => &super::reviews::ACCESS_REVIEW,
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => &super::reviews::RULES_REVIEW,
         ("authentication.k8s.io/v1", "SelfSubjectReview") => &super::reviews::SELF_SUBJECT_REVIEW,
+        ("authentication.k8s.io/v1", "TokenRequest") => &super::reviews::TOKEN_REQUEST,
         _ => return None,
     };
     Some(message)
@@ -689,4 +690,4 @@ pub const SUPPORTED: &str = "v1 ConfigMap, Secret, Namespace, ServiceAccount, Se
      batch/v1 Job, CronJob; rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding, ClusterRoleBinding; \
      networking.k8s.io/v1 Ingress; autoscaling/v1 HorizontalPodAutoscaler; policy/v1 PodDisruptionBudget; scheduling.k8s.io/v1 PriorityClass; \
      certificates.k8s.io/v1 CertificateSigningRequest; authorization.k8s.io/v1 SelfSubjectAccessReview, \
-     SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview; authentication.k8s.io/v1 SelfSubjectReview";
+     SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview; authentication.k8s.io/v1 SelfSubjectReview, TokenRequest";

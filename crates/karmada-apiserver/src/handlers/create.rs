@@ -5,7 +5,9 @@ use apimachinery::{ApiError, ResourceDef};
 use serde_json::{Value, json};
 use store::StoreError;
 
-use super::{WriteOptions, Written, admit, convert, require_namespace, validate_fields};
+use super::{
+    WriteOptions, Written, admit, convert, require_namespace, token_request, validate_fields,
+};
 use crate::server::ApiServer;
 use crate::storage;
 use crate::{hooks, objects};
@@ -62,6 +64,11 @@ async fn create_stored(
         require_namespace(server, def, ns, objects::name_of(&object)).await?;
     }
     prepare_kind(def, &mut object, now)?;
+    if is_secret(def)
+        && let Some(ns) = namespace
+    {
+        token_request::fill_token_secret(server, ns, &mut object).await?;
+    }
     if def.builtin {
         warnings.extend(admit(def, &mut object, None)?);
     }
@@ -96,6 +103,10 @@ async fn create_stored(
         object,
         warnings,
     })
+}
+
+fn is_secret(def: &ResourceDef) -> bool {
+    def.builtin && def.group.is_empty() && def.plural == "secrets"
 }
 
 pub(crate) fn is_crd(def: &ResourceDef) -> bool {

@@ -8,6 +8,7 @@ pub mod create;
 pub mod delete;
 pub mod read;
 pub mod scale;
+pub mod token_request;
 pub mod update;
 
 use apimachinery::{ApiError, FieldError, ResourceDef};

@@ -26,4 +26,5 @@ mod plane;
 mod propagation;
 mod pull;
 mod python_client;
+mod service_account_tokens;
 mod status_aggregation;
