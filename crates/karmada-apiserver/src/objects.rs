@@ -83,6 +83,17 @@ pub fn timestamp(now: jiff::Timestamp) -> String {
     now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// The strings of a JSON array (other items skipped); empty when `value` is absent or not an array.
+pub fn string_list(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
 /// Checks `apiVersion` and `kind` of a body against the resource the URL names, filling them in
 /// when absent.
 pub fn check_type(def: &ResourceDef, object: &mut Value) -> Result<(), ApiError> {

@@ -95,19 +95,6 @@ fn str_field<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The authorizer attributes an access review's `spec` asks about; `url_namespace` is set for a
 /// LocalSubjectAccessReview, whose resource attributes must name that namespace.
 fn access_attributes(
@@ -165,7 +152,7 @@ fn subject_of(review: &Review, spec: &Value) -> Result<UserInfo, ApiError> {
     let user = UserInfo {
         name: str_field(spec, "user").into(),
         uid: str_field(spec, "uid").into(),
-        groups: strings(spec.get("groups")),
+        groups: crate::objects::string_list(spec.get("groups")),
     };
     if user.name.is_empty() && user.groups.is_empty() {
         return Err(review.invalid(&[FieldError::invalid(

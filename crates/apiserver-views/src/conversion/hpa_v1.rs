@@ -28,14 +28,14 @@ pub fn from_v2(v2: &Value) -> Value {
     let other_metrics: Vec<Value> = list(spec.get("metrics"))
         .iter()
         .filter(|metric| cpu_utilization_target(metric).is_none())
-        .map(metric_spec_to_v1)
+        .map(|metric| metric_to_v1(metric, Side::Target))
         .collect();
     if !other_metrics.is_empty() {
         carried.push((METRICS, Value::Array(other_metrics)));
     }
     let current: Vec<Value> = list(status.and_then(|s| s.get("currentMetrics")))
         .iter()
-        .map(metric_status_to_v1)
+        .map(|metric| metric_to_v1(metric, Side::Current))
         .collect();
     if !current.is_empty() {
         carried.push((CURRENT_METRICS, Value::Array(current)));
@@ -95,7 +95,10 @@ pub fn to_v2(v1: &Value) -> Result<Value, Box<FieldError>> {
 
     let mut v2_spec = copy_fields(spec, &["scaleTargetRef", "minReplicas", "maxReplicas"]);
     let mut metrics: Vec<Value> = match carried_list(&carried, METRICS)? {
-        Some(others) => others.iter().map(metric_spec_to_v2).collect(),
+        Some(others) => others
+            .iter()
+            .map(|metric| metric_to_v2(metric, Side::Target))
+            .collect(),
         None => Vec::new(),
     };
     if let Some(target) = spec.get("targetCPUUtilizationPercentage") {
@@ -134,7 +137,10 @@ pub fn to_v2(v1: &Value) -> Result<Value, Box<FieldError>> {
         });
         // The annotation has every current metric, raw values included: it wins over the CPU field.
         let current_metrics: Vec<Value> = match current {
-            Some(current) => current.iter().map(metric_status_to_v2).collect(),
+            Some(current) => current
+                .iter()
+                .map(|metric| metric_to_v2(metric, Side::Current))
+                .collect(),
             None => status
                 .and_then(|s| s.get("currentCPUUtilizationPercentage"))
                 .map(|cpu| vec![cpu_metric("current", "", cpu.clone())])
@@ -335,118 +341,153 @@ fn per_source(
     Value::Object(out)
 }
 
-fn metric_spec_to_v1(metric: &Value) -> Value {
-    per_source(metric, |source, value| {
-        let target = value.get("target");
-        let metric_id = value.get("metric");
-        Some(match source {
-            "resource" | "containerResource" => {
-                let mut out = renamed(Some(value), &[("name", "name"), ("container", "container")]);
-                out.extend(renamed(
-                    target,
-                    &[
-                        ("averageUtilization", "targetAverageUtilization"),
-                        ("averageValue", "targetAverageValue"),
-                    ],
-                ));
-                out
-            }
-            "pods" => {
-                let mut out = renamed(
-                    metric_id,
-                    &[("name", "metricName"), ("selector", "selector")],
-                );
-                out.extend(renamed(target, &[("averageValue", "targetAverageValue")]));
-                out
-            }
-            "object" => {
-                let mut out = renamed(Some(value), &[("describedObject", "target")]);
-                out.extend(renamed(
-                    metric_id,
-                    &[("name", "metricName"), ("selector", "selector")],
-                ));
-                out.extend(renamed(
-                    target,
-                    &[("value", "targetValue"), ("averageValue", "averageValue")],
-                ));
-                out
-            }
-            _ => {
-                let mut out = renamed(
-                    metric_id,
-                    &[("name", "metricName"), ("selector", "metricSelector")],
-                );
-                out.extend(renamed(
-                    target,
-                    &[
-                        ("value", "targetValue"),
-                        ("averageValue", "targetAverageValue"),
-                    ],
-                ));
-                out
-            }
-        })
-    })
+/// Which half of a metric is converted: a spec's `target` or a status's `current`. v1 names the
+/// values after it (`targetAverageValue`, `currentValue`, ...).
+#[derive(Clone, Copy)]
+enum Side {
+    Target,
+    Current,
 }
 
-fn metric_spec_to_v2(metric: &Value) -> Value {
+impl Side {
+    fn field(self) -> &'static str {
+        match self {
+            Side::Target => "target",
+            Side::Current => "current",
+        }
+    }
+
+    /// v1's names for `value`, `averageValue` and `averageUtilization`.
+    fn v1_names(self) -> (String, String, String) {
+        let side = self.field();
+        (
+            format!("{side}Value"),
+            format!("{side}AverageValue"),
+            format!("{side}AverageUtilization"),
+        )
+    }
+}
+
+fn metric_to_v1(metric: &Value, side: Side) -> Value {
+    let (value_name, average_value, utilization) = side.v1_names();
     per_source(metric, |source, value| {
-        let has = |field: &str| value.get(field).is_some_and(|v| !v.is_null());
+        let measured = value.get(side.field());
+        let metric_id = value.get("metric");
         let mut out = Map::new();
         match source {
             "resource" | "containerResource" => {
-                out.extend(renamed(Some(value), &[("name", "name")]));
-                let target_type = if has("targetAverageUtilization") {
-                    "Utilization"
-                } else {
-                    "AverageValue"
-                };
-                let values = renamed(
+                out.extend(renamed(
                     Some(value),
+                    &[("name", "name"), ("container", "container")],
+                ));
+                out.extend(renamed(
+                    measured,
                     &[
-                        ("targetAverageValue", "averageValue"),
-                        ("targetAverageUtilization", "averageUtilization"),
+                        ("averageUtilization", &utilization),
+                        ("averageValue", &average_value),
                     ],
-                );
-                out.insert("target".into(), target(values, target_type));
-                out.extend(renamed(Some(value), &[("container", "container")]));
+                ));
+            }
+            "pods" => {
+                out.extend(renamed(
+                    metric_id,
+                    &[("name", "metricName"), ("selector", "selector")],
+                ));
+                out.extend(renamed(measured, &[("averageValue", &average_value)]));
+            }
+            "object" => {
+                out.extend(renamed(Some(value), &[("describedObject", "target")]));
+                out.extend(renamed(
+                    metric_id,
+                    &[("name", "metricName"), ("selector", "selector")],
+                ));
+                out.extend(renamed(
+                    measured,
+                    &[("value", &value_name), ("averageValue", "averageValue")],
+                ));
+            }
+            _ => {
+                out.extend(renamed(
+                    metric_id,
+                    &[("name", "metricName"), ("selector", "metricSelector")],
+                ));
+                out.extend(renamed(
+                    measured,
+                    &[("value", &value_name), ("averageValue", &average_value)],
+                ));
+            }
+        }
+        Some(out)
+    })
+}
+
+fn metric_to_v2(metric: &Value, side: Side) -> Value {
+    let (value_name, average_value, utilization) = side.v1_names();
+    per_source(metric, |source, value| {
+        let has = |field: &str| value.get(field).is_some_and(|v| !v.is_null());
+        let mut out = Map::new();
+        // The measured values, and the target type upstream infers from which are set.
+        let (values, target_type) = match source {
+            "resource" | "containerResource" => {
+                out.extend(renamed(Some(value), &[("name", "name")]));
+                (
+                    renamed(
+                        Some(value),
+                        &[
+                            (&average_value, "averageValue"),
+                            (&utilization, "averageUtilization"),
+                        ],
+                    ),
+                    if has(&utilization) {
+                        "Utilization"
+                    } else {
+                        "AverageValue"
+                    },
+                )
             }
             "pods" => {
                 out.insert("metric".into(), metric_identifier(value, "selector"));
-                let values = renamed(Some(value), &[("targetAverageValue", "averageValue")]);
-                out.insert("target".into(), target(values, "AverageValue"));
+                (
+                    renamed(Some(value), &[(&average_value, "averageValue")]),
+                    "AverageValue",
+                )
             }
             "object" => {
                 out.extend(renamed(Some(value), &[("target", "describedObject")]));
                 out.insert("metric".into(), metric_identifier(value, "selector"));
-                let target_type = if has("averageValue") {
-                    "AverageValue"
-                } else {
-                    "Value"
-                };
-                let values = renamed(
-                    Some(value),
-                    &[("targetValue", "value"), ("averageValue", "averageValue")],
-                );
-                out.insert("target".into(), target(values, target_type));
+                (
+                    renamed(
+                        Some(value),
+                        &[(&value_name, "value"), ("averageValue", "averageValue")],
+                    ),
+                    if has("averageValue") {
+                        "AverageValue"
+                    } else {
+                        "Value"
+                    },
+                )
             }
             _ => {
                 out.insert("metric".into(), metric_identifier(value, "metricSelector"));
-                let target_type = if has("targetValue") {
-                    "Value"
-                } else {
-                    "AverageValue"
-                };
-                let values = renamed(
-                    Some(value),
-                    &[
-                        ("targetValue", "value"),
-                        ("targetAverageValue", "averageValue"),
-                    ],
-                );
-                out.insert("target".into(), target(values, target_type));
+                (
+                    renamed(
+                        Some(value),
+                        &[(&value_name, "value"), (&average_value, "averageValue")],
+                    ),
+                    if has(&value_name) {
+                        "Value"
+                    } else {
+                        "AverageValue"
+                    },
+                )
             }
-        }
+        };
+        let measured = match side {
+            Side::Target => target(values, target_type),
+            Side::Current => Value::Object(values),
+        };
+        out.insert(side.field().into(), measured);
+        out.extend(renamed(Some(value), &[("container", "container")]));
         Some(out)
     })
 }
@@ -457,104 +498,4 @@ fn metric_identifier(v1: &Value, selector_field: &str) -> Value {
         Some(v1),
         &[("metricName", "name"), (selector_field, "selector")],
     ))
-}
-
-fn metric_status_to_v1(metric: &Value) -> Value {
-    per_source(metric, |source, value| {
-        let current = value.get("current");
-        let metric_id = value.get("metric");
-        Some(match source {
-            "resource" | "containerResource" => {
-                let mut out = renamed(Some(value), &[("name", "name"), ("container", "container")]);
-                out.extend(renamed(
-                    current,
-                    &[
-                        ("averageUtilization", "currentAverageUtilization"),
-                        ("averageValue", "currentAverageValue"),
-                    ],
-                ));
-                out
-            }
-            "pods" => {
-                let mut out = renamed(
-                    metric_id,
-                    &[("name", "metricName"), ("selector", "selector")],
-                );
-                out.extend(renamed(current, &[("averageValue", "currentAverageValue")]));
-                out
-            }
-            "object" => {
-                let mut out = renamed(Some(value), &[("describedObject", "target")]);
-                out.extend(renamed(
-                    metric_id,
-                    &[("name", "metricName"), ("selector", "selector")],
-                ));
-                out.extend(renamed(
-                    current,
-                    &[("value", "currentValue"), ("averageValue", "averageValue")],
-                ));
-                out
-            }
-            _ => {
-                let mut out = renamed(
-                    metric_id,
-                    &[("name", "metricName"), ("selector", "metricSelector")],
-                );
-                out.extend(renamed(
-                    current,
-                    &[
-                        ("value", "currentValue"),
-                        ("averageValue", "currentAverageValue"),
-                    ],
-                ));
-                out
-            }
-        })
-    })
-}
-
-fn metric_status_to_v2(metric: &Value) -> Value {
-    per_source(metric, |source, value| {
-        let mut out = Map::new();
-        let current = |pairs: &[(&str, &str)]| Value::Object(renamed(Some(value), pairs));
-        match source {
-            "resource" | "containerResource" => {
-                out.extend(renamed(Some(value), &[("name", "name")]));
-                out.insert(
-                    "current".into(),
-                    current(&[
-                        ("currentAverageValue", "averageValue"),
-                        ("currentAverageUtilization", "averageUtilization"),
-                    ]),
-                );
-                out.extend(renamed(Some(value), &[("container", "container")]));
-            }
-            "pods" => {
-                out.insert("metric".into(), metric_identifier(value, "selector"));
-                out.insert(
-                    "current".into(),
-                    current(&[("currentAverageValue", "averageValue")]),
-                );
-            }
-            "object" => {
-                out.insert("metric".into(), metric_identifier(value, "selector"));
-                out.insert(
-                    "current".into(),
-                    current(&[("currentValue", "value"), ("averageValue", "averageValue")]),
-                );
-                out.extend(renamed(Some(value), &[("target", "describedObject")]));
-            }
-            _ => {
-                out.insert("metric".into(), metric_identifier(value, "metricSelector"));
-                out.insert(
-                    "current".into(),
-                    current(&[
-                        ("currentValue", "value"),
-                        ("currentAverageValue", "averageValue"),
-                    ]),
-                );
-            }
-        }
-        Some(out)
-    })
 }

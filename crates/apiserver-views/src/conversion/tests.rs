@@ -148,9 +148,17 @@ fn object_pods_and_external_metrics_convert_field_by_field() {
         {"type": "ContainerResource", "containerResource": {"name": "cpu", "container": "app",
             "target": {"type": "Utilization", "averageUtilization": 60}}},
     ]);
+    let current = json!([
+        {"type": "Object", "object": {
+            "describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"},
+            "metric": {"name": "requests-per-second"}, "current": {"value": "9k"}}},
+        {"type": "Pods", "pods": {"metric": {"name": "packets"}, "current": {"averageValue": "800"}}},
+        {"type": "External", "external": {"metric": {"name": "queue_depth", "selector": selector},
+            "current": {"value": "90", "averageValue": "30"}}},
+    ]);
     let stored = v2(
         json!({"scaleTargetRef": target_ref(), "maxReplicas": 4, "metrics": metrics}),
-        None,
+        Some(json!({"desiredReplicas": 3, "currentMetrics": current})),
     );
     let v1 = to_served(&hpa_def("v1"), stored.clone());
     assert!(v1["spec"].get("targetCPUUtilizationPercentage").is_none());
@@ -166,6 +174,17 @@ fn object_pods_and_external_metrics_convert_field_by_field() {
                 "targetAverageValue": "30"}},
             {"type": "ContainerResource", "containerResource": {"name": "cpu", "container": "app",
                 "targetAverageUtilization": 60}},
+        ])
+    );
+    assert_eq!(
+        annotation(&v1, "autoscaling.alpha.kubernetes.io/current-metrics"),
+        json!([
+            {"type": "Object", "object": {
+                "target": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"},
+                "metricName": "requests-per-second", "currentValue": "9k"}},
+            {"type": "Pods", "pods": {"metricName": "packets", "currentAverageValue": "800"}},
+            {"type": "External", "external": {"metricName": "queue_depth", "metricSelector": selector,
+                "currentValue": "90", "currentAverageValue": "30"}},
         ])
     );
     assert_eq!(to_storage(&hpa_def("v1"), v1).unwrap(), stored);

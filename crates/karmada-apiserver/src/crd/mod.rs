@@ -86,16 +86,7 @@ pub fn crd_status(crd: &Value, now: Timestamp) -> Value {
     if !names.categories.is_empty() {
         accepted.insert("categories".into(), json!(names.categories));
     }
-    let mut stored: Vec<String> = old_status
-        .get("storedVersions")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut stored = crate::objects::string_list(old_status.get("storedVersions"));
     let versions = spec
         .get("versions")
         .and_then(Value::as_array)
@@ -212,16 +203,7 @@ fn text(value: &Value, key: &str) -> String {
 }
 
 fn strings(value: &Value, key: &str) -> Vec<String> {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::objects::string_list(value.get(key))
 }
 
 #[cfg(test)]

@@ -3,29 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use apimachinery::GroupVersionKind;
-
-use super::super::{default_builtin, validate_builtin};
-
-/// The error lines (`field: message`) for `obj` (and `old`, on updates) after defaulting.
-fn problems(kind: &str, mut obj: Value, old: Option<Value>) -> Vec<String> {
-    let group = match kind {
-        "PriorityClass" => "scheduling.k8s.io",
-        "StorageClass" => "storage.k8s.io",
-        "IngressClass" | "NetworkPolicy" => "networking.k8s.io",
-        _ => "",
-    };
-    let gvk = GroupVersionKind::new(group, "v1", kind);
-    default_builtin(&gvk, &mut obj);
-    let old = old.map(|mut old| {
-        default_builtin(&gvk, &mut old);
-        old
-    });
-    validate_builtin(&gvk, &obj, old.as_ref())
-        .iter()
-        .map(ToString::to_string)
-        .collect()
-}
+use crate::defaults::validation::tests::problems;
 
 fn check(cases: Vec<(&str, Value, Vec<&str>)>) {
     for (kind, obj, expected) in cases {

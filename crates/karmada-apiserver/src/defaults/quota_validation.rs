@@ -196,7 +196,7 @@ pub fn validate_resource_quota(
     validate_scope_selector(spec, &resources, errors);
     if let Some(old_spec) = old_spec {
         let scopes = |spec: &Map<String, Value>| {
-            let mut scopes: Vec<String> = strings(spec.get("scopes"));
+            let mut scopes: Vec<String> = crate::objects::string_list(spec.get("scopes"));
             scopes.sort_unstable();
             scopes.dedup();
             scopes
@@ -209,16 +209,6 @@ pub fn validate_resource_quota(
             ));
         }
     }
-}
-
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
 }
 
 /// Whether a standard quota resource can be limited within `scope`.
@@ -239,7 +229,7 @@ fn scope_allows(scope: &str, resource: &str) -> bool {
 }
 
 fn validate_scopes(spec: &Map<String, Value>, resources: &[&str], errors: &mut Vec<FieldError>) {
-    let scopes = strings(spec.get("scopes"));
+    let scopes = crate::objects::string_list(spec.get("scopes"));
     let shown = || spec.get("scopes").cloned().unwrap_or(Value::Null);
     for scope in &scopes {
         if !QUOTA_SCOPES.contains(&scope.as_str()) {

@@ -3,24 +3,8 @@
 
 use serde_json::{Value, json};
 
-use apimachinery::GroupVersionKind;
-
-use super::super::{default_builtin, validate_builtin};
 use super::*;
-
-/// The error lines (`field: message`) for a core-group `obj` (and `old`) after defaulting.
-fn problems(kind: &str, mut obj: Value, old: Option<Value>) -> Vec<String> {
-    let gvk = GroupVersionKind::new("", "v1", kind);
-    default_builtin(&gvk, &mut obj);
-    let old = old.map(|mut old| {
-        default_builtin(&gvk, &mut old);
-        old
-    });
-    validate_builtin(&gvk, &obj, old.as_ref())
-        .iter()
-        .map(ToString::to_string)
-        .collect()
-}
+use crate::defaults::validation::tests::problems;
 
 fn limits(items: Value) -> Value {
     json!({"spec": {"limits": items}})

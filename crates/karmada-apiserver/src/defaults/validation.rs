@@ -662,4 +662,4 @@ fn validate_cron_job(spec: &Map<String, Value>, errors: &mut Vec<FieldError>) {
 
 #[cfg(test)]
 #[path = "validation_tests.rs"]
-mod tests;
+pub(super) mod tests;

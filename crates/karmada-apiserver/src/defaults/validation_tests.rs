@@ -11,13 +11,17 @@ fn gvk(kind: &str) -> GroupVersionKind {
     let group = match kind {
         "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => "apps",
         "Job" | "CronJob" => "batch",
+        "PriorityClass" => "scheduling.k8s.io",
+        "StorageClass" => "storage.k8s.io",
+        "IngressClass" | "NetworkPolicy" => "networking.k8s.io",
         _ => "",
     };
     GroupVersionKind::new(group, "v1", kind)
 }
 
-/// The error lines (`field: message`) for `obj` after defaulting, like kubectl prints them.
-fn problems(kind: &str, mut obj: Value, old: Option<Value>) -> Vec<String> {
+/// The error lines (`field: message`) for `obj` (and `old`, on updates) after defaulting, like
+/// kubectl prints them. Shared by the other validation test tables.
+pub(in crate::defaults) fn problems(kind: &str, mut obj: Value, old: Option<Value>) -> Vec<String> {
     let gvk = gvk(kind);
     default_builtin(&gvk, &mut obj);
     let old = old.map(|mut old| {

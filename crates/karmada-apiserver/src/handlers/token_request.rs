@@ -76,16 +76,7 @@ pub async fn create_token(
 }
 
 fn requested_audiences(spec: &Map<String, Value>, issuer: &str) -> Vec<String> {
-    let audiences: Vec<String> = spec
-        .get("audiences")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let audiences = objects::string_list(spec.get("audiences"));
     if audiences.is_empty() {
         vec![issuer.to_string()]
     } else {
