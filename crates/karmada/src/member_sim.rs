@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
+use karmada_apiserver::server::ServiceAccountTokens;
 use member_sim::SimConfig;
 use member_sim::faults::Fault;
 use member_sim::runtime::{ClusterOptions, RunningCluster, cluster, faults_file};
@@ -285,6 +286,21 @@ async fn start_cluster(
     .await?
     .context("preparing certificates")?;
     let tls = apiserver_auth::tls::server_config(&pki)?;
+    let key_dir = pki.dir().to_path_buf();
+    let issuer = Arc::new(
+        tokio::task::spawn_blocking(move || {
+            apiserver_auth::service_account::TokenIssuer::load_or_create(&key_dir)
+        })
+        .await?
+        .context("preparing the service account signing key")?,
+    );
+    // Like a real cluster: ServiceAccount tokens are minted and accepted (karmadactl join stores one).
+    let authn = apiserver_auth::authn::Authenticator::new(None).with_token_authenticator(Arc::new(
+        apiserver_auth::service_account::ServiceAccountTokenAuthenticator::new(
+            Arc::clone(&issuer),
+            store.clone(),
+        ),
+    ));
     let cluster = cluster::start(
         ClusterOptions {
             config: sim_config(args, name),
@@ -292,7 +308,11 @@ async fn start_cluster(
             store,
             listener,
             tls: Some(tls),
-            authn: Arc::new(apiserver_auth::authn::Authenticator::new(None)),
+            authn: Arc::new(authn),
+            service_account_tokens: Some(Arc::new(ServiceAccountTokens {
+                issuer,
+                ca_pem: pki.ca_cert_pem().to_string(),
+            })),
             faults_path: faults_file::path(data_dir, name),
         },
         cancel,

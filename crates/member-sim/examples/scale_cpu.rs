@@ -76,6 +76,7 @@ async fn measure(count: usize, rate: f64) -> anyhow::Result<()> {
             listener,
             tls: None,
             authn: Arc::new(apiserver_auth::authn::Authenticator::new(None)),
+            service_account_tokens: None,
             faults_path: dir.path().join("faults"),
         },
         cancel.clone(),

@@ -56,6 +56,7 @@ async fn a_cluster_runs_workloads_and_enacts_faults_from_its_file() {
             listener,
             tls: None,
             authn: Arc::new(apiserver_auth::authn::Authenticator::new(None)),
+            service_account_tokens: None,
             faults_path: faults_path.clone(),
         },
         cancel.clone(),

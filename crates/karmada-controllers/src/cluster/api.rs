@@ -1,9 +1,9 @@
 //! Typed access to `clusters.cluster.karmada.io` through kube's dynamic API, and the member client built from a
 //! Cluster's Secret.
 //!
-//! The Secret in `karmada-cluster` holds what `karmadactl join` found in the member kubeconfig: `caBundle`
-//! (PEM), and either `token` or the client certificate pair `tls.crt` / `tls.key` (we have no token controller
-//! to mint a ServiceAccount token, so the kubeconfig's own credentials are stored).
+//! The Secret in `karmada-cluster` holds what `karmadactl join` stored: `caBundle` (PEM) and either `token` (the
+//! ServiceAccount token join obtained from the member, or the kubeconfig's own) or the client certificate pair
+//! `tls.crt` / `tls.key` (a member that issued no token, joined with a certificate kubeconfig).
 
 use std::time::Duration;
 

@@ -192,6 +192,7 @@ impl Member {
                 listener,
                 tls: None,
                 authn: Arc::new(apiserver_auth::authn::Authenticator::new(None)),
+                service_account_tokens: None,
                 faults_path: faults.path().join("faults.json"),
             },
             CancellationToken::new(),

@@ -230,9 +230,38 @@ fn join_health_cordon_taint_and_unjoin() {
         "karmada-controller-manager:karmada-member1",
     ])
     .success();
-    karmada
-        .kubectl(&["get", "secret", "-n", "karmada-cluster", "member1"])
-        .success();
+    // As Karmada: the control plane's Secret holds the CA and a token of that ServiceAccount, which the member
+    // issued into a token Secret of the same name; the member authenticates it as the ServiceAccount.
+    let stored = karmada
+        .kubectl(&[
+            "get",
+            "secret",
+            "-n",
+            "karmada-cluster",
+            "member1",
+            "-o",
+            "json",
+        ])
+        .json();
+    let keys: Vec<&String> = stored["data"].as_object().expect("data").keys().collect();
+    assert_eq!(keys, ["caBundle", "token"], "{stored}");
+    let token = String::from_utf8(
+        base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            stored["data"]["token"].as_str().expect("token"),
+        )
+        .expect("base64"),
+    )
+    .expect("utf-8");
+    member_kubectl(&["get", "secret", "-n", "karmada-cluster", "karmada-member1"]).success();
+    member_kubectl(&["config", "set-credentials", "joined", "--token", &token]).success();
+    let whoami = member_kubectl(&["--user=joined", "auth", "whoami"])
+        .success()
+        .to_string();
+    assert!(
+        whoami.contains("system:serviceaccount:karmada-cluster:karmada-member1"),
+        "{whoami}"
+    );
     let c = cluster_json(&karmada, "member1").expect("cluster");
     assert_eq!(c["spec"]["syncMode"], "Push");
     assert_eq!(c["spec"]["region"], "eu");

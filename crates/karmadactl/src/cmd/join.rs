@@ -6,9 +6,12 @@
 //! control plane: Secret `karmada-cluster/<name>` and the Cluster. If any write fails, everything created so
 //! far is deleted again, newest first.
 //!
-//! Credentials: Karmada stores a token of the ServiceAccount it created. We have no token controller to mint
-//! one, so the Secret holds what the member kubeconfig itself carries: `caBundle` plus `token`, or the client
-//! certificate pair `tls.crt` / `tls.key`.
+//! Credentials: as Karmada does, a token of the ServiceAccount join created: a
+//! `kubernetes.io/service-account-token` Secret of the same name in the member, which the member's token
+//! controller fills; the control plane's Secret then holds `caBundle` plus that `token`. So a member reached
+//! through an exec plugin (EKS, GKE) joins with credentials the control plane can use. A member that does not fill
+//! the Secret within [`TOKEN_TIMEOUT`] is joined with what its kubeconfig carries instead (`token`, or the client
+//! certificate pair `tls.crt` / `tls.key`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -104,6 +107,20 @@ pub fn member_access(
     context: Option<&str>,
     dir: &Path,
 ) -> anyhow::Result<MemberAccess> {
+    let (access, user) = member_endpoint(kubeconfig, context, dir)?;
+    if !access.has_credentials() {
+        bail!("user {user:?} has neither a token nor a client certificate and key");
+    }
+    Ok(access)
+}
+
+/// [`member_access`] without requiring credentials the control plane could store: join mints its own.
+/// Returns the user's name too, for messages.
+fn member_endpoint(
+    kubeconfig: &Kubeconfig,
+    context: Option<&str>,
+    dir: &Path,
+) -> anyhow::Result<(MemberAccess, String)> {
     let context_name = context
         .map(str::to_string)
         .or_else(|| kubeconfig.current_context.clone())
@@ -171,12 +188,14 @@ pub fn member_access(
             _ => None,
         };
     }
-    if access.token.is_none()
-        && (access.client_cert_pem.is_none() || access.client_key_pem.is_none())
-    {
-        bail!("user {user:?} has neither a token nor a client certificate and key");
+    Ok((access, user.to_string()))
+}
+
+impl MemberAccess {
+    /// Whether the kubeconfig's user carries credentials a stored Secret can hold (not an exec plugin).
+    pub fn has_credentials(&self) -> bool {
+        self.token.is_some() || (self.client_cert_pem.is_some() && self.client_key_pem.is_some())
     }
-    Ok(access)
 }
 
 /// The Secret data stored for the member.
@@ -193,6 +212,94 @@ pub fn secret_data(access: &MemberAccess) -> BTreeMap<String, ByteString> {
         data.insert("tls.key".to_string(), ByteString(key.clone()));
     }
     data
+}
+
+/// The control-plane Secret's data for a ServiceAccount token: Karmada's `caBundle` and `token`.
+pub fn token_secret_data(access: &MemberAccess, token: String) -> BTreeMap<String, ByteString> {
+    let mut data = BTreeMap::new();
+    if let Some(ca) = &access.ca_pem {
+        data.insert("caBundle".to_string(), ByteString(ca.clone()));
+    }
+    data.insert("token".to_string(), ByteString(token.into_bytes()));
+    data
+}
+
+/// The control-plane Secret's data, and a line saying where it came from: the ServiceAccount `token` the member
+/// issued, else the kubeconfig's own credentials, else an error that says what to do.
+pub fn stored_credentials(
+    access: &MemberAccess,
+    user: &str,
+    sa_name: &str,
+    token: Option<String>,
+) -> anyhow::Result<(BTreeMap<String, ByteString>, String)> {
+    match token {
+        Some(token) => Ok((
+            token_secret_data(access, token),
+            format!(
+                "obtained a token of serviceaccount {CLUSTER_NAMESPACE}/{sa_name} from the member cluster"
+            ),
+        )),
+        None if access.has_credentials() => Ok((
+            secret_data(access),
+            format!(
+                "the member did not issue a token for serviceaccount {CLUSTER_NAMESPACE}/{sa_name} within {}s; \
+                 storing the kubeconfig's own credentials",
+                TOKEN_TIMEOUT.as_secs()
+            ),
+        )),
+        None => bail!(
+            "the member did not issue a token for serviceaccount {CLUSTER_NAMESPACE}/{sa_name} within {}s, and \
+             user {user:?} of the kubeconfig has neither a token nor a client certificate and key to store instead; \
+             check that the member's kube-controller-manager runs its token controller, or join with a kubeconfig \
+             whose user has a token or a client certificate",
+            TOKEN_TIMEOUT.as_secs()
+        ),
+    }
+}
+
+/// How long join waits for the member to fill the ServiceAccount's token Secret (Karmada waits as long).
+const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A token of the ServiceAccount `sa_name`: the member fills a `kubernetes.io/service-account-token` Secret of
+/// the same name (created here unless it exists), watched until it holds one. `None` when it stays empty.
+async fn service_account_token(
+    member: &kube::Client,
+    sa_name: &str,
+    created: &mut Vec<Created>,
+) -> anyhow::Result<Option<String>> {
+    let secrets: Api<Secret> = Api::namespaced(member.clone(), CLUSTER_NAMESPACE);
+    let mut annotations = BTreeMap::new();
+    annotations.insert(
+        "kubernetes.io/service-account.name".to_string(),
+        sa_name.to_string(),
+    );
+    let secret = Secret {
+        metadata: ObjectMeta {
+            annotations: Some(annotations),
+            ..meta(sa_name, Some(CLUSTER_NAMESPACE))
+        },
+        type_: Some("kubernetes.io/service-account-token".into()),
+        ..Default::default()
+    };
+    ensure(&secrets, &secret, created, Created::Secret)
+        .await
+        .context("creating the ServiceAccount's token Secret in the member")?;
+    let has_token = |secret: Option<&Secret>| {
+        secret
+            .and_then(|s| s.data.as_ref())
+            .and_then(|d| d.get("token"))
+            .is_some_and(|t| !t.0.is_empty())
+    };
+    let filled = kube::runtime::wait::await_condition(secrets.clone(), sa_name, has_token);
+    match tokio::time::timeout(TOKEN_TIMEOUT, filled).await {
+        Ok(Ok(Some(secret))) => Ok(secret
+            .data
+            .and_then(|mut d| d.remove("token"))
+            .map(|t| String::from_utf8_lossy(&t.0).into_owned())),
+        Ok(Ok(None)) => Ok(None),
+        Ok(Err(e)) => Err(anyhow!(e).context("watching the ServiceAccount's token Secret")),
+        Err(_) => Ok(None),
+    }
 }
 
 /// One object created by join, so that a failure can delete it again.
@@ -280,7 +387,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
         )
     })?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    let access = member_access(&kubeconfig, args.cluster_context.as_deref(), dir)
+    let (access, user) = member_endpoint(&kubeconfig, args.cluster_context.as_deref(), dir)
         .with_context(|| format!("cluster kubeconfig {}", path.display()))?;
     let options = KubeConfigOptions {
         context: args.cluster_context.clone(),
@@ -365,7 +472,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
             access.server, version.git_version
         );
         println!(
-            "would create in the member: serviceaccount {CLUSTER_NAMESPACE}/{sa_name}, clusterrole and clusterrolebinding {role_name}"
+            "would create in the member: serviceaccount {CLUSTER_NAMESPACE}/{sa_name} and its token secret, clusterrole and clusterrolebinding {role_name}"
         );
         println!("would create in karmada: secret {CLUSTER_NAMESPACE}/{name}, cluster {name}");
         println!("cluster({name}) is joined successfully (dry run)");
@@ -377,6 +484,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
         &member,
         &karmada,
         &access,
+        &user,
         name,
         &sa_name,
         &role_name,
@@ -404,6 +512,7 @@ async fn create_all(
     member: &kube::Client,
     karmada: &kube::Client,
     access: &MemberAccess,
+    user: &str,
     name: &str,
     sa_name: &str,
     role_name: &str,
@@ -487,6 +596,9 @@ async fn create_all(
     report(&format!(
         "created clusterrole and clusterrolebinding {role_name} in the member cluster"
     ));
+    let token = service_account_token(member, sa_name, created).await?;
+    let (data, how) = stored_credentials(access, user, sa_name, token)?;
+    report(&how);
 
     ensure(
         &Api::all(karmada.clone()),
@@ -502,7 +614,7 @@ async fn create_all(
     let secrets: Api<Secret> = Api::namespaced(karmada.clone(), CLUSTER_NAMESPACE);
     let secret = Secret {
         metadata: meta(name, Some(CLUSTER_NAMESPACE)),
-        data: Some(secret_data(access)),
+        data: Some(data),
         ..Default::default()
     };
     secrets
@@ -575,5 +687,42 @@ mod tests {
         assert!(err.to_string().contains("neither a token"), "{err}");
         let err = member_access(&kc, Some("zz"), Path::new(".")).unwrap_err();
         assert!(err.to_string().contains("\"zz\" not found"), "{err}");
+    }
+
+    #[test]
+    fn the_stored_credentials_are_the_issued_token_else_the_kubeconfigs_own() {
+        let cert = MemberAccess {
+            ca_pem: Some(b"CA".to_vec()),
+            client_cert_pem: Some(b"CERT".to_vec()),
+            client_key_pem: Some(b"KEY".to_vec()),
+            ..Default::default()
+        };
+        let keys =
+            |data: &BTreeMap<String, ByteString>| -> Vec<String> { data.keys().cloned().collect() };
+        // Issued: Karmada's caBundle + token, whatever the kubeconfig carries.
+        let (data, how) =
+            stored_credentials(&cert, "admin", "karmada-m1", Some("jwt".into())).unwrap();
+        assert_eq!(keys(&data), ["caBundle", "token"]);
+        assert_eq!(data["token"].0, b"jwt");
+        assert!(
+            how.contains("obtained a token of serviceaccount karmada-cluster/karmada-m1"),
+            "{how}"
+        );
+        // Not issued: the kubeconfig's certificate.
+        let (data, how) = stored_credentials(&cert, "admin", "karmada-m1", None).unwrap();
+        assert_eq!(keys(&data), ["caBundle", "tls.crt", "tls.key"]);
+        assert!(
+            how.contains("storing the kubeconfig's own credentials"),
+            "{how}"
+        );
+        // Not issued, and an exec-plugin user: nothing to store, and the error says what to do.
+        let exec = MemberAccess {
+            ca_pem: Some(b"CA".to_vec()),
+            ..Default::default()
+        };
+        let err = stored_credentials(&exec, "eks-user", "karmada-m1", None).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("user \"eks-user\""), "{message}");
+        assert!(message.contains("token controller"), "{message}");
     }
 }

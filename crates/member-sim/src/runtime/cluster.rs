@@ -12,7 +12,7 @@ use std::sync::Arc;
 use apiserver_auth::authn::Authenticator;
 use axum::Router;
 use jiff::Timestamp;
-use karmada_apiserver::server::{Anonymous, ApiServer, ApiServerOptions};
+use karmada_apiserver::server::{Anonymous, ApiServer, ApiServerOptions, ServiceAccountTokens};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -43,6 +43,9 @@ pub struct ClusterOptions {
     /// `None` serves plain HTTP with every request an administrator (tests only).
     pub tls: Option<Arc<rustls::ServerConfig>>,
     pub authn: Arc<Authenticator>,
+    /// Mints ServiceAccount tokens (TokenRequest, token Secrets), as a real cluster's control plane does;
+    /// `authn` should then accept them.
+    pub service_account_tokens: Option<Arc<ServiceAccountTokens>>,
     /// The fault state file this cluster polls (see [`faults_file`]).
     pub faults_path: PathBuf,
 }
@@ -85,6 +88,7 @@ pub async fn start(
         listener,
         tls,
         authn,
+        service_account_tokens,
         faults_path,
     } = options;
     let cancel = cancel.child_token();
@@ -103,6 +107,7 @@ pub async fn start(
             .into_iter()
             .chain(apiserver_auth::rbac::bootstrap::bootstrap_cluster_role_bindings())
             .collect(),
+        service_account_tokens,
         ..ApiServerOptions::default()
     };
     let compactor =
