@@ -292,6 +292,12 @@ fn decode_part(part: &str) -> Option<Value> {
     serde_json::from_slice(&bytes).ok()
 }
 
+/// The `exp` claim of a token already verified (`None` for legacy tokens, which have none).
+fn expiry(token: &str) -> Option<i64> {
+    let payload = token.split('.').nth(1)?;
+    decode_part(payload)?.get("exp")?.as_i64()
+}
+
 fn check_times(claims: &Value, now: Timestamp) -> Result<(), Rejection> {
     let now = now.as_second();
     let exp = claims.get("exp").and_then(Value::as_i64);
@@ -337,7 +343,16 @@ pub struct ServiceAccountTokenAuthenticator {
     issuer: Arc<TokenIssuer>,
     audiences: Vec<String>,
     store: Arc<dyn Store>,
+    /// Tokens whose signature verified, by digest: a controller sends the same token on every request, and an
+    /// ECDSA verification costs far more than the lookups that follow. Expiry is still checked on each use.
+    verified: parking_lot::Mutex<std::collections::HashMap<[u8; 32], VerifiedToken>>,
 }
+
+/// What a verified token names, and its `exp` (legacy tokens have none).
+type VerifiedToken = (TokenSubject, Option<i64>);
+
+/// Verified tokens remembered at most; the map is emptied when full (tokens are long-lived and few).
+const VERIFIED_CAPACITY: usize = 1024;
 
 impl ServiceAccountTokenAuthenticator {
     pub fn new(issuer: Arc<TokenIssuer>, store: Arc<dyn Store>) -> Self {
@@ -346,7 +361,27 @@ impl ServiceAccountTokenAuthenticator {
             issuer,
             audiences,
             store,
+            verified: Default::default(),
         }
+    }
+
+    /// [`TokenIssuer::verify`], remembering what verified.
+    fn verify(&self, token: &str, now: Timestamp) -> Result<TokenSubject, Rejection> {
+        let digest: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(token.as_bytes()).into();
+        if let Some((subject, expires)) = self.verified.lock().get(&digest) {
+            if expires.is_some_and(|exp| now.as_second() > exp + LEEWAY_SECONDS) {
+                return Err(Rejection::Expired);
+            }
+            return Ok(subject.clone());
+        }
+        let subject = self.issuer.verify(token, &self.audiences, now)?;
+        let expires = expiry(token);
+        let mut verified = self.verified.lock();
+        if verified.len() >= VERIFIED_CAPACITY {
+            verified.clear();
+        }
+        verified.insert(digest, (subject.clone(), expires));
+        Ok(subject)
     }
 
     async fn stored(&self, key: &str) -> Result<Option<Value>, AuthError> {
@@ -384,7 +419,7 @@ pub fn secret_holds(secret: &Value, token: &str) -> bool {
 #[async_trait::async_trait]
 impl TokenAuthenticator for ServiceAccountTokenAuthenticator {
     async fn authenticate_token(&self, token: &str) -> Result<Option<UserInfo>, AuthError> {
-        let subject = match self.issuer.verify(token, &self.audiences, Timestamp::now()) {
+        let subject = match self.verify(token, Timestamp::now()) {
             Ok(subject) => subject,
             Err(Rejection::NotJwt) => return Ok(None),
             Err(reason) => {

@@ -226,3 +226,22 @@ async fn the_authenticator_accepts_tokens_only_while_what_they_name_exists() {
     assert_eq!(authn.authenticate_token(&token).await, Ok(None));
     assert_eq!(authn.authenticate_token(&legacy).await, Ok(None));
 }
+
+#[test]
+fn a_remembered_token_still_expires_and_a_forged_one_is_never_remembered() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let authn = ServiceAccountTokenAuthenticator::new(Arc::clone(&ISSUER), store);
+    let now: Timestamp = "2026-12-02T08:00:00Z".parse().unwrap();
+    let token = bound(3600, &audiences(), now);
+    assert!(authn.verify(&token, now).is_ok());
+    assert_eq!(authn.verified.lock().len(), 1);
+    assert!(authn.verify(&token, now).is_ok(), "served from memory");
+    let later = now.checked_add(2.hours()).unwrap();
+    assert_eq!(authn.verify(&token, later), Err(Rejection::Expired));
+
+    let mut forged = token.clone();
+    forged.truncate(token.len() - 4);
+    forged.push_str("AAAA");
+    assert_eq!(authn.verify(&forged, now), Err(Rejection::BadSignature));
+    assert_eq!(authn.verified.lock().len(), 1);
+}
