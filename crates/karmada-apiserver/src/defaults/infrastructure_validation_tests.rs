@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::defaults::validation::tests::problems;
+use crate::defaults::validation::tests::{assert_valid, problems};
 
 fn check(cases: Vec<(&str, Value, Vec<&str>)>) {
     for (kind, obj, expected) in cases {
@@ -66,13 +66,7 @@ fn valid_objects_have_no_problems() {
                             "ports": [{"port": 32000, "endPort": 32768}, {"port": "dns", "protocol": "UDP"}]}]}}),
         ),
     ];
-    for (kind, obj) in cases {
-        assert_eq!(
-            problems(kind, obj.clone(), None),
-            Vec::<String>::new(),
-            "{kind}: {obj}"
-        );
-    }
+    assert_valid(cases);
 }
 
 #[test]

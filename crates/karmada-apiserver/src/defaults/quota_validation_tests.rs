@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::defaults::validation::tests::problems;
+use crate::defaults::validation::tests::{assert_valid, problems};
 
 fn limits(items: Value) -> Value {
     json!({"spec": {"limits": items}})
@@ -73,13 +73,7 @@ fn valid_objects_have_no_problems() {
                    "local": {"path": "/mnt/disk"}, "nodeAffinity": {"required": {"nodeSelectorTerms": []}}}}),
         ),
     ];
-    for (kind, obj) in cases {
-        assert_eq!(
-            problems(kind, obj.clone(), None),
-            Vec::<String>::new(),
-            "{kind}: {obj}"
-        );
-    }
+    assert_valid(cases);
 }
 
 #[test]

@@ -34,6 +34,17 @@ pub(in crate::defaults) fn problems(kind: &str, mut obj: Value, old: Option<Valu
         .collect()
 }
 
+/// Asserts that each (kind, object) passes validation after defaulting.
+pub(in crate::defaults) fn assert_valid(cases: impl IntoIterator<Item = (&'static str, Value)>) {
+    for (kind, obj) in cases {
+        assert_eq!(
+            problems(kind, obj.clone(), None),
+            Vec::<String>::new(),
+            "{kind}: {obj}"
+        );
+    }
+}
+
 fn deployment(spec_patch: Value) -> Value {
     let mut deploy = json!({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
@@ -109,13 +120,7 @@ fn valid_objects_have_no_problems() {
         ),
         ("Namespace", json!({"metadata": {"name": "anything"}})),
     ];
-    for (kind, obj) in cases {
-        assert_eq!(
-            problems(kind, obj.clone(), None),
-            Vec::<String>::new(),
-            "{kind}: {obj}"
-        );
-    }
+    assert_valid(cases);
 }
 
 #[test]
