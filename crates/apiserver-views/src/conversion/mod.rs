@@ -33,6 +33,12 @@ fn is_hpa(def: &ResourceDef) -> bool {
     def.builtin && def.group == "autoscaling" && def.kind == "HorizontalPodAutoscaler"
 }
 
+/// Whether [`to_storage`] or [`to_served`] can change an object of `def` (a HorizontalPodAutoscaler, of
+/// either version); every other kind passes through untouched.
+pub fn applies_to(def: &ResourceDef) -> bool {
+    is_hpa(def)
+}
+
 /// The version `def`'s objects are stored at, when `def` is a view converted from it.
 pub fn storage_version(def: &ResourceDef) -> Option<&'static str> {
     (is_hpa(def) && def.version == "v1").then_some("v2")

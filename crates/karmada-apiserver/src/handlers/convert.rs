@@ -22,6 +22,9 @@ pub(crate) fn stored_def(server: &ApiServer, def: &ResourceDef) -> Option<Arc<Re
 
 /// `object` (at `def`'s version) as it is to be stored; a 422 naming the field that cannot be converted.
 pub(crate) fn to_storage(def: &ResourceDef, object: Value) -> Result<Value, ApiError> {
+    if !conversion::applies_to(def) {
+        return Ok(object);
+    }
     let name = objects::name_of(&object).to_string();
     conversion::to_storage(def, object)
         .map_err(|error| ApiError::invalid(&def.group, &def.kind, &name, &[*error]))
