@@ -206,11 +206,12 @@ fn join_health_cordon_taint_and_unjoin() {
     join(&karmada, "member2", &member2.kubeconfig(), &[]).success();
 
     // The member got its ServiceAccount and RBAC; the control plane its Secret and Cluster.
+    let member1_kubeconfig = member1.kubeconfig();
     let member_kubectl = |args: &[&str]| {
         Run::from(
             Command::new("kubectl")
                 .arg("--kubeconfig")
-                .arg(member1.kubeconfig())
+                .arg(&member1_kubeconfig)
                 .args(args)
                 .output()
                 .expect("kubectl"),
@@ -414,8 +415,18 @@ fn join_health_cordon_taint_and_unjoin() {
         }
     });
 
-    // unjoin removes the Cluster, its Secret and its execution namespace.
-    let out = karmadactl(&karmada, &["unjoin", "member1", "--wait"]);
+    // unjoin removes the Cluster, its Secret and its execution namespace; given the member's kubeconfig, also what
+    // join created there, so the token it stored stops working.
+    let out = karmadactl(
+        &karmada,
+        &[
+            "unjoin",
+            "member1",
+            "--wait",
+            "--cluster-kubeconfig",
+            member1_kubeconfig.to_str().expect("utf-8 path"),
+        ],
+    );
     assert!(
         out.success().contains("unjoined successfully"),
         "{}\n{}",
@@ -430,6 +441,33 @@ fn join_health_cordon_taint_and_unjoin() {
     );
     assert!(!karmada.kubectl(&["get", "ns", "karmada-es-member1"]).ok());
     karmada.kubectl(&["get", "cluster", "member2"]).success();
+    for gone in [
+        &[
+            "get",
+            "clusterrolebinding",
+            "karmada-controller-manager:karmada-member1",
+        ][..],
+        &[
+            "get",
+            "clusterrole",
+            "karmada-controller-manager:karmada-member1",
+        ],
+        &[
+            "get",
+            "serviceaccount",
+            "-n",
+            "karmada-cluster",
+            "karmada-member1",
+        ],
+    ] {
+        assert!(!member_kubectl(gone).ok(), "{gone:?} still in the member");
+    }
+    // (The member's restart above rewrote its kubeconfig.)
+    member_kubectl(&["config", "set-credentials", "joined", "--token", &token]).success();
+    let revoked = member_kubectl(&["--user=joined", "get", "namespaces"])
+        .failure()
+        .to_string();
+    assert!(revoked.contains("Unauthorized"), "{revoked}");
 }
 
 #[test]

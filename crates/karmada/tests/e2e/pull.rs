@@ -443,6 +443,14 @@ fn token_register_agent_lease_and_unregister() {
         }
     });
 
+    // unjoin is for Push clusters; a Pull one is left as it is, with the command to use.
+    let refused = karmadactl(&["unjoin", "pull1", "--kubeconfig", &kubeconfig]);
+    let message = refused.failure();
+    assert!(
+        message.contains("is a Pull mode member cluster; use `karmadactl unregister pull1`"),
+        "{message}"
+    );
+
     // unregister removes the cluster and the agent's files.
     let out = karmadactl(&[
         "unregister",

@@ -363,6 +363,34 @@ where
     }
 }
 
+/// A client of the member a kubeconfig (read from `path`) names, with join's timeouts; exec plugins work.
+pub async fn member_client(
+    kubeconfig: Kubeconfig,
+    path: &Path,
+    context: Option<&str>,
+) -> anyhow::Result<kube::Client> {
+    let options = KubeConfigOptions {
+        context: context.map(str::to_string),
+        ..Default::default()
+    };
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .with_context(|| {
+            format!(
+                "cluster kubeconfig {}: cannot build a client",
+                path.display()
+            )
+        })?;
+    config.connect_timeout = Some(MEMBER_TIMEOUT);
+    config.read_timeout = Some(MEMBER_TIMEOUT);
+    kube::Client::try_from(config).with_context(|| {
+        format!(
+            "cluster kubeconfig {}: cannot build a client",
+            path.display()
+        )
+    })
+}
+
 pub async fn run(args: JoinArgs) -> anyhow::Result<()> {
     join_cluster(&args, &|line| println!("{line}")).await
 }
@@ -389,26 +417,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
     let dir = path.parent().unwrap_or(Path::new("."));
     let (access, user) = member_endpoint(&kubeconfig, args.cluster_context.as_deref(), dir)
         .with_context(|| format!("cluster kubeconfig {}", path.display()))?;
-    let options = KubeConfigOptions {
-        context: args.cluster_context.clone(),
-        ..Default::default()
-    };
-    let mut member_config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-        .await
-        .with_context(|| {
-            format!(
-                "cluster kubeconfig {}: cannot build a client",
-                path.display()
-            )
-        })?;
-    member_config.connect_timeout = Some(MEMBER_TIMEOUT);
-    member_config.read_timeout = Some(MEMBER_TIMEOUT);
-    let member = kube::Client::try_from(member_config).with_context(|| {
-        format!(
-            "cluster kubeconfig {}: cannot build a client",
-            path.display()
-        )
-    })?;
+    let member = member_client(kubeconfig, path, args.cluster_context.as_deref()).await?;
     let version = member.apiserver_version().await.with_context(|| {
         format!(
             "cluster kubeconfig {}: cannot reach the member cluster at {} (GET /version)",

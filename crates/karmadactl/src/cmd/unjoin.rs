@@ -1,15 +1,21 @@
-//! `karmadactl unjoin NAME [--wait]`: deletes the Cluster and its Secret. The cluster controller then removes
-//! `karmada-es-<name>` (and the cluster's Works in it) before it lets the Cluster go; `--wait` waits for that.
+//! `karmadactl unjoin NAME [--wait] [--cluster-kubeconfig PATH [--force]]`: deletes the Cluster and its Secret.
+//! The cluster controller then removes `karmada-es-<name>` (and the cluster's Works in it) before it lets the
+//! Cluster go; `--wait` waits for that. Given the member's kubeconfig, it also removes what join created there, as
+//! Karmada does: the ClusterRoleBinding and ClusterRole, the ServiceAccount, and namespace `karmada-cluster` (with
+//! the token Secret in it, so the credential join stored stops working); `--force` carries on past errors there.
+//! A Pull cluster is refused: `karmadactl unregister` removes those.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams};
+use kube::config::Kubeconfig;
 
-use super::join::{CLUSTER_NAMESPACE, clusters};
+use super::join::{CLUSTER_NAMESPACE, clusters, member_client};
 use crate::client;
 
 #[derive(Args, Debug)]
@@ -23,6 +29,15 @@ pub struct UnjoinArgs {
     /// Wait until the Cluster is gone (its execution namespace cleaned up), at most this long.
     #[arg(long, num_args = 0..=1, default_missing_value = "60s", value_parser = parse_wait)]
     pub wait: Option<Duration>,
+    /// Kubeconfig of the member cluster: also remove the ServiceAccount, RBAC and namespace join created there.
+    #[arg(long)]
+    pub cluster_kubeconfig: Option<PathBuf>,
+    /// Context in the member kubeconfig (default: its current context).
+    #[arg(long)]
+    pub cluster_context: Option<String>,
+    /// Report failures to clean up the member and carry on.
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn parse_wait(text: &str) -> Result<Duration, String> {
@@ -39,6 +54,29 @@ pub async fn run(args: UnjoinArgs) -> anyhow::Result<()> {
     let api = clusters(&karmada);
     let Some(cluster) = api.get_opt(name).await.context("reading the cluster")? else {
         bail!("cluster {name:?} not found; `karmadactl get clusters` lists the joined clusters");
+    };
+    if cluster
+        .data
+        .pointer("/spec/syncMode")
+        .and_then(|v| v.as_str())
+        == Some("Pull")
+    {
+        bail!(
+            "cluster {name:?} is a Pull mode member cluster; use `karmadactl unregister {name}` to unregister it"
+        );
+    }
+    // Reach the member before deleting anything, so a wrong kubeconfig leaves everything as it was.
+    let member = match &args.cluster_kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path).with_context(|| {
+                format!(
+                    "reading cluster kubeconfig {}: not a readable kubeconfig",
+                    path.display()
+                )
+            })?;
+            Some(member_client(kubeconfig, path, args.cluster_context.as_deref()).await?)
+        }
+        None => None,
     };
     if cluster.metadata.deletion_timestamp.is_none() {
         api.delete(name, &DeleteParams::background())
@@ -66,6 +104,9 @@ pub async fn run(args: UnjoinArgs) -> anyhow::Result<()> {
         Err(kube::Error::Api(s)) if s.code == 404 => {}
         Err(e) => return Err(e).context(format!("deleting secret {secret_ns}/{secret_name}")),
     }
+    if let Some(member) = member {
+        clean_up_member(&member, name, args.force).await?;
+    }
     if let Some(timeout) = args.wait {
         let deadline = Instant::now() + timeout;
         while api.get_opt(name).await?.is_some() {
@@ -80,5 +121,51 @@ pub async fn run(args: UnjoinArgs) -> anyhow::Result<()> {
         }
     }
     println!("cluster({name}) is unjoined successfully");
+    Ok(())
+}
+
+/// Deletes what join created in the member, newest first; what is already gone is fine.
+async fn clean_up_member(member: &kube::Client, name: &str, force: bool) -> anyhow::Result<()> {
+    let sa_name = format!("karmada-{name}");
+    let role_name = format!("karmada-controller-manager:karmada-{name}");
+    let dp = DeleteParams::background();
+    let result = Api::<ClusterRoleBinding>::all(member.clone())
+        .delete(&role_name, &dp)
+        .await
+        .map(|_| ());
+    deleted(&format!("clusterrolebinding {role_name}"), result, force)?;
+    let result = Api::<ClusterRole>::all(member.clone())
+        .delete(&role_name, &dp)
+        .await
+        .map(|_| ());
+    deleted(&format!("clusterrole {role_name}"), result, force)?;
+    let result = Api::<ServiceAccount>::namespaced(member.clone(), CLUSTER_NAMESPACE)
+        .delete(&sa_name, &dp)
+        .await
+        .map(|_| ());
+    deleted(
+        &format!("serviceaccount {CLUSTER_NAMESPACE}/{sa_name}"),
+        result,
+        force,
+    )?;
+    let result = Api::<Namespace>::all(member.clone())
+        .delete(CLUSTER_NAMESPACE, &dp)
+        .await
+        .map(|_| ());
+    deleted(&format!("namespace {CLUSTER_NAMESPACE}"), result, force)
+}
+
+/// Reports one member-side deletion; a failure stops unjoin unless `force`.
+fn deleted(what: &str, result: Result<(), kube::Error>, force: bool) -> anyhow::Result<()> {
+    match result {
+        Ok(()) => println!("deleted {what} in the member cluster"),
+        Err(kube::Error::Api(s)) if s.code == 404 => {}
+        Err(e) if force => eprintln!("warning: could not delete {what} in the member cluster: {e}"),
+        Err(e) => {
+            return Err(anyhow::Error::from(e).context(format!(
+                "deleting {what} in the member cluster; rerun with --force to carry on past it"
+            )));
+        }
+    }
     Ok(())
 }
