@@ -363,6 +363,16 @@ where
     }
 }
 
+/// The member kubeconfig at `path` (`--cluster-kubeconfig`).
+pub fn read_member_kubeconfig(path: &Path) -> anyhow::Result<Kubeconfig> {
+    Kubeconfig::read_from(path).with_context(|| {
+        format!(
+            "reading cluster kubeconfig {}: not a readable kubeconfig",
+            path.display()
+        )
+    })
+}
+
 /// A client of the member a kubeconfig (read from `path`) names, with join's timeouts; exec plugins work.
 pub async fn member_client(
     kubeconfig: Kubeconfig,
@@ -408,12 +418,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
         );
     }
     let path = &args.cluster_kubeconfig;
-    let kubeconfig = Kubeconfig::read_from(path).with_context(|| {
-        format!(
-            "reading cluster kubeconfig {}: not a readable kubeconfig",
-            path.display()
-        )
-    })?;
+    let kubeconfig = read_member_kubeconfig(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let (access, user) = member_endpoint(&kubeconfig, args.cluster_context.as_deref(), dir)
         .with_context(|| format!("cluster kubeconfig {}", path.display()))?;

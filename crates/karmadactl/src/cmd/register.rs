@@ -35,7 +35,10 @@ use rustls_pki_types::CertificateDer;
 use serde_json::{Value, json};
 
 use super::init::DEFAULT_DATA_DIR;
-use super::join::{MAX_CLUSTER_NAME_LENGTH, cluster_name_problems, clusters, member_access};
+use super::join::{
+    MAX_CLUSTER_NAME_LENGTH, cluster_name_problems, clusters, member_access, member_client,
+    read_member_kubeconfig,
+};
 use agent_process::{AgentLaunch, KUBECONFIG_FILE, agent_dir, live_pid};
 
 /// The signer agent certificates are requested from.
@@ -257,35 +260,11 @@ async fn finish(
 /// Reads the member kubeconfig and checks that the member answers; returns its API endpoint and its id (the
 /// uid of its kube-system namespace, empty when unreadable).
 async fn check_member(path: &Path, context: Option<&str>) -> anyhow::Result<(String, String)> {
-    let kubeconfig = Kubeconfig::read_from(path).with_context(|| {
-        format!(
-            "reading cluster kubeconfig {}: not a readable kubeconfig",
-            path.display()
-        )
-    })?;
+    let kubeconfig = read_member_kubeconfig(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let access = member_access(&kubeconfig, context, dir)
         .with_context(|| format!("cluster kubeconfig {}", path.display()))?;
-    let options = KubeConfigOptions {
-        context: context.map(str::to_owned),
-        ..Default::default()
-    };
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-        .await
-        .with_context(|| {
-            format!(
-                "cluster kubeconfig {}: cannot build a client",
-                path.display()
-            )
-        })?;
-    config.connect_timeout = Some(MEMBER_TIMEOUT);
-    config.read_timeout = Some(MEMBER_TIMEOUT);
-    let member = kube::Client::try_from(config).with_context(|| {
-        format!(
-            "cluster kubeconfig {}: cannot build a client",
-            path.display()
-        )
-    })?;
+    let member = member_client(kubeconfig, path, context).await?;
     member.apiserver_version().await.with_context(|| {
         format!(
             "cluster kubeconfig {}: cannot reach the member cluster at {} (GET /version)",

@@ -13,9 +13,8 @@ use clap::Args;
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams};
-use kube::config::Kubeconfig;
 
-use super::join::{CLUSTER_NAMESPACE, clusters, member_client};
+use super::join::{CLUSTER_NAMESPACE, clusters, member_client, read_member_kubeconfig};
 use crate::client;
 
 #[derive(Args, Debug)]
@@ -68,12 +67,7 @@ pub async fn run(args: UnjoinArgs) -> anyhow::Result<()> {
     // Reach the member before deleting anything, so a wrong kubeconfig leaves everything as it was.
     let member = match &args.cluster_kubeconfig {
         Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path).with_context(|| {
-                format!(
-                    "reading cluster kubeconfig {}: not a readable kubeconfig",
-                    path.display()
-                )
-            })?;
+            let kubeconfig = read_member_kubeconfig(path)?;
             Some(member_client(kubeconfig, path, args.cluster_context.as_deref()).await?)
         }
         None => None,
