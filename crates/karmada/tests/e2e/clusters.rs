@@ -203,7 +203,49 @@ fn join_health_cordon_taint_and_unjoin() {
         "{}",
         out.stdout
     );
-    join(&karmada, "member2", &member2.kubeconfig(), &[]).success();
+    // --cluster-namespace puts the credentials elsewhere, in the control plane and in the member.
+    join(
+        &karmada,
+        "member2",
+        &member2.kubeconfig(),
+        &["--cluster-namespace", "member-creds"],
+    )
+    .success();
+    let secret_ref =
+        cluster_json(&karmada, "member2").expect("member2")["spec"]["secretRef"].clone();
+    assert_eq!(
+        secret_ref,
+        serde_json::json!({"namespace": "member-creds", "name": "member2"})
+    );
+    karmada
+        .kubectl(&["get", "secret", "-n", "member-creds", "member2"])
+        .success();
+    let member2_sa = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(member2.kubeconfig())
+        .args([
+            "get",
+            "serviceaccount",
+            "-n",
+            "member-creds",
+            "karmada-member2",
+        ])
+        .output()
+        .expect("kubectl");
+    assert!(member2_sa.status.success(), "{member2_sa:?}");
+    let bad_namespace = join(
+        &karmada,
+        "member3",
+        &member2.kubeconfig(),
+        &["--cluster-namespace", "Not_A_Namespace"],
+    );
+    assert!(
+        bad_namespace
+            .failure()
+            .contains("RFC 1123 label such as karmada-cluster"),
+        "{}",
+        bad_namespace.stderr
+    );
 
     // The member got its ServiceAccount and RBAC; the control plane its Secret and Cluster.
     let member1_kubeconfig = member1.kubeconfig();
@@ -414,6 +456,32 @@ fn join_health_cordon_taint_and_unjoin() {
             Err(format!("{ready:?} {:?}", taint_keys(&c)))
         }
     });
+
+    // --dry-run names what unjoin would delete, and deletes none of it.
+    let dry = karmadactl(
+        &karmada,
+        &[
+            "unjoin",
+            "member1",
+            "--dry-run",
+            "--cluster-kubeconfig",
+            member1_kubeconfig.to_str().expect("utf-8 path"),
+        ],
+    );
+    let planned = dry.success().to_string();
+    for line in [
+        "would delete cluster member1 in karmada",
+        "would delete secret karmada-cluster/member1 in karmada",
+        "would delete serviceaccount karmada-cluster/karmada-member1 in the member cluster",
+        "would delete namespace karmada-cluster in the member cluster",
+    ] {
+        assert!(planned.contains(line), "{line:?} missing from:\n{planned}");
+    }
+    karmada.kubectl(&["get", "cluster", "member1"]).success();
+    karmada
+        .kubectl(&["get", "secret", "-n", "karmada-cluster", "member1"])
+        .success();
+    member_kubectl(&["get", "namespace", "karmada-cluster"]).success();
 
     // unjoin removes the Cluster, its Secret and its execution namespace; given the member's kubeconfig, also what
     // join created there, so the token it stored stops working.

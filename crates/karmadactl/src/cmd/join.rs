@@ -30,7 +30,7 @@ use serde_json::json;
 
 use crate::client;
 
-/// Namespace of the member credentials, in the control plane and in the member.
+/// Default namespace of the member credentials, in the control plane and in the member (`--cluster-namespace`).
 pub const CLUSTER_NAMESPACE: &str = "karmada-cluster";
 /// Karmada's limit on cluster names (the name becomes part of other names).
 pub const MAX_CLUSTER_NAME_LENGTH: usize = 48;
@@ -58,9 +58,26 @@ pub struct JoinArgs {
     pub kubeconfig: Option<PathBuf>,
     #[arg(long = "karmada-context")]
     pub karmada_context: Option<String>,
+    /// Namespace of the member's credentials: the Secret in the control plane, and the ServiceAccount and its
+    /// token in the member.
+    #[arg(long, default_value = CLUSTER_NAMESPACE, value_parser = parse_cluster_namespace)]
+    pub cluster_namespace: String,
     /// Check everything and print what would be created, without creating it.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// `--cluster-namespace`: a namespace name (an RFC 1123 label).
+pub fn parse_cluster_namespace(text: &str) -> Result<String, String> {
+    let problems = apimachinery::names::dns1123_label_problems(text);
+    if problems.is_empty() {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "{}; a namespace name is a lowercase RFC 1123 label such as {CLUSTER_NAMESPACE}",
+            problems.join("; ")
+        ))
+    }
 }
 
 /// The Cluster API of the control plane.
@@ -229,6 +246,7 @@ pub fn token_secret_data(access: &MemberAccess, token: String) -> BTreeMap<Strin
 pub fn stored_credentials(
     access: &MemberAccess,
     user: &str,
+    namespace: &str,
     sa_name: &str,
     token: Option<String>,
 ) -> anyhow::Result<(BTreeMap<String, ByteString>, String)> {
@@ -236,19 +254,19 @@ pub fn stored_credentials(
         Some(token) => Ok((
             token_secret_data(access, token),
             format!(
-                "obtained a token of serviceaccount {CLUSTER_NAMESPACE}/{sa_name} from the member cluster"
+                "obtained a token of serviceaccount {namespace}/{sa_name} from the member cluster"
             ),
         )),
         None if access.has_credentials() => Ok((
             secret_data(access),
             format!(
-                "the member did not issue a token for serviceaccount {CLUSTER_NAMESPACE}/{sa_name} within {}s; \
+                "the member did not issue a token for serviceaccount {namespace}/{sa_name} within {}s; \
                  storing the kubeconfig's own credentials",
                 TOKEN_TIMEOUT.as_secs()
             ),
         )),
         None => bail!(
-            "the member did not issue a token for serviceaccount {CLUSTER_NAMESPACE}/{sa_name} within {}s, and \
+            "the member did not issue a token for serviceaccount {namespace}/{sa_name} within {}s, and \
              user {user:?} of the kubeconfig has neither a token nor a client certificate and key to store instead; \
              check that the member's kube-controller-manager runs its token controller, or join with a kubeconfig \
              whose user has a token or a client certificate",
@@ -264,10 +282,11 @@ const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// the same name (created here unless it exists), watched until it holds one. `None` when it stays empty.
 async fn service_account_token(
     member: &kube::Client,
+    namespace: &str,
     sa_name: &str,
     created: &mut Vec<Created>,
 ) -> anyhow::Result<Option<String>> {
-    let secrets: Api<Secret> = Api::namespaced(member.clone(), CLUSTER_NAMESPACE);
+    let secrets: Api<Secret> = Api::namespaced(member.clone(), namespace);
     let mut annotations = BTreeMap::new();
     annotations.insert(
         "kubernetes.io/service-account.name".to_string(),
@@ -276,7 +295,7 @@ async fn service_account_token(
     let secret = Secret {
         metadata: ObjectMeta {
             annotations: Some(annotations),
-            ..meta(sa_name, Some(CLUSTER_NAMESPACE))
+            ..meta(sa_name, Some(namespace))
         },
         type_: Some("kubernetes.io/service-account-token".into()),
         ..Default::default()
@@ -450,6 +469,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
         .context("reading the member's kube-system namespace (its uid is the cluster id)")?;
     let id = kube_system.metadata.uid.unwrap_or_default();
 
+    let namespace = args.cluster_namespace.as_str();
     let sa_name = format!("karmada-{name}");
     let role_name = format!("karmada-controller-manager:karmada-{name}");
     let mut cluster = json!({
@@ -460,7 +480,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
             "id": id,
             "syncMode": "Push",
             "apiEndpoint": access.server,
-            "secretRef": {"namespace": CLUSTER_NAMESPACE, "name": name},
+            "secretRef": {"namespace": namespace, "name": name},
         },
     });
     if access.insecure {
@@ -486,9 +506,9 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
             access.server, version.git_version
         );
         println!(
-            "would create in the member: serviceaccount {CLUSTER_NAMESPACE}/{sa_name} and its token secret, clusterrole and clusterrolebinding {role_name}"
+            "would create in the member: serviceaccount {namespace}/{sa_name} and its token secret, clusterrole and clusterrolebinding {role_name}"
         );
-        println!("would create in karmada: secret {CLUSTER_NAMESPACE}/{name}, cluster {name}");
+        println!("would create in karmada: secret {namespace}/{name}, cluster {name}");
         println!("cluster({name}) is joined successfully (dry run)");
         return Ok(());
     }
@@ -499,6 +519,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
         &karmada,
         &access,
         &user,
+        namespace,
         name,
         &sa_name,
         &role_name,
@@ -527,6 +548,7 @@ async fn create_all(
     karmada: &kube::Client,
     access: &MemberAccess,
     user: &str,
+    namespace: &str,
     name: &str,
     sa_name: &str,
     role_name: &str,
@@ -537,20 +559,20 @@ async fn create_all(
     ensure(
         &Api::all(member.clone()),
         &Namespace {
-            metadata: meta(CLUSTER_NAMESPACE, None),
+            metadata: meta(namespace, None),
             ..Default::default()
         },
         created,
         Created::Namespace,
     )
     .await
-    .context("creating namespace karmada-cluster in the member")?;
+    .with_context(|| format!("creating namespace {namespace} in the member"))?;
     let sa = ServiceAccount {
-        metadata: meta(sa_name, Some(CLUSTER_NAMESPACE)),
+        metadata: meta(sa_name, Some(namespace)),
         ..Default::default()
     };
     ensure(
-        &Api::namespaced(member.clone(), CLUSTER_NAMESPACE),
+        &Api::namespaced(member.clone(), namespace),
         &sa,
         created,
         Created::ServiceAccount,
@@ -558,7 +580,7 @@ async fn create_all(
     .await
     .context("creating the ServiceAccount in the member")?;
     report(&format!(
-        "created serviceaccount {CLUSTER_NAMESPACE}/{sa_name} in the member cluster"
+        "created serviceaccount {namespace}/{sa_name} in the member cluster"
     ));
     let role = ClusterRole {
         metadata: meta(role_name, None),
@@ -595,7 +617,7 @@ async fn create_all(
         subjects: Some(vec![Subject {
             kind: "ServiceAccount".into(),
             name: sa_name.into(),
-            namespace: Some(CLUSTER_NAMESPACE.into()),
+            namespace: Some(namespace.to_string()),
             ..Default::default()
         }]),
     };
@@ -610,35 +632,33 @@ async fn create_all(
     report(&format!(
         "created clusterrole and clusterrolebinding {role_name} in the member cluster"
     ));
-    let token = service_account_token(member, sa_name, created).await?;
-    let (data, how) = stored_credentials(access, user, sa_name, token)?;
+    let token = service_account_token(member, namespace, sa_name, created).await?;
+    let (data, how) = stored_credentials(access, user, namespace, sa_name, token)?;
     report(&how);
 
     ensure(
         &Api::all(karmada.clone()),
         &Namespace {
-            metadata: meta(CLUSTER_NAMESPACE, None),
+            metadata: meta(namespace, None),
             ..Default::default()
         },
         created,
         Created::Namespace,
     )
     .await
-    .context("creating namespace karmada-cluster in karmada")?;
-    let secrets: Api<Secret> = Api::namespaced(karmada.clone(), CLUSTER_NAMESPACE);
+    .with_context(|| format!("creating namespace {namespace} in karmada"))?;
+    let secrets: Api<Secret> = Api::namespaced(karmada.clone(), namespace);
     let secret = Secret {
-        metadata: meta(name, Some(CLUSTER_NAMESPACE)),
+        metadata: meta(name, Some(namespace)),
         data: Some(data),
         ..Default::default()
     };
     secrets
         .create(&PostParams::default(), &secret)
         .await
-        .with_context(|| format!("creating secret {CLUSTER_NAMESPACE}/{name} in karmada"))?;
+        .with_context(|| format!("creating secret {namespace}/{name} in karmada"))?;
     created.push(Created::Secret(secrets, name.to_string()));
-    report(&format!(
-        "created secret {CLUSTER_NAMESPACE}/{name} in karmada"
-    ));
+    report(&format!("created secret {namespace}/{name} in karmada"));
     let object: DynamicObject = serde_json::from_value(cluster.clone())?;
     clusters(karmada)
         .create(&PostParams::default(), &object)
@@ -714,8 +734,14 @@ mod tests {
         let keys =
             |data: &BTreeMap<String, ByteString>| -> Vec<String> { data.keys().cloned().collect() };
         // Issued: Karmada's caBundle + token, whatever the kubeconfig carries.
-        let (data, how) =
-            stored_credentials(&cert, "admin", "karmada-m1", Some("jwt".into())).unwrap();
+        let (data, how) = stored_credentials(
+            &cert,
+            "admin",
+            CLUSTER_NAMESPACE,
+            "karmada-m1",
+            Some("jwt".into()),
+        )
+        .unwrap();
         assert_eq!(keys(&data), ["caBundle", "token"]);
         assert_eq!(data["token"].0, b"jwt");
         assert!(
@@ -723,7 +749,8 @@ mod tests {
             "{how}"
         );
         // Not issued: the kubeconfig's certificate.
-        let (data, how) = stored_credentials(&cert, "admin", "karmada-m1", None).unwrap();
+        let (data, how) =
+            stored_credentials(&cert, "admin", CLUSTER_NAMESPACE, "karmada-m1", None).unwrap();
         assert_eq!(keys(&data), ["caBundle", "tls.crt", "tls.key"]);
         assert!(
             how.contains("storing the kubeconfig's own credentials"),
@@ -734,7 +761,8 @@ mod tests {
             ca_pem: Some(b"CA".to_vec()),
             ..Default::default()
         };
-        let err = stored_credentials(&exec, "eks-user", "karmada-m1", None).unwrap_err();
+        let err = stored_credentials(&exec, "eks-user", CLUSTER_NAMESPACE, "karmada-m1", None)
+            .unwrap_err();
         let message = err.to_string();
         assert!(message.contains("user \"eks-user\""), "{message}");
         assert!(message.contains("token controller"), "{message}");

@@ -295,6 +295,7 @@ async fn join_member(
         cluster_zones: Vec::new(),
         kubeconfig: Some(karmada_kubeconfig.to_path_buf()),
         karmada_context: Some(KARMADA_CONTEXT.to_string()),
+        cluster_namespace: join::CLUSTER_NAMESPACE.to_string(),
         dry_run: false,
     };
     // join's own lines would drown the steps; only its outcome is shown.

@@ -1,9 +1,11 @@
-//! `karmadactl unjoin NAME [--wait] [--cluster-kubeconfig PATH [--force]]`: deletes the Cluster and its Secret.
+//! `karmadactl unjoin NAME [--wait] [--cluster-kubeconfig PATH [--force]] [--cluster-namespace NS] [--dry-run]`:
+//! deletes the Cluster and its Secret.
 //! The cluster controller then removes `karmada-es-<name>` (and the cluster's Works in it) before it lets the
 //! Cluster go; `--wait` waits for that. Given the member's kubeconfig, it also removes what join created there, as
-//! Karmada does: the ClusterRoleBinding and ClusterRole, the ServiceAccount, and namespace `karmada-cluster` (with
-//! the token Secret in it, so the credential join stored stops working); `--force` carries on past errors there.
-//! A Pull cluster is refused: `karmadactl unregister` removes those.
+//! Karmada does: the ClusterRoleBinding and ClusterRole, the ServiceAccount, and the namespace join put it in
+//! (`--cluster-namespace`, default `karmada-cluster`, with the token Secret in it, so the credential join stored
+//! stops working); `--force` carries on past errors there. `--dry-run` reads what is there and prints what would
+//! be deleted, deleting nothing. A Pull cluster is refused: `karmadactl unregister` removes those.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -14,7 +16,9 @@ use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams};
 
-use super::join::{CLUSTER_NAMESPACE, clusters, member_client, read_member_kubeconfig};
+use super::join::{
+    CLUSTER_NAMESPACE, clusters, member_client, parse_cluster_namespace, read_member_kubeconfig,
+};
 use crate::client;
 
 #[derive(Args, Debug)]
@@ -37,6 +41,12 @@ pub struct UnjoinArgs {
     /// Report failures to clean up the member and carry on.
     #[arg(long)]
     pub force: bool,
+    /// Namespace in the member that join put the ServiceAccount and its token in.
+    #[arg(long, default_value = CLUSTER_NAMESPACE, value_parser = parse_cluster_namespace)]
+    pub cluster_namespace: String,
+    /// Check the cluster and the member, and print what would be deleted without deleting anything.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 fn parse_wait(text: &str) -> Result<Duration, String> {
@@ -72,12 +82,6 @@ pub async fn run(args: UnjoinArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
-    if cluster.metadata.deletion_timestamp.is_none() {
-        api.delete(name, &DeleteParams::background())
-            .await
-            .with_context(|| format!("deleting cluster {name}"))?;
-    }
-    println!("deleted cluster {name} in karmada");
     let secret_name = cluster
         .data
         .pointer("/spec/secretRef/name")
@@ -90,6 +94,25 @@ pub async fn run(args: UnjoinArgs) -> anyhow::Result<()> {
         .and_then(|v| v.as_str())
         .unwrap_or(CLUSTER_NAMESPACE)
         .to_string();
+    if args.dry_run {
+        for line in planned_deletions(
+            name,
+            &secret_ns,
+            &secret_name,
+            member.is_some(),
+            &args.cluster_namespace,
+        ) {
+            println!("would delete {line}");
+        }
+        println!("cluster({name}) is unjoined successfully (dry run)");
+        return Ok(());
+    }
+    if cluster.metadata.deletion_timestamp.is_none() {
+        api.delete(name, &DeleteParams::background())
+            .await
+            .with_context(|| format!("deleting cluster {name}"))?;
+    }
+    println!("deleted cluster {name} in karmada");
     match Api::<Secret>::namespaced(karmada.clone(), &secret_ns)
         .delete(&secret_name, &DeleteParams::background())
         .await
@@ -99,7 +122,7 @@ pub async fn run(args: UnjoinArgs) -> anyhow::Result<()> {
         Err(e) => return Err(e).context(format!("deleting secret {secret_ns}/{secret_name}")),
     }
     if let Some(member) = member {
-        clean_up_member(&member, name, args.force).await?;
+        clean_up_member(&member, name, &args.cluster_namespace, args.force).await?;
     }
     if let Some(timeout) = args.wait {
         let deadline = Instant::now() + timeout;
@@ -118,10 +141,46 @@ pub async fn run(args: UnjoinArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What unjoin deletes, in order, as `kind [namespace/]name in <where>`.
+fn planned_deletions(
+    name: &str,
+    secret_ns: &str,
+    secret_name: &str,
+    member: bool,
+    namespace: &str,
+) -> Vec<String> {
+    let mut lines = vec![
+        format!("cluster {name} in karmada"),
+        format!("secret {secret_ns}/{secret_name} in karmada"),
+    ];
+    if member {
+        let (sa_name, role_name) = member_names(name);
+        lines.extend([
+            format!("clusterrolebinding {role_name} in the member cluster"),
+            format!("clusterrole {role_name} in the member cluster"),
+            format!("serviceaccount {namespace}/{sa_name} in the member cluster"),
+            format!("namespace {namespace} in the member cluster"),
+        ]);
+    }
+    lines
+}
+
+/// The ServiceAccount and the ClusterRole(Binding) join creates in the member for cluster `name`.
+fn member_names(name: &str) -> (String, String) {
+    (
+        format!("karmada-{name}"),
+        format!("karmada-controller-manager:karmada-{name}"),
+    )
+}
+
 /// Deletes what join created in the member, newest first; what is already gone is fine.
-async fn clean_up_member(member: &kube::Client, name: &str, force: bool) -> anyhow::Result<()> {
-    let sa_name = format!("karmada-{name}");
-    let role_name = format!("karmada-controller-manager:karmada-{name}");
+async fn clean_up_member(
+    member: &kube::Client,
+    name: &str,
+    namespace: &str,
+    force: bool,
+) -> anyhow::Result<()> {
+    let (sa_name, role_name) = member_names(name);
     let dp = DeleteParams::background();
     let result = Api::<ClusterRoleBinding>::all(member.clone())
         .delete(&role_name, &dp)
@@ -133,20 +192,20 @@ async fn clean_up_member(member: &kube::Client, name: &str, force: bool) -> anyh
         .await
         .map(|_| ());
     deleted(&format!("clusterrole {role_name}"), result, force)?;
-    let result = Api::<ServiceAccount>::namespaced(member.clone(), CLUSTER_NAMESPACE)
+    let result = Api::<ServiceAccount>::namespaced(member.clone(), namespace)
         .delete(&sa_name, &dp)
         .await
         .map(|_| ());
     deleted(
-        &format!("serviceaccount {CLUSTER_NAMESPACE}/{sa_name}"),
+        &format!("serviceaccount {namespace}/{sa_name}"),
         result,
         force,
     )?;
     let result = Api::<Namespace>::all(member.clone())
-        .delete(CLUSTER_NAMESPACE, &dp)
+        .delete(namespace, &dp)
         .await
         .map(|_| ());
-    deleted(&format!("namespace {CLUSTER_NAMESPACE}"), result, force)
+    deleted(&format!("namespace {namespace}"), result, force)
 }
 
 /// Reports one member-side deletion; a failure stops unjoin unless `force`.
