@@ -160,6 +160,42 @@ impl TokenIssuer {
         &self.issuer
     }
 
+    /// The public half of the signing key as a JSON Web Key (RFC 7517/7518: an EC P-256 point), so that
+    /// relying parties outside the cluster can verify tokens, as kube-apiserver publishes its keys.
+    pub fn public_jwk(&self) -> Value {
+        // ring gives the uncompressed SEC1 point: 0x04, then X and Y, 32 bytes each.
+        let point = self.key.public_key().as_ref();
+        let (x, y) = point
+            .get(1..)
+            .unwrap_or_default()
+            .split_at(point.len().saturating_sub(1) / 2);
+        json!({
+            "use": "sig",
+            "kty": "EC",
+            "kid": self.key_id,
+            "crv": "P-256",
+            "alg": "ES256",
+            "x": URL_SAFE_NO_PAD.encode(x),
+            "y": URL_SAFE_NO_PAD.encode(y),
+        })
+    }
+
+    /// `/openid/v1/jwks`: the key set tokens are signed with.
+    pub fn jwks(&self) -> Value {
+        json!({"keys": [self.public_jwk()]})
+    }
+
+    /// `/.well-known/openid-configuration`: OIDC discovery for the issuer, pointing at `jwks_uri`.
+    pub fn openid_configuration(&self, jwks_uri: &str) -> Value {
+        json!({
+            "issuer": self.issuer,
+            "jwks_uri": jwks_uri,
+            "response_types_supported": ["id_token"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["ES256"],
+        })
+    }
+
     /// A bound token for a ServiceAccount, valid from `now` for `expiration_seconds`.
     pub fn issue_bound(
         &self,

@@ -58,6 +58,10 @@ enum Endpoint {
     OpenApiV3(Option<(String, String)>),
     Discovery(Vec<String>),
     Review(Review),
+    /// `/.well-known/openid-configuration`: OIDC discovery for ServiceAccount tokens.
+    OpenIdConfiguration,
+    /// `/openid/v1/jwks`: the keys ServiceAccount tokens are signed with.
+    Jwks,
     Resource(Target),
 }
 
@@ -65,6 +69,8 @@ struct Ctx {
     method: Method,
     headers: HeaderMap,
     query: HashMap<String, String>,
+    /// `host[:port]` the client addressed (HTTP/2's `:authority`, else `Host`).
+    authority: Option<String>,
 }
 
 impl Ctx {
@@ -93,10 +99,22 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     let query = Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
         .map(|q| q.0)
         .unwrap_or_default();
+    let authority = parts
+        .uri
+        .authority()
+        .map(|a| a.as_str().to_string())
+        .or_else(|| {
+            parts
+                .headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_string)
+        });
     let ctx = Ctx {
         method: parts.method,
         headers: parts.headers,
         query,
+        authority,
     };
     let mut labels = ("", String::new(), String::new());
     let response = match user {
@@ -151,6 +169,14 @@ fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> 
         ["version"] => return Ok(Endpoint::Version),
         ["healthz" | "readyz" | "livez", ..] => return Ok(Endpoint::Health),
         ["metrics"] => return Ok(Endpoint::Metrics),
+        [".well-known", "openid-configuration"]
+            if server.options.service_account_tokens.is_some() =>
+        {
+            return Ok(Endpoint::OpenIdConfiguration);
+        }
+        ["openid", "v1", "jwks"] if server.options.service_account_tokens.is_some() => {
+            return Ok(Endpoint::Jwks);
+        }
         ["openapi", "v2"] => return Ok(Endpoint::OpenApiV2),
         ["openapi", "v3"] => return Ok(Endpoint::OpenApiV3(None)),
         ["openapi", "v3", "api", version] => {
@@ -315,6 +341,29 @@ async fn handle(
         }
         Endpoint::Health => {
             Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "ok").into_response())
+        }
+        Endpoint::OpenIdConfiguration | Endpoint::Jwks => {
+            let Some(tokens) = server.options.service_account_tokens.as_ref() else {
+                return Err(ApiError::not_found_path());
+            };
+            let (body, content_type) = match endpoint {
+                Endpoint::Jwks => (tokens.issuer.jwks(), "application/jwk-set+json"),
+                _ => {
+                    // The keys are published where this client reached the server (kube-apiserver uses its
+                    // external address unless --service-account-jwks-uri says otherwise).
+                    let host = ctx.authority.as_deref().unwrap_or("localhost");
+                    let uri = format!("https://{host}/openid/v1/jwks");
+                    (tokens.issuer.openid_configuration(&uri), "application/json")
+                }
+            };
+            Ok((
+                [
+                    (header::CONTENT_TYPE, content_type),
+                    (header::CACHE_CONTROL, "public, max-age=3600"),
+                ],
+                body.to_string(),
+            )
+                .into_response())
         }
         Endpoint::Metrics => Ok((
             [(header::CONTENT_TYPE, crate::metrics::METRICS_CONTENT_TYPE)],

@@ -265,6 +265,16 @@ pub fn bootstrap_cluster_roles() -> Vec<Value> {
                 "verbs": ["get"],
             })],
         ),
+        cluster_role(
+            "system:service-account-issuer-discovery",
+            vec![json!({
+                "nonResourceURLs": [
+                    "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+                    "/openid/v1/jwks", "/openid/v1/jwks/"
+                ],
+                "verbs": ["get"],
+            })],
+        ),
         cluster_role(AGENT_BOOTSTRAPPER_ROLE, agent_bootstrapper_rules()),
         cluster_role(
             "system:basic-user",
@@ -299,6 +309,11 @@ pub fn bootstrap_cluster_role_bindings() -> Vec<Value> {
             "system:discovery",
             "system:discovery",
             &["system:authenticated"],
+        ),
+        cluster_role_binding(
+            "system:service-account-issuer-discovery",
+            "system:service-account-issuer-discovery",
+            &[crate::service_account::SERVICE_ACCOUNTS_GROUP],
         ),
         cluster_role_binding(
             "system:basic-user",

@@ -245,3 +245,48 @@ fn a_remembered_token_still_expires_and_a_forged_one_is_never_remembered() {
     assert_eq!(authn.verify(&forged, now), Err(Rejection::BadSignature));
     assert_eq!(authn.verified.lock().len(), 1);
 }
+
+/// The published key verifies what the issuer signs: rebuilt from the JWK's coordinates alone, it checks a
+/// token's signature, and a flipped coordinate does not.
+#[test]
+fn the_published_jwk_verifies_issued_tokens() {
+    let now: Timestamp = "2026-12-02T08:00:00Z".parse().unwrap();
+    let token = bound(3600, &audiences(), now);
+    let (signing_input, signature) = token.rsplit_once('.').unwrap();
+    let signature = URL_SAFE_NO_PAD.decode(signature).unwrap();
+    let jwk = ISSUER.public_jwk();
+    assert_eq!(jwk["kty"], "EC");
+    assert_eq!(jwk["crv"], "P-256");
+    assert_eq!(jwk["alg"], "ES256");
+    let header: Value = serde_json::from_slice(
+        &URL_SAFE_NO_PAD
+            .decode(token.split('.').next().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        jwk["kid"], header["kid"],
+        "the token names the published key"
+    );
+    let coordinate = |name: &str| URL_SAFE_NO_PAD.decode(jwk[name].as_str().unwrap()).unwrap();
+    let (x, y) = (coordinate("x"), coordinate("y"));
+    assert_eq!((x.len(), y.len()), (32, 32));
+    let point = |x: &[u8], y: &[u8]| [&[4u8][..], x, y].concat();
+    let verifies = |point: Vec<u8>| {
+        UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point)
+            .verify(signing_input.as_bytes(), &signature)
+            .is_ok()
+    };
+    assert!(verifies(point(&x, &y)));
+    let mut other_y = y.clone();
+    other_y[31] ^= 1;
+    assert!(!verifies(point(&x, &other_y)));
+    assert_eq!(ISSUER.jwks()["keys"][0], jwk);
+    let config = ISSUER.openid_configuration("https://127.0.0.1:6443/openid/v1/jwks");
+    assert_eq!(config["issuer"], DEFAULT_ISSUER);
+    assert_eq!(config["jwks_uri"], "https://127.0.0.1:6443/openid/v1/jwks");
+    assert_eq!(
+        config["id_token_signing_alg_values_supported"],
+        json!(["ES256"])
+    );
+}

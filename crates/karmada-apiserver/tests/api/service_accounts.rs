@@ -198,4 +198,31 @@ async fn without_a_signing_key_there_is_no_token_subresource() {
     create_account(&h, "bot").await;
     let reply = h.post(&format!("{SA}/bot/token"), &json!({})).await;
     assert_eq!(reply.status, StatusCode::NOT_FOUND);
+    // Nor keys to publish.
+    for path in ["/.well-known/openid-configuration", "/openid/v1/jwks"] {
+        assert_eq!(h.get(path).await.status, StatusCode::NOT_FOUND, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn the_signing_key_is_published_for_oidc_discovery() {
+    let (h, _) = harness().await;
+    let config = h.get("/.well-known/openid-configuration").await;
+    assert_eq!(config.status, StatusCode::OK, "{:?}", config.body);
+    assert_eq!(
+        config.body["issuer"],
+        "https://kubernetes.default.svc.cluster.local"
+    );
+    assert!(
+        config.body["jwks_uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("/openid/v1/jwks"),
+        "{:?}",
+        config.body
+    );
+    let jwks = h.get("/openid/v1/jwks").await;
+    assert_eq!(jwks.status, StatusCode::OK);
+    assert_eq!(jwks.body["keys"].as_array().unwrap().len(), 1);
+    assert_eq!(jwks.body["keys"][0]["crv"], "P-256");
 }

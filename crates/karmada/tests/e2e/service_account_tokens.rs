@@ -40,6 +40,40 @@ fn kubectl_create_token_gives_credentials_rbac_governs_and_deletion_revokes() {
         ),
         "{denied}"
     );
+    // OIDC discovery, open to every ServiceAccount by the default binding: the issuer, and keys that include
+    // the one this token names.
+    let config = s
+        .kubectl(&[
+            "--user=bot",
+            "get",
+            "--raw",
+            "/.well-known/openid-configuration",
+        ])
+        .json();
+    assert_eq!(
+        config["issuer"], "https://kubernetes.default.svc.cluster.local",
+        "{config}"
+    );
+    let jwks_uri = config["jwks_uri"].as_str().expect("jwks_uri");
+    assert!(
+        jwks_uri.starts_with("https://") && jwks_uri.ends_with("/openid/v1/jwks"),
+        "{jwks_uri}"
+    );
+    let jwks = s
+        .kubectl(&["--user=bot", "get", "--raw", "/openid/v1/jwks"])
+        .json();
+    let header: serde_json::Value = serde_json::from_slice(
+        &base64::Engine::decode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            token.split('.').next().expect("header"),
+        )
+        .expect("base64url"),
+    )
+    .expect("json");
+    let key = &jwks["keys"][0];
+    assert_eq!(key["kid"], header["kid"], "{jwks}");
+    assert_eq!((&key["kty"], &key["alg"]), (&"EC".into(), &"ES256".into()));
+
     s.kubectl(&[
         "create",
         "rolebinding",
