@@ -35,6 +35,7 @@ pub mod router;
 pub mod selectors;
 pub mod server;
 pub mod storage;
+pub mod tokens_controller;
 pub mod watch;
 
 // Modules owned by other engineers: pure cores (CRD translation, built-in defaulting and

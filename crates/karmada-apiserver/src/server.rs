@@ -165,6 +165,9 @@ impl ApiServer {
         server
             .tasks
             .spawn(crate::namespaces::run(Arc::clone(&server)));
+        server
+            .tasks
+            .spawn(crate::tokens_controller::run(Arc::clone(&server)));
         server.tasks.close();
         Ok(server)
     }

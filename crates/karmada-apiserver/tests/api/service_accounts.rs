@@ -181,7 +181,8 @@ async fn a_service_account_token_secret_is_filled_when_created() {
     );
     assert_eq!(authn.authenticate_token(&token).await, Ok(None));
 
-    // No such account: the Secret is stored as sent, without a token.
+    // No such account: the Secret is stored as sent, without a token, and then deleted, as
+    // kube-controller-manager's token controller does.
     let orphan = h
         .post(
             "/api/v1/namespaces/default/secrets",
@@ -190,6 +191,74 @@ async fn a_service_account_token_secret_is_filled_when_created() {
         .await;
     assert_eq!(orphan.status, StatusCode::CREATED, "{:?}", orphan.body);
     assert!(orphan.body.get("data").is_none(), "{:?}", orphan.body);
+    h.wait_for("the orphaned token Secret to be deleted", async || {
+        h.get("/api/v1/namespaces/default/secrets/ghost-token")
+            .await
+            .status
+            == StatusCode::NOT_FOUND
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn deleting_a_service_account_deletes_its_token_secrets_and_nothing_else() {
+    let (h, authn) = harness().await;
+    create_account(&h, "builder").await;
+    create_account(&h, "other").await;
+    let secret = |name: &str, kind: &str, account: &str| {
+        json!({"apiVersion": "v1", "kind": "Secret", "type": kind,
+               "metadata": {"name": name, "annotations": {"kubernetes.io/service-account.name": account}}})
+    };
+    for (name, kind, account) in [
+        (
+            "builder-token",
+            "kubernetes.io/service-account-token",
+            "builder",
+        ),
+        (
+            "other-token",
+            "kubernetes.io/service-account-token",
+            "other",
+        ),
+        ("builder-notes", "Opaque", "builder"),
+    ] {
+        let reply = h
+            .post(
+                "/api/v1/namespaces/default/secrets",
+                &secret(name, kind, account),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    }
+    let token = h
+        .get("/api/v1/namespaces/default/secrets/builder-token")
+        .await
+        .body["data"]["token"]
+        .as_str()
+        .map(|t| {
+            String::from_utf8(base64::engine::general_purpose::STANDARD.decode(t).unwrap()).unwrap()
+        })
+        .unwrap();
+    assert!(authn.authenticate_token(&token).await.unwrap().is_some());
+
+    assert_eq!(
+        h.delete(&format!("{SA}/builder"), None).await.status,
+        StatusCode::OK
+    );
+    h.wait_for("builder's token Secret to be deleted", async || {
+        h.get("/api/v1/namespaces/default/secrets/builder-token")
+            .await
+            .status
+            == StatusCode::NOT_FOUND
+    })
+    .await;
+    assert_eq!(authn.authenticate_token(&token).await, Ok(None));
+    for kept in ["other-token", "builder-notes"] {
+        let reply = h
+            .get(&format!("/api/v1/namespaces/default/secrets/{kept}"))
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{kept} was deleted");
+    }
 }
 
 #[tokio::test]
