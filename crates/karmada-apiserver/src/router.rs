@@ -162,6 +162,30 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     response
 }
 
+/// The ServiceAccount token issuer, whose key the OIDC discovery documents publish.
+fn token_issuer(
+    server: &ApiServer,
+) -> Result<&apiserver_auth::service_account::TokenIssuer, ApiError> {
+    server
+        .options
+        .service_account_tokens
+        .as_ref()
+        .map(|tokens| tokens.issuer.as_ref())
+        .ok_or_else(ApiError::not_found_path)
+}
+
+/// An OIDC discovery document; relying parties may cache it for an hour, as kube-apiserver allows.
+fn discovery_response(document: &Value, content_type: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        document.to_string(),
+    )
+        .into_response()
+}
+
 fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> {
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let owned = || segments.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -342,29 +366,18 @@ async fn handle(
         Endpoint::Health => {
             Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "ok").into_response())
         }
-        Endpoint::OpenIdConfiguration | Endpoint::Jwks => {
-            let Some(tokens) = server.options.service_account_tokens.as_ref() else {
-                return Err(ApiError::not_found_path());
-            };
-            let (body, content_type) = match endpoint {
-                Endpoint::Jwks => (tokens.issuer.jwks(), "application/jwk-set+json"),
-                _ => {
-                    // The keys are published where this client reached the server (kube-apiserver uses its
-                    // external address unless --service-account-jwks-uri says otherwise).
-                    let host = ctx.authority.as_deref().unwrap_or("localhost");
-                    let uri = format!("https://{host}/openid/v1/jwks");
-                    (tokens.issuer.openid_configuration(&uri), "application/json")
-                }
-            };
-            Ok((
-                [
-                    (header::CONTENT_TYPE, content_type),
-                    (header::CACHE_CONTROL, "public, max-age=3600"),
-                ],
-                body.to_string(),
-            )
-                .into_response())
+        Endpoint::OpenIdConfiguration => {
+            // The keys are published where this client reached the server (kube-apiserver names its external
+            // address unless --service-account-jwks-uri says otherwise).
+            let host = ctx.authority.as_deref().unwrap_or("localhost");
+            let jwks_uri = format!("https://{host}/openid/v1/jwks");
+            let document = token_issuer(server)?.openid_configuration(&jwks_uri);
+            Ok(discovery_response(&document, "application/json"))
         }
+        Endpoint::Jwks => Ok(discovery_response(
+            &token_issuer(server)?.jwks(),
+            "application/jwk-set+json",
+        )),
         Endpoint::Metrics => Ok((
             [(header::CONTENT_TYPE, crate::metrics::METRICS_CONTENT_TYPE)],
             server.metrics.encode(),

@@ -80,6 +80,15 @@ pub fn parse_cluster_namespace(text: &str) -> Result<String, String> {
     }
 }
 
+/// The ServiceAccount, and the ClusterRole and ClusterRoleBinding (one name), join creates in the member for
+/// cluster `name`, as Karmada names them.
+pub fn member_object_names(name: &str) -> (String, String) {
+    (
+        format!("karmada-{name}"),
+        format!("karmada-controller-manager:karmada-{name}"),
+    )
+}
+
 /// The Cluster API of the control plane.
 pub fn clusters(client: &kube::Client) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("cluster.karmada.io", "v1alpha1", "Cluster");
@@ -470,8 +479,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
     let id = kube_system.metadata.uid.unwrap_or_default();
 
     let namespace = args.cluster_namespace.as_str();
-    let sa_name = format!("karmada-{name}");
-    let role_name = format!("karmada-controller-manager:karmada-{name}");
+    let (sa_name, role_name) = member_object_names(name);
     let mut cluster = json!({
         "apiVersion": "cluster.karmada.io/v1alpha1",
         "kind": "Cluster",

@@ -17,7 +17,8 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams};
 
 use super::join::{
-    CLUSTER_NAMESPACE, clusters, member_client, parse_cluster_namespace, read_member_kubeconfig,
+    CLUSTER_NAMESPACE, clusters, member_client, member_object_names, parse_cluster_namespace,
+    read_member_kubeconfig,
 };
 use crate::client;
 
@@ -154,7 +155,7 @@ fn planned_deletions(
         format!("secret {secret_ns}/{secret_name} in karmada"),
     ];
     if member {
-        let (sa_name, role_name) = member_names(name);
+        let (sa_name, role_name) = member_object_names(name);
         lines.extend([
             format!("clusterrolebinding {role_name} in the member cluster"),
             format!("clusterrole {role_name} in the member cluster"),
@@ -165,14 +166,6 @@ fn planned_deletions(
     lines
 }
 
-/// The ServiceAccount and the ClusterRole(Binding) join creates in the member for cluster `name`.
-fn member_names(name: &str) -> (String, String) {
-    (
-        format!("karmada-{name}"),
-        format!("karmada-controller-manager:karmada-{name}"),
-    )
-}
-
 /// Deletes what join created in the member, newest first; what is already gone is fine.
 async fn clean_up_member(
     member: &kube::Client,
@@ -180,7 +173,7 @@ async fn clean_up_member(
     namespace: &str,
     force: bool,
 ) -> anyhow::Result<()> {
-    let (sa_name, role_name) = member_names(name);
+    let (sa_name, role_name) = member_object_names(name);
     let dp = DeleteParams::background();
     let result = Api::<ClusterRoleBinding>::all(member.clone())
         .delete(&role_name, &dp)
