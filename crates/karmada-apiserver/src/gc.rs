@@ -256,21 +256,13 @@ impl Index {
 
 /// Runs until the server's shutdown token is cancelled.
 pub async fn run(server: Arc<ApiServer>) {
-    let shutdown = server.options.cancel.clone();
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            result = collect(&server) => {
-                if let Err(err) = result {
-                    tracing::warn!(%err, "garbage collector restarting from a full scan");
-                }
-            }
-        }
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(RETRY_TICK) => {}
-        }
-    }
+    crate::background::run_until_shutdown(
+        &server,
+        "garbage collector restarting from a full scan",
+        RETRY_TICK,
+        || collect(&server),
+    )
+    .await;
 }
 
 /// The store key of the owner `r` names, for a dependent in `namespace`.

@@ -17,6 +17,7 @@
 // built once per failed request, so its size costs nothing worth boxing for.
 #![allow(clippy::result_large_err)]
 
+mod background;
 pub mod content;
 pub mod crds;
 pub mod discovery_cache;

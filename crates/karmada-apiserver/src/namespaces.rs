@@ -26,21 +26,13 @@ const FINALIZER: &str = "kubernetes";
 
 /// Runs until the server's shutdown token is cancelled.
 pub async fn run(server: Arc<ApiServer>) {
-    let shutdown = server.options.cancel.clone();
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            result = watch_and_finalize(&server) => {
-                if let Err(err) = result {
-                    tracing::warn!(%err, "namespace finalizer restarting");
-                }
-            }
-        }
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(RETRY_TICK) => {}
-        }
-    }
+    crate::background::run_until_shutdown(
+        &server,
+        "namespace finalizer restarting",
+        RETRY_TICK,
+        || watch_and_finalize(&server),
+    )
+    .await;
 }
 
 async fn watch_and_finalize(server: &ApiServer) -> Result<(), ApiError> {

@@ -30,21 +30,13 @@ pub async fn run(server: Arc<ApiServer>) {
     if server.options.service_account_tokens.is_none() {
         return;
     }
-    let shutdown = server.options.cancel.clone();
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            result = watch_and_clean(&server) => {
-                if let Err(err) = result {
-                    tracing::warn!(%err, "token controller restarting");
-                }
-            }
-        }
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(RETRY_TICK) => {}
-        }
-    }
+    crate::background::run_until_shutdown(
+        &server,
+        "token controller restarting",
+        RETRY_TICK,
+        || watch_and_clean(&server),
+    )
+    .await;
 }
 
 struct Defs {

@@ -43,6 +43,15 @@ async fn create_account(h: &Harness, name: &str) -> String {
     reply.body["metadata"]["uid"].as_str().unwrap().to_string()
 }
 
+/// Waits until the token controller has deleted Secret `name` in `default`.
+async fn wait_until_deleted(h: &Harness, name: &str) {
+    let path = format!("/api/v1/namespaces/default/secrets/{name}");
+    h.wait_for(&format!("secret {name} to be deleted"), async || {
+        h.get(&path).await.status == StatusCode::NOT_FOUND
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_token_request_returns_a_token_the_server_accepts_for_that_account() {
     let (h, authn) = harness().await;
@@ -191,13 +200,7 @@ async fn a_service_account_token_secret_is_filled_when_created() {
         .await;
     assert_eq!(orphan.status, StatusCode::CREATED, "{:?}", orphan.body);
     assert!(orphan.body.get("data").is_none(), "{:?}", orphan.body);
-    h.wait_for("the orphaned token Secret to be deleted", async || {
-        h.get("/api/v1/namespaces/default/secrets/ghost-token")
-            .await
-            .status
-            == StatusCode::NOT_FOUND
-    })
-    .await;
+    wait_until_deleted(&h, "ghost-token").await;
 }
 
 #[tokio::test]
@@ -245,13 +248,7 @@ async fn deleting_a_service_account_deletes_its_token_secrets_and_nothing_else()
         h.delete(&format!("{SA}/builder"), None).await.status,
         StatusCode::OK
     );
-    h.wait_for("builder's token Secret to be deleted", async || {
-        h.get("/api/v1/namespaces/default/secrets/builder-token")
-            .await
-            .status
-            == StatusCode::NOT_FOUND
-    })
-    .await;
+    wait_until_deleted(&h, "builder-token").await;
     assert_eq!(authn.authenticate_token(&token).await, Ok(None));
     for kept in ["other-token", "builder-notes"] {
         let reply = h
