@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use apimachinery::ApiError;
+use apimachinery::{ApiError, ResourceDef};
 
 use crate::server::ApiServer;
 
@@ -35,4 +35,27 @@ pub async fn run_until_shutdown<F, Fut>(
             _ = tokio::time::sleep(pause) => {}
         }
     }
+}
+
+/// The store's revision now: a pass watches from it before its first look at the store, so nothing written
+/// after that look is missed.
+pub async fn current_revision(server: &ApiServer) -> Result<store::Revision, ApiError> {
+    server
+        .store
+        .current_revision()
+        .await
+        .map_err(crate::storage::store_error)
+}
+
+/// Every change to objects of `def`, in all namespaces, after `revision`.
+pub async fn watch_kind(
+    server: &ApiServer,
+    def: &ResourceDef,
+    revision: store::Revision,
+) -> Result<store::WatchStream, ApiError> {
+    server
+        .store
+        .watch(&crate::storage::collection_prefix(def, None), revision)
+        .await
+        .map_err(crate::storage::store_error)
 }

@@ -39,17 +39,8 @@ async fn watch_and_finalize(server: &ApiServer) -> Result<(), ApiError> {
     let Some(ns_def) = server.registry().lookup("", "v1", "namespaces") else {
         return Ok(());
     };
-    let prefix = storage::collection_prefix(&ns_def, None);
-    let revision = server
-        .store
-        .current_revision()
-        .await
-        .map_err(storage::store_error)?;
-    let mut events = server
-        .store
-        .watch(&prefix, revision)
-        .await
-        .map_err(storage::store_error)?;
+    let revision = crate::background::current_revision(server).await?;
+    let mut events = crate::background::watch_kind(server, &ns_def, revision).await?;
     loop {
         let pending = pass(server).await?;
         if pending {

@@ -18,6 +18,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use store::{EventKind, RangeRequest};
 
+use crate::background;
 use crate::handlers::delete::{DeleteOptions, delete_object};
 use crate::objects;
 use crate::server::ApiServer;
@@ -30,12 +31,9 @@ pub async fn run(server: Arc<ApiServer>) {
     if server.options.service_account_tokens.is_none() {
         return;
     }
-    crate::background::run_until_shutdown(
-        &server,
-        "token controller restarting",
-        RETRY_TICK,
-        || watch_and_clean(&server),
-    )
+    background::run_until_shutdown(&server, "token controller restarting", RETRY_TICK, || {
+        watch_and_clean(&server)
+    })
     .await;
 }
 
@@ -53,22 +51,9 @@ async fn watch_and_clean(server: &ApiServer) -> Result<(), ApiError> {
         return Ok(());
     };
     let defs = Defs { accounts, secrets };
-    let revision = server
-        .store
-        .current_revision()
-        .await
-        .map_err(storage::store_error)?;
-    // Watching from the sweep's revision: nothing changed after the sweep is missed.
-    let mut account_events = server
-        .store
-        .watch(&storage::collection_prefix(&defs.accounts, None), revision)
-        .await
-        .map_err(storage::store_error)?;
-    let mut secret_events = server
-        .store
-        .watch(&storage::collection_prefix(&defs.secrets, None), revision)
-        .await
-        .map_err(storage::store_error)?;
+    let revision = background::current_revision(server).await?;
+    let mut account_events = background::watch_kind(server, &defs.accounts, revision).await?;
+    let mut secret_events = background::watch_kind(server, &defs.secrets, revision).await?;
     sweep(server, &defs, None).await?;
     loop {
         tokio::select! {
