@@ -69,8 +69,8 @@ struct Ctx {
     method: Method,
     headers: HeaderMap,
     query: HashMap<String, String>,
-    /// `host[:port]` the client addressed (HTTP/2's `:authority`, else `Host`).
-    authority: Option<String>,
+    /// HTTP/2's `:authority` (HTTP/1.1 carries it in the `Host` header); a reference-counted copy.
+    authority: Option<http::uri::Authority>,
 }
 
 impl Ctx {
@@ -80,6 +80,14 @@ impl Ctx {
 
     fn header(&self, name: header::HeaderName) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// `host[:port]` the client addressed.
+    fn host(&self) -> Option<&str> {
+        self.authority
+            .as_ref()
+            .map(http::uri::Authority::as_str)
+            .or_else(|| self.header(header::HOST))
     }
 }
 
@@ -99,17 +107,7 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     let query = Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
         .map(|q| q.0)
         .unwrap_or_default();
-    let authority = parts
-        .uri
-        .authority()
-        .map(|a| a.as_str().to_string())
-        .or_else(|| {
-            parts
-                .headers
-                .get(header::HOST)
-                .and_then(|h| h.to_str().ok())
-                .map(str::to_string)
-        });
+    let authority = parts.uri.authority().cloned();
     let ctx = Ctx {
         method: parts.method,
         headers: parts.headers,
@@ -369,7 +367,7 @@ async fn handle(
         Endpoint::OpenIdConfiguration => {
             // The keys are published where this client reached the server (kube-apiserver names its external
             // address unless --service-account-jwks-uri says otherwise).
-            let host = ctx.authority.as_deref().unwrap_or("localhost");
+            let host = ctx.host().unwrap_or("localhost");
             let jwks_uri = format!("https://{host}/openid/v1/jwks");
             let document = token_issuer(server)?.openid_configuration(&jwks_uri);
             Ok(discovery_response(&document, "application/json"))
