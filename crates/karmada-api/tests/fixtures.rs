@@ -1,9 +1,7 @@
-//! Every Karmada-kind document in the shared fixtures is admitted and lands on the outcome decided for it in
+//! Every Karmada-kind document in the repository's tests/fixtures is admitted and lands on the outcome decided for it in
 //! docs/compat-fixtures.md: accepted with its key fields defaulted as the file's comments intend, or rejected
 //! with an error at the named field whose message shows the accepted shape. A fixture document without a
 //! decision here fails the test, so new fixtures must be decided.
-
-use std::path::{Path, PathBuf};
 
 use apimachinery::{GroupVersionKind, ResourceDef, unknown_fields};
 use karmada_api::{AdmissionContext, Operation, admit, resource_defs};
@@ -239,29 +237,6 @@ fn decisions() -> Vec<(&'static str, &'static str, &'static str, Outcome)> {
     ]
 }
 
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
-}
-
-fn yaml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in
-            std::fs::read_dir(&d).unwrap_or_else(|e| panic!("reading {}: {e}", d.display()))
-        {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn def_for<'d>(defs: &'d [ResourceDef], doc: &Value) -> Option<&'d ResourceDef> {
     let api_version = doc.get("apiVersion")?.as_str()?;
     let kind = doc.get("kind")?.as_str()?;
@@ -271,7 +246,6 @@ fn def_for<'d>(defs: &'d [ResourceDef], doc: &Value) -> Option<&'d ResourceDef> 
 
 #[test]
 fn every_fixture_lands_on_its_decided_outcome() {
-    let dir = fixtures_dir();
     let defs = resource_defs();
     let decisions = decisions();
     let mut used = vec![false; decisions.len()];
@@ -279,22 +253,15 @@ fn every_fixture_lands_on_its_decided_outcome() {
         new_id: NEW_ID.into(),
         now: NOW.into(),
     };
-    let files = yaml_files(&dir);
+    let files = test_fixtures::yaml_files();
     assert!(
         files.len() >= 10,
-        "expected the shared fixtures in {}",
-        dir.display()
+        "expected the seed fixtures in {}",
+        test_fixtures::dir().display()
     );
-    for file in files {
-        let relative = file
-            .strip_prefix(&dir)
-            .expect("under fixtures")
-            .to_string_lossy()
-            .replace('\\', "/");
-        let text = std::fs::read_to_string(&file).expect("readable fixture");
-        let docs: Vec<Value> =
-            serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{relative}: {e}"));
-        for mut doc in docs.into_iter().filter(|d| !d.is_null()) {
+    for relative in files {
+        let relative = relative.as_str();
+        for mut doc in test_fixtures::documents(relative) {
             let Some(def) = def_for(&defs, &doc) else {
                 // Not a Karmada kind: admission leaves it alone.
                 let before = doc.clone();

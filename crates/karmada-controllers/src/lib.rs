@@ -30,6 +30,3 @@ pub mod runtime;
 pub mod scheduler;
 pub mod status;
 pub mod workload_rebalancer;
-
-#[cfg(test)]
-mod seed;

@@ -4,7 +4,6 @@
 //! only. Finally the template's status is aggregated from the two members.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use apimachinery::{GroupVersionKind, merge_patch};
 use karmada_api::admission::{AdmissionContext, Operation, admit};
@@ -17,11 +16,7 @@ use karmada_scheduler::{PlanInput, plan};
 use serde_json::{Value, json};
 
 fn load(relative: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/seed-001")
-        .join(relative);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    test_fixtures::document(&format!("seed-001/{relative}"))
 }
 
 fn admitted(mut object: Value, kind: &str) -> Value {

@@ -136,9 +136,7 @@ async fn secret_string_data_becomes_data() {
 #[tokio::test]
 async fn karmada_fixture_applies_with_its_stated_meaning() {
     let h = Harness::new().await;
-    let Ok(body) = std::fs::read("/work/shared/fixtures/seed-000/01-nginx-propagation.yaml") else {
-        return;
-    };
+    let body = test_fixtures::text("seed-000/01-nginx-propagation.yaml").into_bytes();
     let path = "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies?fieldValidation=Strict";
     let reply = h
         .request(Method::POST, path, Some("application/yaml"), body)

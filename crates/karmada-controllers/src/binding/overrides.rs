@@ -235,7 +235,7 @@ mod tests {
 
     /// The seed policy as stored after admission (which moves the top-level targetCluster into the rule).
     fn admitted_seed_policy() -> OverridePolicy {
-        let mut raw = crate::seed::load("seed-001/override-policy.yaml");
+        let mut raw = test_fixtures::document("seed-001/override-policy.yaml");
         let gvk = GroupVersionKind::new("policy.karmada.io", "v1alpha1", "OverridePolicy");
         let context = AdmissionContext {
             new_id: "id".into(),
@@ -253,7 +253,7 @@ mod tests {
     #[test]
     fn seed_001_override_changes_only_cluster_gcp() {
         let policy = admitted_seed_policy();
-        let template = crate::seed::load("seed-001/nginx-deploy.yaml");
+        let template = test_fixtures::document("seed-001/nginx-deploy.yaml");
         let gcp = apply_overrides(
             &template,
             &cluster("cluster-gcp", json!({})),

@@ -14,7 +14,7 @@ fn cluster(name: &str) -> Cluster {
 }
 
 fn seed_template() -> Value {
-    let mut template = crate::seed::load("seed-001/nginx-deploy.yaml");
+    let mut template = test_fixtures::document("seed-001/nginx-deploy.yaml");
     template["metadata"]["uid"] = json!("tmpl-uid");
     template["metadata"]["resourceVersion"] = json!("17");
     template["metadata"]["generation"] = json!(1);
@@ -26,7 +26,7 @@ fn seed_template() -> Value {
 }
 
 fn seed_override() -> OverridePolicy {
-    let mut raw = crate::seed::load("seed-001/override-policy.yaml");
+    let mut raw = test_fixtures::document("seed-001/override-policy.yaml");
     let gvk = GroupVersionKind::new("policy.karmada.io", "v1alpha1", "OverridePolicy");
     let context = AdmissionContext {
         new_id: "id".into(),
@@ -39,7 +39,7 @@ fn seed_override() -> OverridePolicy {
 /// The seed's binding after scheduling: 6 replicas split 4/2.
 fn seed_binding() -> ResourceBinding {
     let policy: PropagationPolicy =
-        serde_json::from_value(crate::seed::load("seed-001/propagation-policy.yaml"))
+        serde_json::from_value(test_fixtures::document("seed-001/propagation-policy.yaml"))
             .expect("policy");
     serde_json::from_value(json!({
         "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",

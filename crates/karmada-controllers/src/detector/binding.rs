@@ -344,7 +344,7 @@ mod tests {
     use super::*;
 
     fn seed_template() -> Value {
-        let mut template = crate::seed::load("seed-001/nginx-deploy.yaml");
+        let mut template = test_fixtures::document("seed-001/nginx-deploy.yaml");
         template["metadata"]["uid"] = json!("tmpl-uid");
         template["metadata"]["resourceVersion"] = json!("17");
         template
@@ -352,7 +352,7 @@ mod tests {
 
     fn seed_policy() -> PropagationPolicy {
         let mut policy: PropagationPolicy =
-            serde_json::from_value(crate::seed::load("seed-001/propagation-policy.yaml"))
+            serde_json::from_value(test_fixtures::document("seed-001/propagation-policy.yaml"))
                 .expect("seed policy");
         policy.metadata.labels = Some(BTreeMap::from([(
             LABEL_PROPAGATION_POLICY_PERMANENT_ID.to_string(),

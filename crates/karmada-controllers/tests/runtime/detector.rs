@@ -14,11 +14,7 @@ const CPP_ID: &str = "clusterpropagationpolicy.karmada.io/permanent-id";
 
 /// A seed fixture as JSON.
 pub fn fixture(relative: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures")
-        .join(relative);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    test_fixtures::document(relative)
 }
 
 /// Starts the detector on `control_plane`; it stops with the control plane's token.

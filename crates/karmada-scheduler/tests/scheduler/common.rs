@@ -1,7 +1,5 @@
 //! Builders for Cluster, workload, policy and binding documents, and a `run` helper over `plan`.
 
-use std::path::{Path, PathBuf};
-
 use karmada_scheduler::{Plan, PlanInput, plan};
 use serde_json::{Value, json};
 
@@ -199,17 +197,9 @@ pub fn expect(pairs: &[(&str, i64)]) -> Vec<(String, i64)> {
     pairs.iter().map(|(n, r)| ((*n).to_string(), *r)).collect()
 }
 
-pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
-}
-
 /// Every YAML document in a fixture file, as JSON.
 pub fn load(relative: &str) -> Vec<Value> {
-    let path = fixtures_dir().join(relative);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let documents: Vec<Value> =
-        serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    documents.into_iter().filter(|d| !d.is_null()).collect()
+    test_fixtures::documents(relative)
 }
 
 pub fn find<'a>(documents: &'a [Value], kind: &str) -> &'a Value {

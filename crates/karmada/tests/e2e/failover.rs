@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::fixtures_dir;
 use crate::plane::{Plane, wait_for};
 
 const FAILOVER: &[&str] = &["--enable-failover"];
@@ -341,10 +340,8 @@ fn seed_001_unreachable_member_fails_over_safely_and_cleans_up_on_return() {
     plane
         .kubectl(&["create", "namespace", "production"])
         .success();
-    let fixture = fixtures_dir().join("seed-001/nginx-deploy.yaml");
-    plane
-        .kubectl(&["apply", "-f", fixture.to_str().expect("utf8")])
-        .success();
+    let fixture = test_fixtures::path_str("seed-001/nginx-deploy.yaml");
+    plane.kubectl(&["apply", "-f", &fixture]).success();
     // The seed's propagation policy with its failover fragments (spread constraint, Divided, application
     // failover with the legacy `Graciously`) and how long a not-ready member is tolerated.
     let seed_policy = json!({
@@ -523,8 +520,8 @@ fn seed_001_unreachable_member_fails_over_safely_and_cleans_up_on_return() {
 fn seed_000_failover_policy_rejected_and_its_accepted_form_moves_a_crashed_workload() {
     const TOLERATION: u64 = 3;
     let plane = Plane::start_with(&["member1", "member2"], FAILOVER);
-    let fixture = fixtures_dir().join("seed-000/06-failover-policy.yaml");
-    let refused = plane.kubectl(&["apply", "-f", fixture.to_str().expect("utf8")]);
+    let fixture = test_fixtures::path_str("seed-000/06-failover-policy.yaml");
+    let refused = plane.kubectl(&["apply", "-f", &fixture]);
     let message = refused.failure().to_string();
     assert!(message.contains("spec.placement.failover"), "{message}");
     assert!(

@@ -256,11 +256,6 @@ impl Run {
     }
 }
 
-/// The shared fixtures directory (`../shared/fixtures` from the repository root).
-pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
-}
-
 /// Splits a kubectl table into rows of whitespace-separated cells.
 pub fn rows(table: &str) -> Vec<Vec<String>> {
     table

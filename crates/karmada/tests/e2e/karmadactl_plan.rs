@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::harness::{Run, Server, fixtures_dir};
+use crate::harness::{Run, Server};
 
 fn karmadactl(args: &[&str]) -> Run {
     let bin = Path::new(env!("CARGO_BIN_EXE_karmada"))
@@ -26,7 +26,7 @@ fn data(name: &str) -> PathBuf {
 }
 
 fn fixture(name: &str) -> String {
-    fixtures_dir().join(name).to_string_lossy().into_owned()
+    test_fixtures::path_str(name)
 }
 
 /// `(cluster, replicas)` rows of the first table in the output.

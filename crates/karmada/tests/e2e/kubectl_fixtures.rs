@@ -1,8 +1,8 @@
-//! `kubectl apply -f` of every file in ../shared/fixtures, each with the outcome recorded in
+//! `kubectl apply -f` of every file in the repository's tests/fixtures, each with the outcome recorded in
 //! docs/compat-fixtures.md: applied with the meaning its comments state (and any normalisation
 //! reported as a warning), or rejected with a message that shows the accepted shape.
 
-use crate::harness::{Server, fixtures_dir};
+use crate::harness::Server;
 
 struct Expect {
     file: &'static str,
@@ -118,25 +118,19 @@ fn every_fixture_file_applies_or_is_rejected_as_documented(s: &Server) {
         .success();
     s.kubectl(&["create", "namespace", "production"]).success();
     let expected = expectations();
-    let mut files = walk(&fixtures_dir());
-    files.sort();
+    let files = test_fixtures::yaml_files();
     assert!(
         !files.is_empty(),
         "fixtures found at {}",
-        fixtures_dir().display()
+        test_fixtures::dir().display()
     );
-    for file in &files {
-        let rel = file
-            .strip_prefix(fixtures_dir())
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
-        let expect = expected.iter().find(|e| e.file == rel).unwrap_or_else(|| {
+    for rel in &files {
+        let expect = expected.iter().find(|e| e.file == rel.as_str()).unwrap_or_else(|| {
             panic!(
                 "no recorded outcome for fixture {rel}: add it here and to docs/compat-fixtures.md"
             )
         });
-        let run = s.kubectl(&["apply", "-f", file.to_str().unwrap()]);
+        let run = s.kubectl(&["apply", "-f", &test_fixtures::path_str(rel)]);
         match &expect.outcome {
             Applied { objects, warnings } => {
                 run.success();
@@ -204,19 +198,6 @@ fn every_fixture_file_applies_or_is_rejected_as_documented(s: &Server) {
     // Nothing of the rejected file was stored.
     s.kubectl(&["get", "pp", "api-server-propagation", "-n", "default"])
         .failure();
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            out.push(path);
-        }
-    }
-    out
 }
 
 crate::harness::on_apiserver_and_member_sim!(

@@ -4,13 +4,11 @@
 
 use serde_json::Value;
 
-use crate::harness::fixtures_dir;
 use crate::plane::{Plane, wait_for};
 
 fn apply_fixture(plane: &Plane, relative: &str) {
-    let path = fixtures_dir().join(relative);
     plane
-        .kubectl(&["apply", "-f", path.to_str().expect("utf8")])
+        .kubectl(&["apply", "-f", &test_fixtures::path_str(relative)])
         .success();
 }
 
