@@ -247,6 +247,10 @@ async fn run_scope(
     let resync = context.config.resync;
     runner::run(
         Loop {
+            name: match scope {
+                BindingScope::Namespaced => "binding-controller",
+                BindingScope::Cluster => "cluster-resource-binding-controller",
+            },
             store: bindings.store,
             context,
             concurrency: usize::from(concurrency),

@@ -28,6 +28,7 @@ use super::health::{MonitorGrace, pull_monitor_condition};
 use super::taints::desired_taints;
 use crate::keys::{LABEL_KARMADA_SYSTEM, MANAGED_VALUE};
 use crate::names::execution_namespace;
+use crate::runtime::metrics::{ReconcileMetrics, ReconcileResult};
 
 /// Namespace of the Pull clusters' Leases.
 pub const LEASE_NAMESPACE: &str = "karmada-cluster";
@@ -62,6 +63,7 @@ pub async fn run_cluster_controller_with(
 ) {
     let mut ticker = tokio::time::interval(config.period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let metrics = ReconcileMetrics::new("cluster-controller", 1);
     loop {
         tokio::select! {
             () = cancel.cancelled() => return,
@@ -78,7 +80,9 @@ pub async fn run_cluster_controller_with(
             let name = cluster.metadata.name.clone().unwrap_or_default();
             let result = tokio::select! {
                 () = cancel.cancelled() => return,
-                r = reconcile_with(&client, cluster, config.grace) => r,
+                r = metrics.observe(reconcile_with(&client, cluster, config.grace), |r| {
+                    if r.is_ok() { ReconcileResult::Success } else { ReconcileResult::Error }
+                }) => r,
             };
             match result {
                 Err(err) if err.is_conflict() => {

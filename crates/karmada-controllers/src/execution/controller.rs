@@ -156,6 +156,7 @@ pub async fn run(
 
     runner::run(
         Loop {
+            name: "execution-controller",
             store: works,
             context,
             concurrency: usize::from(concurrency),

@@ -306,6 +306,10 @@ async fn drive(
     // reconciles wait for the Work cache instead.
     runner::run(
         Loop {
+            name: match context.scope {
+                BindingScope::Namespaced => "resource-binding-status-controller",
+                BindingScope::Cluster => "cluster-resource-binding-status-controller",
+            },
             store: bindings.store,
             context,
             concurrency: usize::from(config.concurrency),
