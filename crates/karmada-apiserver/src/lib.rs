@@ -45,6 +45,7 @@ pub mod crd;
 pub mod defaults;
 pub mod metrics;
 pub mod patch;
+pub mod process_metrics;
 pub mod serve;
 
 pub use router::router;
