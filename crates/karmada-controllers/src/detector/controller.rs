@@ -267,6 +267,7 @@ impl Detector {
             return Ok(Next::Done);
         }
         let template = typed::to_json(&object)?;
+        let matching = std::time::Instant::now();
         let (propagation, cluster) = self
             .policies
             .read()
@@ -279,6 +280,9 @@ impl Detector {
             &cluster,
             self.config.preemption,
         );
+        let metrics = crate::metrics::global();
+        metrics.observe_match_policy(matching.elapsed());
+        let claiming = matches!(decision, Decision::Claim(_));
         match decision {
             Decision::Skip(_) | Decision::Waiting => Ok(Next::Done),
             Decision::Retry(message) => {
@@ -309,7 +313,15 @@ impl Detector {
                 Ok(Next::Again)
             }
             Decision::Claim(policy) | Decision::Apply(policy) => {
-                match self.apply(key, &object, template, policy).await {
+                // A claim of a template another policy holds is a preemption.
+                let preempting = claiming && current_claim(&template).is_some();
+                let applying = std::time::Instant::now();
+                let applied = self.apply(key, &object, template, policy).await;
+                metrics.observe_apply_policy(applied.is_ok(), applying.elapsed());
+                if preempting {
+                    metrics.count_preemption(applied.is_ok());
+                }
+                match applied {
                     Ok(next) => Ok(next),
                     Err(err) => {
                         if !err.is_conflict() {
