@@ -26,17 +26,48 @@ pub async fn kube_client(kubeconfig: &Path, context: Option<&str>) -> anyhow::Re
     karmada_controllers::runtime::client::client(config).context("building the API client")
 }
 
+/// The registry a component serves, holding what every component exposes: `karmada_build_info`, its libraries'
+/// metrics (controller-runtime's, the work queues', the REST client's), Karmada's propagation metrics, and
+/// `process_*` unless the process's API server already serves them (`all-in-one`).
+pub fn registry(process_metrics: bool) -> Registry {
+    let mut registry = Registry::default();
+    if process_metrics {
+        karmada_apiserver::process_metrics::ProcessCollector::register(&mut registry);
+    }
+    karmada_controllers::runtime::metrics::global().register(&mut registry);
+    karmada_controllers::metrics::global().register(&mut registry);
+    let build_info = prometheus_client::metrics::family::Family::<
+        Vec<(&'static str, &'static str)>,
+        prometheus_client::metrics::gauge::Gauge,
+    >::default();
+    build_info
+        .get_or_create(&vec![("version", env!("CARGO_PKG_VERSION"))])
+        .set(1);
+    registry.register(
+        "karmada_build_info",
+        "A metric with a constant '1' value labeled by the karmada-rs version",
+        build_info,
+    );
+    registry
+}
+
 /// Binds `address` (port 0 picks one, logged as "serving metrics") and serves `/metrics` from `registry` and
-/// `/healthz` until `cancel` fires.
+/// `/healthz` until `cancel` fires. With `publish`, the bound address (`host:port`) is written to that file, so a
+/// supervisor that let the port be picked (`karmadactl local-up`) can point Prometheus at it.
 pub async fn serve_metrics(
     address: SocketAddr,
+    publish: Option<&Path>,
     registry: Registry,
     cancel: CancellationToken,
-) -> anyhow::Result<impl std::future::Future<Output = anyhow::Result<()>>> {
+) -> anyhow::Result<impl std::future::Future<Output = anyhow::Result<()>> + use<>> {
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .with_context(|| format!("binding --metrics-bind-address {address}"))?;
-    tracing::info!(address = %listener.local_addr()?, "serving metrics");
+    let bound = listener.local_addr()?;
+    tracing::info!(address = %bound, "serving metrics");
+    if let Some(path) = publish {
+        publish_address(path, bound)?;
+    }
     let registry = Arc::new(registry);
     let app = axum::Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok" }))
@@ -68,6 +99,14 @@ pub async fn serve_metrics(
             .await
             .context("metrics server")
     })
+}
+
+/// Writes `address` to `path` whole (through a temporary file and a rename), so a reader never sees half of it.
+fn publish_address(path: &Path, address: SocketAddr) -> anyhow::Result<()> {
+    let temporary = path.with_extension("tmp");
+    std::fs::write(&temporary, format!("{address}\n"))
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .with_context(|| format!("writing --metrics-address-file {}", path.display()))
 }
 
 /// Kubernetes' leader-election flags, with Karmada's defaults.

@@ -44,6 +44,10 @@ pub struct ControllerManagerArgs {
     /// Where `/metrics` is served; port 0 picks a free port (printed in the log).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub metrics_bind_address: SocketAddr,
+    /// Once `/metrics` is bound, write its address (`host:port`) to this file: how a supervisor that let port 0
+    /// pick one (`karmadactl local-up --monitoring`) finds it to scrape.
+    #[arg(long)]
+    pub metrics_address_file: Option<PathBuf>,
     #[command(flatten)]
     pub options: ControllerManagerOptions,
     #[command(flatten)]
@@ -306,14 +310,19 @@ impl Controllers {
 
 pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
-    let mut registry = prometheus_client::registry::Registry::default();
+    let mut registry = component::registry(true);
     let controllers = Controllers::new(client.clone(), &args.options, &mut registry)?;
     let election = args.leader_election.config("karmada-controller-manager")?;
 
     let cancel = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let metrics =
-        component::serve_metrics(args.metrics_bind_address, registry, cancel.child_token()).await?;
+    let metrics = component::serve_metrics(
+        args.metrics_bind_address,
+        args.metrics_address_file.as_deref(),
+        registry,
+        cancel.child_token(),
+    )
+    .await?;
     tasks.spawn(async move {
         if let Err(err) = metrics.await {
             tracing::warn!(%err, "metrics server stopped");

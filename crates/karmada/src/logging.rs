@@ -38,7 +38,13 @@ pub struct LoggingArgs {
     pub logging_format: LoggingFormat,
     /// Log verbosity, as klog's -v: 0–1 info, 2–4 debug, 5–6 trace of karmada's own modules, 7+ trace of the
     /// libraries too. RUST_LOG, when set, takes precedence.
-    #[arg(short = 'v', long = "v", global = true, default_value_t = 0, value_name = "N")]
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        default_value_t = 0,
+        value_name = "N"
+    )]
     pub verbosity: u8,
 }
 
