@@ -414,6 +414,11 @@ async fn reconcile(
         &name,
         i64::from(binding.spec.replicas),
         ready_replicas(&status.aggregated_status),
+        binding
+            .spec
+            .clusters
+            .iter()
+            .map(|target| (target.name.as_str(), i64::from(target.replicas))),
     );
     aggregate_template(shared, &binding, &status.aggregated_status).await?;
     Ok(Action::await_change())
