@@ -159,8 +159,17 @@ pub fn global() -> &'static PropagationMetrics {
 }
 
 impl PropagationMetrics {
-    /// Exposes every family in `registry` (no prefix: the names are Karmada's).
+    /// Exposes every family in `registry` (no prefix: the names are Karmada's). The `result` series start at 0,
+    /// so a rate of errors is 0 rather than absent before the first one.
     pub fn register(&self, registry: &mut Registry) {
+        for result in [SUCCESS, ERROR] {
+            let labels = ResultLabel { result };
+            drop(self.apply_policy.get_or_create(&labels));
+            drop(self.apply_attempts.get_or_create(&labels));
+            drop(self.preemption.get_or_create(&labels));
+            drop(self.sync_work.get_or_create(&labels));
+            drop(self.sync_workload.get_or_create(&labels));
+        }
         registry.register(
             "resource_match_policy_duration_seconds",
             "Duration in seconds to find a matched PropagationPolicy or ClusterPropagationPolicy for a resource template",

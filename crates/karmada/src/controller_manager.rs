@@ -204,6 +204,7 @@ impl Controllers {
         tasks.spawn(run_cluster_controller_with(
             client.clone(),
             self.cluster,
+            self.cluster_metrics.clone(),
             cancel.child_token(),
         ));
         tasks.spawn(run_status_controller(
