@@ -36,6 +36,7 @@ pub mod router;
 pub mod selectors;
 pub mod server;
 pub mod storage;
+pub mod storage_objects;
 pub mod tokens_controller;
 pub mod watch;
 
