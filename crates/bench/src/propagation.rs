@@ -462,7 +462,7 @@ fn watch_scheduled(
     });
 }
 
-fn deployment(name: &str) -> anyhow::Result<Deployment> {
+pub(crate) fn deployment(name: &str) -> anyhow::Result<Deployment> {
     Ok(serde_json::from_value(serde_json::json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "namespace": "bench", "labels": {LABEL.0: LABEL.1}},
@@ -591,7 +591,7 @@ fn progress(setup: &str, phase: &str) {
 }
 
 /// Creates `names` as fast as 32 clients can.
-async fn create_burst(api: &Api<Deployment>, names: &[String]) -> anyhow::Result<()> {
+pub(crate) async fn create_burst(api: &Api<Deployment>, names: &[String]) -> anyhow::Result<()> {
     let queue = Arc::new(Mutex::new(names.to_vec()));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..32 {
