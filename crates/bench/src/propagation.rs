@@ -462,7 +462,7 @@ fn watch_scheduled(
     });
 }
 
-pub(crate) fn deployment(name: &str) -> anyhow::Result<Deployment> {
+fn deployment(name: &str) -> anyhow::Result<Deployment> {
     Ok(serde_json::from_value(serde_json::json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "namespace": "bench", "labels": {LABEL.0: LABEL.1}},
@@ -476,9 +476,10 @@ pub(crate) fn deployment(name: &str) -> anyhow::Result<Deployment> {
     }))?)
 }
 
-async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<()> {
-    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> =
-        Api::all(federation.karmada.clone());
+/// Creates the `bench` namespace and a PropagationPolicy duplicating every Deployment labelled for the benchmark
+/// to every member.
+pub(crate) async fn create_namespace_and_policy(karmada: &Client) -> anyhow::Result<()> {
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(karmada.clone());
     namespaces
         .create(
             &PostParams::default(),
@@ -490,7 +491,7 @@ async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<(
         "propagationpolicies",
     );
     let policies: Api<kube::api::DynamicObject> =
-        Api::namespaced_with(federation.karmada.clone(), "bench", &resource);
+        Api::namespaced_with(karmada.clone(), "bench", &resource);
     let policy = serde_json::json!({
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
         "metadata": {"name": "bench", "namespace": "bench"},
@@ -503,6 +504,11 @@ async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<(
     policies
         .create(&PostParams::default(), &serde_json::from_value(policy)?)
         .await?;
+    Ok(())
+}
+
+async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<()> {
+    create_namespace_and_policy(&federation.karmada).await?;
     // The namespace reaches every member before the clock starts.
     let deadline = Instant::now() + READY_TIMEOUT;
     for (name, client) in &federation.member_clients {

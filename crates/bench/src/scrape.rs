@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Client;
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 
 use crate::process::{
     Launcher, LogDir, Process, bench_log_level, join_push, karmada_binary, start_apiserver,
@@ -87,28 +87,7 @@ struct Measured {
 }
 
 async fn create_workloads(karmada: &Client, workloads: u32) -> anyhow::Result<()> {
-    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(karmada.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(serde_json::json!({"metadata": {"name": "bench"}}))?,
-        )
-        .await?;
-    let resource = kube::api::ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk("policy.karmada.io", "v1alpha1", "PropagationPolicy"),
-        "propagationpolicies",
-    );
-    let policy = serde_json::json!({
-        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
-        "metadata": {"name": "bench", "namespace": "bench"},
-        "spec": {
-            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
-            "placement": {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
-        }
-    });
-    Api::<kube::api::DynamicObject>::namespaced_with(karmada.clone(), "bench", &resource)
-        .create(&PostParams::default(), &serde_json::from_value(policy)?)
-        .await?;
+    crate::propagation::create_namespace_and_policy(karmada).await?;
     let names: Vec<String> = (0..workloads).map(|i| format!("scrape-{i:05}")).collect();
     let deployments: Api<Deployment> = Api::namespaced(karmada.clone(), "bench");
     crate::propagation::create_burst(&deployments, &names).await

@@ -311,11 +311,7 @@ mod tests {
     use super::*;
 
     fn exposition() -> String {
-        let mut registry = Registry::default();
-        global().register(&mut registry);
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
-        text
+        crate::runtime::metrics::exposition_of(|registry| global().register(registry))
     }
 
     #[test]

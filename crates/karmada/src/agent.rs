@@ -142,18 +142,14 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     let mut registry = crate::component::registry(true);
     let cluster_metrics = ClusterMetrics::register(&mut registry);
     let execution_metrics = ExecutionMetrics::register(&mut registry);
-    let serve = crate::component::serve_metrics(
+    crate::component::serve_metrics(
+        &mut tasks,
         args.metrics_bind_address,
         args.metrics_address_file.as_deref(),
         registry,
         cancel.child_token(),
     )
     .await?;
-    tasks.spawn(async move {
-        if let Err(err) = serve.await {
-            tracing::warn!(%err, "metrics server stopped");
-        }
-    });
     tasks.spawn(status_loop(
         karmada.clone(),
         member.clone(),

@@ -73,18 +73,14 @@ pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
         let mut registry = component::registry(false);
         let controllers = Controllers::new(client.clone(), &controllers, &mut registry)?;
         let scheduler_metrics = SchedulerMetrics::register(&mut registry);
-        let metrics = component::serve_metrics(
+        component::serve_metrics(
+            &mut tasks,
             metrics_bind_address,
             metrics_address_file.as_deref(),
             registry,
             components.child_token(),
         )
         .await?;
-        tasks.spawn(async move {
-            if let Err(err) = metrics.await {
-                tracing::warn!(%err, "metrics server stopped");
-            }
-        });
         controller_manager::spawn_controllers(
             &mut tasks,
             client.clone(),

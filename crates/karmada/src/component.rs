@@ -52,14 +52,15 @@ pub fn registry(process_metrics: bool) -> Registry {
 }
 
 /// Binds `address` (port 0 picks one, logged as "serving metrics") and serves `/metrics` from `registry` and
-/// `/healthz` until `cancel` fires. With `publish`, the bound address (`host:port`) is written to that file, so a
-/// supervisor that let the port be picked (`karmadactl local-up`) can point Prometheus at it.
+/// `/healthz` on `tasks` until `cancel` fires. With `publish`, the bound address (`host:port`) is written to that
+/// file, so a supervisor that let the port be picked (`karmadactl local-up`) can point Prometheus at it.
 pub async fn serve_metrics(
+    tasks: &mut tokio::task::JoinSet<()>,
     address: SocketAddr,
     publish: Option<&Path>,
     registry: Registry,
     cancel: CancellationToken,
-) -> anyhow::Result<impl std::future::Future<Output = anyhow::Result<()>> + use<>> {
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .with_context(|| format!("binding --metrics-bind-address {address}"))?;
@@ -93,12 +94,15 @@ pub async fn serve_metrics(
                 }
             }),
         );
-    Ok(async move {
-        axum::serve(listener, app)
+    tasks.spawn(async move {
+        let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move { cancel.cancelled().await })
-            .await
-            .context("metrics server")
-    })
+            .await;
+        if let Err(err) = served {
+            tracing::warn!(%err, "metrics server stopped");
+        }
+    });
+    Ok(())
 }
 
 /// Writes `address` to `path` whole (through a temporary file and a rename), so a reader never sees half of it.

@@ -317,18 +317,14 @@ pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
 
     let cancel = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let metrics = component::serve_metrics(
+    component::serve_metrics(
+        &mut tasks,
         args.metrics_bind_address,
         args.metrics_address_file.as_deref(),
         registry,
         cancel.child_token(),
     )
     .await?;
-    tasks.spawn(async move {
-        if let Err(err) = metrics.await {
-            tracing::warn!(%err, "metrics server stopped");
-        }
-    });
     spawn_controllers(
         &mut tasks,
         client,

@@ -70,18 +70,14 @@ pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
 
     let cancel = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let serve = component::serve_metrics(
+    component::serve_metrics(
+        &mut tasks,
         args.metrics_bind_address,
         args.metrics_address_file.as_deref(),
         registry,
         cancel.child_token(),
     )
     .await?;
-    tasks.spawn(async move {
-        if let Err(err) = serve.await {
-            tracing::warn!(%err, "metrics server stopped");
-        }
-    });
     // Lease renewals get their own connections, so a burst of scheduling requests cannot delay them.
     let election_client = match election {
         Some(_) => Some(component::kube_client(&args.kubeconfig, args.context.as_deref()).await?),

@@ -400,17 +400,24 @@ impl QueueMetrics {
     }
 }
 
+/// The text exposition of a registry filled by `register` (for tests).
+#[cfg(test)]
+pub(crate) fn exposition_of(register: impl FnOnce(&mut Registry)) -> String {
+    let mut registry = Registry::default();
+    register(&mut registry);
+    let mut text = String::new();
+    // Encoding into a String cannot fail.
+    let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
+    text
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
     fn exposition() -> String {
-        let mut registry = Registry::default();
-        global().register(&mut registry);
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
-        text
+        exposition_of(|registry| global().register(registry))
     }
 
     fn sample(text: &str, series: &str) -> Option<f64> {

@@ -397,10 +397,9 @@ mod tests {
 
     /// The value of `series` in the process's runtime metrics.
     fn sample(series: &str) -> Option<f64> {
-        let mut registry = prometheus_client::registry::Registry::default();
-        crate::runtime::metrics::global().register(&mut registry);
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &registry).ok()?;
+        let text = crate::runtime::metrics::exposition_of(|registry| {
+            crate::runtime::metrics::global().register(registry)
+        });
         text.lines()
             .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
     }

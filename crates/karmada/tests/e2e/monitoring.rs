@@ -125,9 +125,9 @@ fn prometheus_get(address: &str, path: &str) -> Result<Value, String> {
     serde_json::from_str(body).map_err(|e| format!("{e}: {response}"))
 }
 
-/// The series an instant query returns.
-fn query(address: &str, promql: &str) -> Result<Vec<Value>, String> {
-    let answer = prometheus_get(address, &format!("/api/v1/query?query={}", encode(promql)))?;
+/// The series a query at `path` (with `promql` as its query) returns.
+fn series_of(address: &str, path: &str, promql: &str) -> Result<Vec<Value>, String> {
+    let answer = prometheus_get(address, &format!("{path}query={}", encode(promql)))?;
     if answer["status"] != "success" {
         return Err(format!("{promql}: {answer}"));
     }
@@ -137,25 +137,22 @@ fn query(address: &str, promql: &str) -> Result<Vec<Value>, String> {
         .unwrap_or_default())
 }
 
-/// The series a range query over the last `seconds` returns.
+/// The series an instant query returns.
+fn query(address: &str, promql: &str) -> Result<Vec<Value>, String> {
+    series_of(address, "/api/v1/query?", promql)
+}
+
+/// The series a range query over the last `seconds` returns, a point a second.
 fn query_range(address: &str, promql: &str, seconds: u64) -> Result<Vec<Value>, String> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock")
         .as_secs();
     let path = format!(
-        "/api/v1/query_range?query={}&start={}&end={now}&step=1",
-        encode(promql),
+        "/api/v1/query_range?start={}&end={now}&step=1&",
         now.saturating_sub(seconds)
     );
-    let answer = prometheus_get(address, &path)?;
-    if answer["status"] != "success" {
-        return Err(format!("{promql}: {answer}"));
-    }
-    Ok(answer["data"]["result"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default())
+    series_of(address, &path, promql)
 }
 
 /// Scheduler metrics that issue 34 adds (extension points, plugins, pending bindings). Until the scheduler exports
