@@ -139,14 +139,14 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     };
     let cancel = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let mut registry = crate::component::registry(true);
-    let cluster_metrics = ClusterMetrics::register(&mut registry);
-    let execution_metrics = ExecutionMetrics::register(&mut registry);
+    let mut registries = crate::component::registries(true);
+    let cluster_metrics = ClusterMetrics::register(&mut registries.metrics);
+    let execution_metrics = ExecutionMetrics::register(&mut registries.metrics);
     crate::component::serve_metrics(
         &mut tasks,
         args.metrics_bind_address,
         args.metrics_address_file.as_deref(),
-        registry,
+        registries,
         cancel.child_token(),
     )
     .await?;

@@ -70,14 +70,14 @@ pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
     let mut server_ended = false;
     let outcome = async {
         // The API server's own /metrics has the process's process_* metrics.
-        let mut registry = component::registry(false);
-        let controllers = Controllers::new(client.clone(), &controllers, &mut registry)?;
-        let scheduler_metrics = SchedulerMetrics::register(&mut registry);
+        let mut registries = component::registries(false);
+        let controllers = Controllers::new(client.clone(), &controllers, &mut registries)?;
+        let scheduler_metrics = SchedulerMetrics::register(&mut registries.metrics);
         component::serve_metrics(
             &mut tasks,
             metrics_bind_address,
             metrics_address_file.as_deref(),
-            registry,
+            registries,
             components.child_token(),
         )
         .await?;

@@ -26,10 +26,26 @@ pub async fn kube_client(kubeconfig: &Path, context: Option<&str>) -> anyhow::Re
     karmada_controllers::runtime::client::client(config).context("building the API client")
 }
 
-/// The registry a component serves, holding what every component exposes: `karmada_build_info`, its libraries'
+/// What a component serves: `/metrics`, and apart from it on `/metrics/placements` the series of every
+/// workload's placement per member cluster (10,000 series for 1,000 workloads on 10 members: a scrape of their
+/// own, which Prometheus may take less often).
+pub struct Registries {
+    pub metrics: Registry,
+    pub placements: Registry,
+}
+
+/// The registries a component serves (see [`registry`] for `/metrics`; placements start empty).
+pub fn registries(process_metrics: bool) -> Registries {
+    Registries {
+        metrics: registry(process_metrics),
+        placements: Registry::default(),
+    }
+}
+
+/// The registry of `/metrics`, holding what every component exposes: `karmada_build_info`, its libraries'
 /// metrics (controller-runtime's, the work queues', the REST client's), Karmada's propagation metrics, and
 /// `process_*` unless the process's API server already serves them (`all-in-one`).
-pub fn registry(process_metrics: bool) -> Registry {
+fn registry(process_metrics: bool) -> Registry {
     let mut registry = Registry::default();
     if process_metrics {
         karmada_apiserver::process_metrics::ProcessCollector::register(&mut registry);
@@ -51,14 +67,14 @@ pub fn registry(process_metrics: bool) -> Registry {
     registry
 }
 
-/// Binds `address` (port 0 picks one, logged as "serving metrics") and serves `/metrics` from `registry` and
-/// `/healthz` on `tasks` until `cancel` fires. With `publish`, the bound address (`host:port`) is written to that
+/// Binds `address` (port 0 picks one, logged as "serving metrics") and serves `/metrics` and
+/// `/metrics/placements` from `registries` and `/healthz` on `tasks` until `cancel` fires. With `publish`, the bound address (`host:port`) is written to that
 /// file, so a supervisor that let the port be picked (`karmadactl local-up`) can point Prometheus at it.
 pub async fn serve_metrics(
     tasks: &mut tokio::task::JoinSet<()>,
     address: SocketAddr,
     publish: Option<&Path>,
-    registry: Registry,
+    registries: Registries,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(address)
@@ -69,31 +85,10 @@ pub async fn serve_metrics(
     if let Some(path) = publish {
         publish_address(path, bound)?;
     }
-    let registry = Arc::new(registry);
     let app = axum::Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .route(
-            "/metrics",
-            axum::routing::get(move || {
-                let registry = Arc::clone(&registry);
-                async move {
-                    let mut body = String::new();
-                    match prometheus_client::encoding::text::encode(&mut body, &registry) {
-                        Ok(()) => (
-                            [(
-                                http::header::CONTENT_TYPE,
-                                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                            )],
-                            body,
-                        ),
-                        Err(_) => (
-                            [(http::header::CONTENT_TYPE, "text/plain")],
-                            "encoding metrics failed".to_string(),
-                        ),
-                    }
-                }
-            }),
-        );
+        .route("/metrics", exposition(registries.metrics))
+        .route("/metrics/placements", exposition(registries.placements));
     tasks.spawn(async move {
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move { cancel.cancelled().await })
@@ -103,6 +98,30 @@ pub async fn serve_metrics(
         }
     });
     Ok(())
+}
+
+/// A GET route answering `registry` in OpenMetrics text.
+fn exposition(registry: Registry) -> axum::routing::MethodRouter {
+    let registry = Arc::new(registry);
+    axum::routing::get(move || {
+        let registry = Arc::clone(&registry);
+        async move {
+            let mut body = String::new();
+            match prometheus_client::encoding::text::encode(&mut body, &registry) {
+                Ok(()) => (
+                    [(
+                        http::header::CONTENT_TYPE,
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )],
+                    body,
+                ),
+                Err(_) => (
+                    [(http::header::CONTENT_TYPE, "text/plain")],
+                    "encoding metrics failed".to_string(),
+                ),
+            }
+        }
+    })
 }
 
 /// Writes `address` to `path` whole (through a temporary file and a rename), so a reader never sees half of it.

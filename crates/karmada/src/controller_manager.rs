@@ -145,8 +145,9 @@ impl Controllers {
     pub fn new(
         client: kube::Client,
         options: &ControllerManagerOptions,
-        registry: &mut prometheus_client::registry::Registry,
+        registries: &mut component::Registries,
     ) -> anyhow::Result<Arc<Self>> {
+        let registry = &mut registries.metrics;
         Ok(Arc::new(Controllers {
             client,
             status: StatusControllerConfig {
@@ -178,7 +179,7 @@ impl Controllers {
             },
             cluster_metrics: ClusterMetrics::register(registry),
             execution_metrics: ExecutionMetrics::register(registry),
-            binding_metrics: BindingMetrics::register(registry),
+            binding_metrics: BindingMetrics::register(registry, &mut registries.placements),
             failover: if options.enable_failover {
                 FailoverConfig::enabled()
             } else {
@@ -311,8 +312,8 @@ impl Controllers {
 
 pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
-    let mut registry = component::registry(true);
-    let controllers = Controllers::new(client.clone(), &args.options, &mut registry)?;
+    let mut registries = component::registries(true);
+    let controllers = Controllers::new(client.clone(), &args.options, &mut registries)?;
     let election = args.leader_election.config("karmada-controller-manager")?;
 
     let cancel = CancellationToken::new();
@@ -321,7 +322,7 @@ pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
         &mut tasks,
         args.metrics_bind_address,
         args.metrics_address_file.as_deref(),
-        registry,
+        registries,
         cancel.child_token(),
     )
     .await?;

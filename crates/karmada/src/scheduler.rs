@@ -64,8 +64,8 @@ impl SchedulerOptions {
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
-    let mut registry = component::registry(true);
-    let metrics = SchedulerMetrics::register(&mut registry);
+    let mut registries = component::registries(true);
+    let metrics = SchedulerMetrics::register(&mut registries.metrics);
     let election = args.leader_election.config("karmada-scheduler")?;
 
     let cancel = CancellationToken::new();
@@ -74,7 +74,7 @@ pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
         &mut tasks,
         args.metrics_bind_address,
         args.metrics_address_file.as_deref(),
-        registry,
+        registries,
         cancel.child_token(),
     )
     .await?;

@@ -335,6 +335,8 @@ fn a_real_prometheus_answers_every_dashboard_query_and_fires_the_seeds_alerts() 
         let expected = [
             "karmada-agent",
             "karmada-apiserver",
+            // `/metrics`, and `/metrics/placements` scraped less often.
+            "karmada-controller-manager",
             "karmada-controller-manager",
             "karmada-scheduler",
             "member-sim",

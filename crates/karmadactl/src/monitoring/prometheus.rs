@@ -37,7 +37,14 @@ pub struct Target {
     pub tls: Option<TlsFiles>,
     /// More labels for its series.
     pub labels: BTreeMap<String, String>,
+    /// `/metrics`, or `/metrics/placements` for the controllers' per-workload placement series.
+    pub path: &'static str,
+    /// Scraped this many times less often than the rest.
+    pub slower: u32,
 }
+
+/// The controllers' per-workload placement series are scraped this many times less often than the rest.
+const PLACEMENTS_SLOWER: u32 = 4;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct TlsFiles {
@@ -61,8 +68,14 @@ pub fn config(interval: &str, rules_file: &str, targets: &[Target]) -> Value {
             let mut scrape = json!({
                 "job_name": target.scrape,
                 "scheme": if target.tls.is_some() { "https" } else { "http" },
+                "metrics_path": target.path,
                 "static_configs": [{"targets": [target.address], "labels": labels}],
             });
+            if target.slower > 1 {
+                let every = times(interval, target.slower);
+                scrape["scrape_interval"] = json!(every);
+                scrape["scrape_timeout"] = json!(every);
+            }
             if let Some(tls) = &target.tls {
                 scrape["tls_config"] = json!({
                     "ca_file": tls.ca,
@@ -78,6 +91,16 @@ pub fn config(interval: &str, rules_file: &str, targets: &[Target]) -> Value {
         "rule_files": [rules_file],
         "scrape_configs": scrape_configs,
     })
+}
+
+/// A Prometheus duration (`15s`) times `factor` (`60s`).
+fn times(interval: &str, factor: u32) -> String {
+    let digits = interval.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &interval[digits.len()..];
+    match digits.parse::<u64>() {
+        Ok(value) => format!("{}{unit}", value * u64::from(factor)),
+        Err(_) => interval.to_string(),
+    }
 }
 
 /// The server address and client credentials of `context` in `kubeconfig`, their PEMs written under `tls_dir`
@@ -179,13 +202,24 @@ pub fn component_targets(data_dir: &Path) -> Vec<Target> {
         if let Some(address) =
             published_address(&components::metrics_address_file(data_dir, component))
         {
-            targets.push(Target {
+            let target = Target {
                 scrape: job.to_string(),
                 job: job.to_string(),
                 address,
                 tls: None,
                 labels: BTreeMap::new(),
-            });
+                path: "/metrics",
+                slower: 1,
+            };
+            if component != crate::cmd::init::SCHEDULER {
+                targets.push(Target {
+                    scrape: format!("{job}-placements"),
+                    path: "/metrics/placements",
+                    slower: PLACEMENTS_SLOWER,
+                    ..target.clone()
+                });
+            }
+            targets.push(target);
         }
     }
     let agents = data_dir.join("agents");
@@ -209,6 +243,8 @@ pub fn component_targets(data_dir: &Path) -> Vec<Target> {
                 address,
                 tls: None,
                 labels: BTreeMap::from([("cluster".to_string(), cluster)]),
+                path: "/metrics",
+                slower: 1,
             });
         }
     }
@@ -247,6 +283,8 @@ pub async fn up(
         address,
         tls: Some(tls),
         labels: BTreeMap::new(),
+        path: "/metrics",
+        slower: 1,
     });
     for (name, member_kubeconfig) in members {
         let (address, tls) = kubeconfig_target(
@@ -261,6 +299,8 @@ pub async fn up(
             address,
             tls: Some(tls),
             labels: BTreeMap::from([("cluster".to_string(), name.to_string())]),
+            path: "/metrics",
+            slower: 1,
         });
     }
     targets.extend(component_targets(data_dir));
@@ -399,6 +439,8 @@ mod tests {
                     key: "/d/tls/a.key".into(),
                 }),
                 labels: BTreeMap::new(),
+                path: "/metrics",
+                slower: 1,
             },
             Target {
                 scrape: "karmada-agent-member3".into(),
@@ -406,6 +448,17 @@ mod tests {
                 address: "127.0.0.1:40001".into(),
                 tls: None,
                 labels: BTreeMap::from([("cluster".into(), "member3".into())]),
+                path: "/metrics",
+                slower: 1,
+            },
+            Target {
+                scrape: "karmada-controller-manager-placements".into(),
+                job: "karmada-controller-manager".into(),
+                address: "127.0.0.1:40002".into(),
+                tls: None,
+                labels: BTreeMap::new(),
+                path: "/metrics/placements",
+                slower: 4,
             },
         ];
         let config = config("1s", "karmada.rules.yaml", &targets);
@@ -419,6 +472,9 @@ mod tests {
             json!({"targets": ["127.0.0.1:40001"], "labels": {"cluster": "member3", "job": "karmada-agent"}})
         );
         assert!(scrapes[1].get("tls_config").is_none());
+        assert!(scrapes[1].get("scrape_interval").is_none());
+        assert_eq!(scrapes[2]["metrics_path"], "/metrics/placements");
+        assert_eq!(scrapes[2]["scrape_interval"], "4s");
     }
 
     #[test]
