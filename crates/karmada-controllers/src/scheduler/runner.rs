@@ -146,8 +146,7 @@ pub async fn run(
     let cluster_writer = Writer::new(resources::cluster());
     let runner = Arc::new(Runner {
         recorder: EventRecorder::new(client.clone(), COMPONENT),
-        // Karmada's name for the scheduler's queue (the workqueue metrics' label).
-        queue: WorkQueue::named(config.queue_capacity, "scheduler-queue"),
+        queue: WorkQueue::new(config.queue_capacity),
         backoff: Backoff::new(config.backoff_base, config.backoff_max),
         own_writes: OwnWrites::default(),
         bindings: binding_writer.as_reader(),
