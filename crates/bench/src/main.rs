@@ -13,6 +13,7 @@ mod process;
 mod propagation;
 mod report;
 mod scheduler;
+mod scrape;
 mod stats;
 mod store_latency;
 
@@ -39,6 +40,9 @@ enum Command {
     Clusters(clusters::Args),
     /// Failover: a member made unreachable, time until its replicas are Ready elsewhere (500 workloads).
     Failover(failover::Args),
+    /// Metrics: CPU and bytes of one scrape of the controller-manager (1,000 workloads × 10 members), series per
+    /// component.
+    Scrape(scrape::Args),
 }
 
 #[tokio::main]
@@ -50,5 +54,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Propagation(args) => propagation::run(args).await,
         Command::Clusters(args) => clusters::run(args).await,
         Command::Failover(args) => failover::run(args).await,
+        Command::Scrape(args) => scrape::run(args).await,
     }
 }

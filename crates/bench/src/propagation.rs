@@ -476,9 +476,10 @@ fn deployment(name: &str) -> anyhow::Result<Deployment> {
     }))?)
 }
 
-async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<()> {
-    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> =
-        Api::all(federation.karmada.clone());
+/// Creates the `bench` namespace and a PropagationPolicy duplicating every Deployment labelled for the benchmark
+/// to every member.
+pub(crate) async fn create_namespace_and_policy(karmada: &Client) -> anyhow::Result<()> {
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(karmada.clone());
     namespaces
         .create(
             &PostParams::default(),
@@ -490,7 +491,7 @@ async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<(
         "propagationpolicies",
     );
     let policies: Api<kube::api::DynamicObject> =
-        Api::namespaced_with(federation.karmada.clone(), "bench", &resource);
+        Api::namespaced_with(karmada.clone(), "bench", &resource);
     let policy = serde_json::json!({
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
         "metadata": {"name": "bench", "namespace": "bench"},
@@ -503,6 +504,11 @@ async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<(
     policies
         .create(&PostParams::default(), &serde_json::from_value(policy)?)
         .await?;
+    Ok(())
+}
+
+async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<()> {
+    create_namespace_and_policy(&federation.karmada).await?;
     // The namespace reaches every member before the clock starts.
     let deadline = Instant::now() + READY_TIMEOUT;
     for (name, client) in &federation.member_clients {
@@ -591,7 +597,7 @@ fn progress(setup: &str, phase: &str) {
 }
 
 /// Creates `names` as fast as 32 clients can.
-async fn create_burst(api: &Api<Deployment>, names: &[String]) -> anyhow::Result<()> {
+pub(crate) async fn create_burst(api: &Api<Deployment>, names: &[String]) -> anyhow::Result<()> {
     let queue = Arc::new(Mutex::new(names.to_vec()));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..32 {

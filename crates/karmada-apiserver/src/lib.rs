@@ -36,6 +36,7 @@ pub mod router;
 pub mod selectors;
 pub mod server;
 pub mod storage;
+pub mod storage_objects;
 pub mod tokens_controller;
 pub mod watch;
 
@@ -45,6 +46,7 @@ pub mod crd;
 pub mod defaults;
 pub mod metrics;
 pub mod patch;
+pub mod process_metrics;
 pub mod serve;
 
 pub use router::router;

@@ -22,18 +22,104 @@ const DURATION_BUCKETS: [f64; 17] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0, 60.0,
 ];
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestLabels {
-    verb: String,
-    group: String,
-    resource: String,
-    code: String,
+/// What kube-apiserver labels a request by (`dry_run` aside).
+#[derive(Clone, Debug, Default, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// kube-apiserver's reported verb: `GET`, `LIST`, `WATCH`, `POST`, `PUT`, `PATCH`, `APPLY`, `DELETE`,
+    /// `DELETECOLLECTION`; the HTTP method for requests outside the resource API.
+    pub verb: &'static str,
+    pub group: String,
+    pub version: String,
+    pub resource: String,
+    pub subresource: String,
+    /// `resource` (one named object), `namespace` (a namespace's objects), `cluster` (all of them), or empty
+    /// outside the resource API.
+    pub scope: &'static str,
+    pub component: &'static str,
+}
+
+impl RequestLabels {
+    /// The labels of a request outside the resource API (discovery, health, metrics, ...).
+    pub fn non_resource(method: &http::Method) -> Self {
+        Self {
+            verb: method_verb(method),
+            component: COMPONENT,
+            ..Self::default()
+        }
+    }
+}
+
+/// kube-apiserver's `component` label.
+pub const COMPONENT: &str = "apiserver";
+
+/// kube-apiserver's reported verb of a Kubernetes verb (`get`, `list`, ...; `apply` for a server-side apply).
+pub fn reported_verb(verb: &str) -> &'static str {
+    match verb {
+        "get" => "GET",
+        "list" => "LIST",
+        "watch" => "WATCH",
+        "create" => "POST",
+        "update" => "PUT",
+        "patch" => "PATCH",
+        "apply" => "APPLY",
+        "delete" => "DELETE",
+        "deletecollection" => "DELETECOLLECTION",
+        _ => "UNKNOWN",
+    }
+}
+
+fn method_verb(method: &http::Method) -> &'static str {
+    match *method {
+        http::Method::GET => "GET",
+        http::Method::POST => "POST",
+        http::Method::PUT => "PUT",
+        http::Method::PATCH => "PATCH",
+        http::Method::DELETE => "DELETE",
+        http::Method::HEAD => "HEAD",
+        http::Method::OPTIONS => "OPTIONS",
+        _ => "UNKNOWN",
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct DurationLabels {
-    verb: String,
-    resource: String,
+struct CodeLabels {
+    #[prometheus(flatten)]
+    request: RequestLabels,
+    code: String,
+}
+
+/// Admission latency buckets in seconds: kube-apiserver's.
+const ADMISSION_BUCKETS: [f64; 6] = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5];
+const WEBHOOK_BUCKETS: [f64; 8] = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10.0, 25.0];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StepLabels {
+    operation: &'static str,
+    rejected: &'static str,
+    r#type: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    name: String,
+    operation: &'static str,
+    rejected: &'static str,
+    r#type: &'static str,
+}
+
+fn admission_histogram() -> Histogram {
+    Histogram::new(ADMISSION_BUCKETS)
+}
+
+fn webhook_histogram() -> Histogram {
+    Histogram::new(WEBHOOK_BUCKETS)
+}
+
+/// Response size buckets in bytes: kube-apiserver's, 1 kB to 10 GB by tens.
+fn response_size_histogram() -> Histogram {
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        1000.0, 10.0, 8,
+    ))
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -105,7 +191,7 @@ struct VersionLabels {
     version: String,
 }
 
-type DurationFamily = Family<DurationLabels, Histogram, fn() -> Histogram>;
+type DurationFamily = Family<RequestLabels, Histogram, fn() -> Histogram>;
 
 fn duration_histogram() -> Histogram {
     Histogram::new(DURATION_BUCKETS)
@@ -114,8 +200,11 @@ fn duration_histogram() -> Histogram {
 /// The API server's metrics and the registry that exposes them.
 pub struct Metrics {
     registry: Registry,
-    requests: Family<RequestLabels, Counter>,
+    requests: Family<CodeLabels, Counter>,
     request_duration: DurationFamily,
+    response_sizes: DurationFamily,
+    admission_step: Family<StepLabels, Histogram, fn() -> Histogram>,
+    admission_webhook: Family<WebhookLabels, Histogram, fn() -> Histogram>,
     inflight: Gauge,
     watch_events: Family<KindLabels, Counter>,
     registered_watchers: Family<WatcherLabels, Gauge>,
@@ -136,11 +225,12 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// A fresh registry with every series family registered and `karmada_build_info` set to 1
-    /// for this crate's version.
+    /// A fresh registry with every series family registered, the process's `process_*` metrics, and
+    /// `karmada_build_info` set to 1 for this crate's version.
     pub fn new() -> Self {
         let mut registry = Registry::default();
-        let requests = Family::<RequestLabels, Counter>::default();
+        crate::process_metrics::ProcessCollector::register(&mut registry);
+        let requests = Family::<CodeLabels, Counter>::default();
         registry.register(
             "apiserver_request",
             "Counter of apiserver requests broken out for each verb, API group, resource and HTTP response code",
@@ -149,8 +239,31 @@ impl Metrics {
         let request_duration: DurationFamily = Family::new_with_constructor(duration_histogram);
         registry.register(
             "apiserver_request_duration_seconds",
-            "Response latency distribution in seconds for each verb and resource",
+            "Response latency distribution in seconds for each verb, group, version, resource, subresource, \
+             scope and component",
             request_duration.clone(),
+        );
+        let response_sizes: DurationFamily = Family::new_with_constructor(response_size_histogram);
+        registry.register(
+            "apiserver_response_sizes",
+            "Response size distribution in bytes for each verb, group, version, resource, subresource, scope \
+             and component",
+            response_sizes.clone(),
+        );
+        let admission_step: Family<StepLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(admission_histogram);
+        registry.register(
+            "apiserver_admission_step_admission_duration_seconds",
+            "Admission sub-step latency in seconds, by operation, whether rejected, and type (admit or validate)",
+            admission_step.clone(),
+        );
+        let admission_webhook: Family<WebhookLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(webhook_histogram);
+        registry.register(
+            "apiserver_admission_webhook_admission_duration_seconds",
+            "Admission webhook latency in seconds, by webhook name, operation, whether rejected, and type; \
+             Karmada's webhooks run in process here",
+            admission_webhook.clone(),
         );
         let inflight = Gauge::default();
         registry.register(
@@ -211,6 +324,9 @@ impl Metrics {
             registry,
             requests,
             request_duration,
+            response_sizes,
+            admission_step,
+            admission_webhook,
             inflight,
             watch_events,
             registered_watchers,
@@ -224,30 +340,58 @@ impl Metrics {
         self.store.clone()
     }
 
-    /// Records one finished request. `verb` is the Kubernetes verb (`get`, `list`, `watch`,
-    /// `create`, `update`, `patch`, `delete`, ...), `group` is `""` for the core group.
+    /// Records one finished request, and the size of its response body when it is known (not for a watch).
     pub fn observe_request(
         &self,
-        verb: &str,
-        group: &str,
-        resource: &str,
+        labels: RequestLabels,
         code: u16,
         duration: Duration,
+        response_size: Option<u64>,
     ) {
+        self.request_duration
+            .get_or_create(&labels)
+            .observe(duration.as_secs_f64());
+        if let Some(size) = response_size {
+            self.response_sizes
+                .get_or_create(&labels)
+                .observe(size as f64);
+        }
         self.requests
-            .get_or_create(&RequestLabels {
-                verb: verb.to_string(),
-                group: group.to_string(),
-                resource: resource.to_string(),
+            .get_or_create(&CodeLabels {
+                request: labels,
                 code: code.to_string(),
             })
             .inc();
-        self.request_duration
-            .get_or_create(&DurationLabels {
-                verb: verb.to_string(),
-                resource: resource.to_string(),
+    }
+
+    /// Records one admission of a `create` or `update` (`operation`, kube-apiserver's upper case). `webhook`
+    /// names the Karmada webhook that admitted it (`propagationpolicy.karmada.io`), if one did.
+    pub fn observe_admission(
+        &self,
+        operation: &'static str,
+        webhook: Option<&str>,
+        rejected: bool,
+        duration: Duration,
+    ) {
+        let rejected = if rejected { "true" } else { "false" };
+        // Defaulting and validation run as one step here; it is reported as validation, where rejections come from.
+        self.admission_step
+            .get_or_create(&StepLabels {
+                operation,
+                rejected,
+                r#type: "validate",
             })
             .observe(duration.as_secs_f64());
+        if let Some(name) = webhook {
+            self.admission_webhook
+                .get_or_create(&WebhookLabels {
+                    name: name.to_string(),
+                    operation,
+                    rejected,
+                    r#type: "validate",
+                })
+                .observe(duration.as_secs_f64());
+        }
     }
 
     /// A request started being served; pair with [`Metrics::request_finished`].
@@ -326,28 +470,47 @@ pub(crate) mod tests {
     #[test]
     fn request_observations_appear_in_the_exposition() {
         let metrics = Metrics::new();
-        metrics.observe_request("get", "apps", "deployments", 200, Duration::from_millis(3));
-        metrics.observe_request("get", "apps", "deployments", 200, Duration::from_millis(40));
-        metrics.observe_request("create", "", "configmaps", 409, Duration::from_millis(7));
+        let get = RequestLabels {
+            verb: reported_verb("get"),
+            group: "apps".into(),
+            version: "v1".into(),
+            resource: "deployments".into(),
+            subresource: String::new(),
+            scope: "resource",
+            component: COMPONENT,
+        };
+        let create = RequestLabels {
+            verb: reported_verb("create"),
+            group: String::new(),
+            version: "v1".into(),
+            resource: "configmaps".into(),
+            scope: "namespace",
+            ..get.clone()
+        };
+        metrics.observe_request(get.clone(), 200, Duration::from_millis(3), Some(2_500));
+        metrics.observe_request(get, 200, Duration::from_millis(40), Some(500));
+        metrics.observe_request(create, 409, Duration::from_millis(7), None);
         let text = metrics.encode();
+        let get_labels = r#"verb="GET",group="apps",version="v1",resource="deployments",subresource="",scope="resource",component="apiserver""#;
         assert_eq!(
             sample(
                 &text,
-                r#"apiserver_request_total{verb="get",group="apps",resource="deployments",code="200"}"#
+                &format!("apiserver_request_total{{{get_labels},code=\"200\"}}")
             ),
-            Some(2.0)
+            Some(2.0),
+            "{text}"
         );
         assert_eq!(
             sample(
                 &text,
-                r#"apiserver_request_total{verb="create",group="",resource="configmaps",code="409"}"#
+                r#"apiserver_request_total{verb="POST",group="",version="v1",resource="configmaps",subresource="",scope="namespace",component="apiserver",code="409"}"#
             ),
             Some(1.0)
         );
         assert_eq!(
             sample(
                 &text,
-                r#"apiserver_request_duration_seconds_count{verb="get",resource="deployments"}"#
+                &format!("apiserver_request_duration_seconds_count{{{get_labels}}}")
             ),
             Some(2.0)
         );
@@ -355,10 +518,26 @@ pub(crate) mod tests {
         assert_eq!(
             sample(
                 &text,
-                r#"apiserver_request_duration_seconds_bucket{le="0.005",verb="get",resource="deployments"}"#
+                &format!("apiserver_request_duration_seconds_bucket{{le=\"0.005\",{get_labels}}}")
             ),
             Some(1.0)
         );
+        // Sizes: 500 B under 1 kB, 2.5 kB under 10 kB; the 409 without a known size is not recorded.
+        assert_eq!(
+            sample(
+                &text,
+                &format!("apiserver_response_sizes_bucket{{le=\"1000.0\",{get_labels}}}")
+            ),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(
+                &text,
+                &format!("apiserver_response_sizes_count{{{get_labels}}}")
+            ),
+            Some(2.0)
+        );
+        assert!(!text.contains(r#"apiserver_response_sizes_count{verb="POST""#));
         assert!(text.contains("# TYPE apiserver_request_duration_seconds histogram"));
         assert!(text.trim_end().ends_with("# EOF"));
     }
@@ -404,6 +583,35 @@ pub(crate) mod tests {
             ),
             Some(5.0)
         );
+    }
+
+    #[test]
+    fn admissions_are_timed_as_a_step_and_per_karmada_webhook() {
+        let metrics = Metrics::new();
+        metrics.observe_admission("CREATE", None, false, Duration::from_millis(1));
+        metrics.observe_admission(
+            "UPDATE",
+            Some("propagationpolicy.karmada.io"),
+            true,
+            Duration::from_millis(2),
+        );
+        let text = metrics.encode();
+        assert_eq!(
+            sample(
+                &text,
+                r#"apiserver_admission_step_admission_duration_seconds_count{operation="CREATE",rejected="false",type="validate"}"#
+            ),
+            Some(1.0),
+            "{text}"
+        );
+        assert_eq!(
+            sample(
+                &text,
+                r#"apiserver_admission_webhook_admission_duration_seconds_bucket{le="0.005",name="propagationpolicy.karmada.io",operation="UPDATE",rejected="true",type="validate"}"#
+            ),
+            Some(1.0)
+        );
+        assert!(text.contains("process_resident_memory_bytes"), "{text}");
     }
 
     #[test]

@@ -103,17 +103,23 @@ pub async fn serve(server: Arc<ApiServer>, request: Request) -> Response {
         Ok(response) => response,
         Err(err) => error_response(&err),
     };
-    server.metrics.observe_request(
-        if verb.is_empty() {
-            method.as_str()
+    let labels = crate::metrics::RequestLabels {
+        verb: if verb.is_empty() {
+            crate::metrics::RequestLabels::non_resource(&method).verb
         } else {
-            verb
+            crate::metrics::reported_verb(verb)
         },
-        GROUP,
-        "clusters",
-        response.status().as_u16(),
-        started.elapsed(),
-    );
+        group: GROUP.to_string(),
+        version: VERSION.to_string(),
+        resource: "clusters".to_string(),
+        subresource: "proxy".to_string(),
+        scope: "resource",
+        component: crate::metrics::COMPONENT,
+    };
+    // The member's answer streams through: its size is not known here.
+    server
+        .metrics
+        .observe_request(labels, response.status().as_u16(), started.elapsed(), None);
     server.metrics.request_finished();
     response
 }

@@ -31,6 +31,7 @@ use crate::handlers::{
 };
 use crate::hooks::{self, PatchType};
 use crate::impersonation;
+use crate::metrics::{COMPONENT, RequestLabels, reported_verb};
 use crate::objects::Part;
 use crate::respond::{error_response, json_response, render, render_list, written_response};
 use crate::reviews::{self, Review};
@@ -114,7 +115,7 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
         query,
         authority,
     };
-    let mut labels = ("", String::new(), String::new());
+    let mut labels = RequestLabels::non_resource(&ctx.method);
     let response = match user {
         None => error_response(&ApiError::unauthorized()),
         Some(caller) => {
@@ -134,7 +135,6 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
             }
         }
     };
-    let (verb, group, resource) = labels;
     // One line per request, like kube-apiserver's `-v=3` HTTP log: `RUST_LOG=karmada_apiserver::requests=debug`.
     tracing::debug!(
         target: "karmada_apiserver::requests",
@@ -145,17 +145,11 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
         user_agent = ctx.header(header::USER_AGENT).unwrap_or_default(),
         latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
     );
-    server.metrics.observe_request(
-        if verb.is_empty() {
-            ctx.method.as_str()
-        } else {
-            verb
-        },
-        &group,
-        &resource,
-        response.status().as_u16(),
-        started.elapsed(),
-    );
+    // A watch streams: its size is not known, and kube-apiserver does not record one either.
+    let size = axum::body::HttpBody::size_hint(response.body()).exact();
+    server
+        .metrics
+        .observe_request(labels, response.status().as_u16(), started.elapsed(), size);
     server.metrics.request_finished();
     response
 }
@@ -313,13 +307,29 @@ async fn handle(
     path: &str,
     user: &UserInfo,
     body: Body,
-    labels: &mut (&'static str, String, String),
+    labels: &mut RequestLabels,
 ) -> Result<Response, ApiError> {
     let endpoint = parse_endpoint(server, path)?;
     let attrs = match &endpoint {
         Endpoint::Resource(target) => {
             let verb = verb_of(ctx, target)?;
-            *labels = (verb, target.def.group.clone(), target.def.plural.clone());
+            let applying = verb == "patch"
+                && ctx
+                    .header(header::CONTENT_TYPE)
+                    .is_some_and(|t| t.starts_with("application/apply-patch"));
+            *labels = RequestLabels {
+                verb: reported_verb(if applying { "apply" } else { verb }),
+                group: target.def.group.clone(),
+                version: target.def.version.clone(),
+                resource: target.def.plural.clone(),
+                subresource: target.sub.clone().unwrap_or_default(),
+                scope: match (&target.name, &target.namespace) {
+                    (Some(_), _) => "resource",
+                    (None, Some(_)) => "namespace",
+                    (None, None) => "cluster",
+                },
+                component: COMPONENT,
+            };
             RequestAttributes {
                 verb: verb.to_string(),
                 api_group: target.def.group.clone(),
@@ -336,11 +346,18 @@ async fn handle(
         }
         Endpoint::Review(review) => {
             let attributes = review.request_attributes(path);
-            *labels = (
-                "create",
-                attributes.api_group.clone(),
-                attributes.resource.clone(),
-            );
+            *labels = RequestLabels {
+                verb: reported_verb("create"),
+                group: attributes.api_group.clone(),
+                version: "v1".to_string(),
+                resource: attributes.resource.clone(),
+                scope: if attributes.namespace.is_empty() {
+                    "cluster"
+                } else {
+                    "namespace"
+                },
+                ..RequestLabels::non_resource(&ctx.method)
+            };
             attributes
         }
         _ => RequestAttributes {
@@ -421,7 +438,7 @@ async fn handle(
             Ok(json_response(StatusCode::CREATED, &answer, &[]))
         }
         Endpoint::Resource(target) => {
-            let verb = labels.0;
+            let verb = verb_of(ctx, &target)?;
             resource(server, ctx, target, verb, body, user).await
         }
     }

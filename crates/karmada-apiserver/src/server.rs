@@ -168,6 +168,9 @@ impl ApiServer {
         server
             .tasks
             .spawn(crate::tokens_controller::run(Arc::clone(&server)));
+        server
+            .tasks
+            .spawn(crate::storage_objects::run(Arc::clone(&server)));
         server.tasks.close();
         Ok(server)
     }

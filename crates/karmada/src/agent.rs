@@ -57,6 +57,13 @@ pub struct AgentArgs {
     /// How long a recovered member must stay healthy before Ready turns True.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub cluster_success_threshold: Duration,
+    /// Where `/metrics` and `/healthz` are served; port 0 picks a free port (printed in the log).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub metrics_bind_address: std::net::SocketAddr,
+    /// Once `/metrics` is bound, write its address (`host:port`) to this file: how a supervisor that let port 0
+    /// pick one (`karmadactl local-up --monitoring`) finds it to scrape.
+    #[arg(long)]
+    pub metrics_address_file: Option<PathBuf>,
     /// Works of this cluster the agent applies, and reflects the status of, at once.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrent_work_syncs: u16,
@@ -132,11 +139,23 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     };
     let cancel = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
+    let mut registries = crate::component::registries(true);
+    let cluster_metrics = ClusterMetrics::register(&mut registries.metrics);
+    let execution_metrics = ExecutionMetrics::register(&mut registries.metrics);
+    crate::component::serve_metrics(
+        &mut tasks,
+        args.metrics_bind_address,
+        args.metrics_address_file.as_deref(),
+        registries,
+        cancel.child_token(),
+    )
+    .await?;
     tasks.spawn(status_loop(
         karmada.clone(),
         member.clone(),
         name.clone(),
         status_config,
+        cluster_metrics,
         cancel.child_token(),
     ));
     tasks.spawn(lease_loop(
@@ -149,8 +168,6 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     // Work execution for this cluster only: Works in karmada-es-<name>, applied with the member client.
     let members = MemberClients::new(karmada.clone(), probe_timeout);
     members.pin(&name, member).await;
-    let mut registry = prometheus_client::registry::Registry::default();
-    let execution_metrics = ExecutionMetrics::register(&mut registry);
     // The config's registry serves both controllers (run_with_status shares it): one watch of this cluster's
     // Works; the member's objects are watched outside it.
     tasks.spawn(execution::run_with_status(
@@ -176,10 +193,9 @@ async fn status_loop(
     member: kube::Client,
     name: String,
     config: StatusControllerConfig,
+    metrics: ClusterMetrics,
     cancel: CancellationToken,
 ) {
-    let mut registry = prometheus_client::registry::Registry::default();
-    let metrics = ClusterMetrics::register(&mut registry);
     let mut debouncer = ReadyDebouncer::default();
     let mut ticker = tokio::time::interval(config.update_frequency);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -5,6 +5,7 @@
 //! controllers and the scheduler together.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use clap::Args;
 use karmada_controllers::scheduler::SchedulerMetrics;
@@ -23,6 +24,10 @@ pub struct AllInOneArgs {
     /// port (printed in the log). The API server's own metrics stay on its `/metrics`.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub metrics_bind_address: SocketAddr,
+    /// Once `/metrics` is bound, write its address (`host:port`) to this file: how a supervisor that let port 0
+    /// pick one (`karmadactl local-up --monitoring`) finds it to scrape.
+    #[arg(long)]
+    pub metrics_address_file: Option<PathBuf>,
     #[command(flatten)]
     pub controllers: ControllerManagerOptions,
     #[command(flatten)]
@@ -35,6 +40,7 @@ pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
     let AllInOneArgs {
         apiserver: apiserver_args,
         metrics_bind_address,
+        metrics_address_file,
         mut controllers,
         scheduler: scheduler_options,
         leader_election,
@@ -63,17 +69,18 @@ pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
     let mut tasks = tokio::task::JoinSet::new();
     let mut server_ended = false;
     let outcome = async {
-        let mut registry = prometheus_client::registry::Registry::default();
-        let controllers = Controllers::new(client.clone(), &controllers, &mut registry)?;
-        let scheduler_metrics = SchedulerMetrics::register(&mut registry);
-        let metrics =
-            component::serve_metrics(metrics_bind_address, registry, components.child_token())
-                .await?;
-        tasks.spawn(async move {
-            if let Err(err) = metrics.await {
-                tracing::warn!(%err, "metrics server stopped");
-            }
-        });
+        // The API server's own /metrics has the process's process_* metrics.
+        let mut registries = component::registries(false);
+        let controllers = Controllers::new(client.clone(), &controllers, &mut registries)?;
+        let scheduler_metrics = SchedulerMetrics::register(&mut registries.metrics);
+        component::serve_metrics(
+            &mut tasks,
+            metrics_bind_address,
+            metrics_address_file.as_deref(),
+            registries,
+            components.child_token(),
+        )
+        .await?;
         controller_manager::spawn_controllers(
             &mut tasks,
             client.clone(),

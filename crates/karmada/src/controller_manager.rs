@@ -44,6 +44,10 @@ pub struct ControllerManagerArgs {
     /// Where `/metrics` is served; port 0 picks a free port (printed in the log).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub metrics_bind_address: SocketAddr,
+    /// Once `/metrics` is bound, write its address (`host:port`) to this file: how a supervisor that let port 0
+    /// pick one (`karmadactl local-up --monitoring`) finds it to scrape.
+    #[arg(long)]
+    pub metrics_address_file: Option<PathBuf>,
     #[command(flatten)]
     pub options: ControllerManagerOptions,
     #[command(flatten)]
@@ -141,8 +145,9 @@ impl Controllers {
     pub fn new(
         client: kube::Client,
         options: &ControllerManagerOptions,
-        registry: &mut prometheus_client::registry::Registry,
+        registries: &mut component::Registries,
     ) -> anyhow::Result<Arc<Self>> {
+        let registry = &mut registries.metrics;
         Ok(Arc::new(Controllers {
             client,
             status: StatusControllerConfig {
@@ -174,7 +179,7 @@ impl Controllers {
             },
             cluster_metrics: ClusterMetrics::register(registry),
             execution_metrics: ExecutionMetrics::register(registry),
-            binding_metrics: BindingMetrics::register(registry),
+            binding_metrics: BindingMetrics::register(registry, &mut registries.placements),
             failover: if options.enable_failover {
                 FailoverConfig::enabled()
             } else {
@@ -200,6 +205,7 @@ impl Controllers {
         tasks.spawn(run_cluster_controller_with(
             client.clone(),
             self.cluster,
+            self.cluster_metrics.clone(),
             cancel.child_token(),
         ));
         tasks.spawn(run_status_controller(
@@ -306,19 +312,20 @@ impl Controllers {
 
 pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
-    let mut registry = prometheus_client::registry::Registry::default();
-    let controllers = Controllers::new(client.clone(), &args.options, &mut registry)?;
+    let mut registries = component::registries(true);
+    let controllers = Controllers::new(client.clone(), &args.options, &mut registries)?;
     let election = args.leader_election.config("karmada-controller-manager")?;
 
     let cancel = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let metrics =
-        component::serve_metrics(args.metrics_bind_address, registry, cancel.child_token()).await?;
-    tasks.spawn(async move {
-        if let Err(err) = metrics.await {
-            tracing::warn!(%err, "metrics server stopped");
-        }
-    });
+    component::serve_metrics(
+        &mut tasks,
+        args.metrics_bind_address,
+        args.metrics_address_file.as_deref(),
+        registries,
+        cancel.child_token(),
+    )
+    .await?;
     spawn_controllers(
         &mut tasks,
         client,

@@ -8,6 +8,7 @@ mod component;
 mod controller_manager;
 mod kubeconfig;
 mod lb;
+mod logging;
 mod member_sim;
 mod process;
 mod scheduler;
@@ -29,6 +30,8 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    logging: logging::LoggingArgs,
 }
 
 #[derive(Subcommand)]
@@ -55,13 +58,7 @@ fn main() -> anyhow::Result<()> {
     // Transparent huge pages turn a server's many partly used heap regions into whole 2 MiB
     // pages: 80 MiB of RSS for nothing in the API server benchmark. The opt-out is per process.
     let _ = nix::sys::prctl::set_thp_disable(true);
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init(&cli.logging);
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if matches!(cli.command, Command::AllInOne(_)) {
         // As many workers as the three processes it replaces would have: with one per core, a controller's

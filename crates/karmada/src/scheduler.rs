@@ -22,6 +22,10 @@ pub struct SchedulerArgs {
     /// Where `/metrics` and `/healthz` are served; port 0 picks a free port (printed in the log).
     #[arg(long, default_value = "127.0.0.1:10351")]
     pub metrics_bind_address: SocketAddr,
+    /// Once `/metrics` is bound, write its address (`host:port`) to this file: how a supervisor that let port 0
+    /// pick one (`karmadactl local-up --monitoring`) finds it to scrape.
+    #[arg(long)]
+    pub metrics_address_file: Option<PathBuf>,
     #[command(flatten)]
     pub options: SchedulerOptions,
     #[command(flatten)]
@@ -60,19 +64,20 @@ impl SchedulerOptions {
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
-    let mut registry = prometheus_client::registry::Registry::default();
-    let metrics = SchedulerMetrics::register(&mut registry);
+    let mut registries = component::registries(true);
+    let metrics = SchedulerMetrics::register(&mut registries.metrics);
     let election = args.leader_election.config("karmada-scheduler")?;
 
     let cancel = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let serve =
-        component::serve_metrics(args.metrics_bind_address, registry, cancel.child_token()).await?;
-    tasks.spawn(async move {
-        if let Err(err) = serve.await {
-            tracing::warn!(%err, "metrics server stopped");
-        }
-    });
+    component::serve_metrics(
+        &mut tasks,
+        args.metrics_bind_address,
+        args.metrics_address_file.as_deref(),
+        registries,
+        cancel.child_token(),
+    )
+    .await?;
     // Lease renewals get their own connections, so a burst of scheduling requests cannot delay them.
     let election_client = match election {
         Some(_) => Some(component::kube_client(&args.kubeconfig, args.context.as_deref()).await?),

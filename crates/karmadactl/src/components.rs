@@ -21,6 +21,11 @@ pub fn pid_file(data_dir: &Path, name: &str) -> PathBuf {
     data_dir.join(format!("{name}.pid"))
 }
 
+/// Where component `name` writes the address of its `/metrics` (beside its pid file).
+pub fn metrics_address_file(data_dir: &Path, name: &str) -> PathBuf {
+    data_dir.join(format!("{name}.metrics"))
+}
+
 pub fn log_file(data_dir: &Path, name: &str) -> PathBuf {
     data_dir.join(LOG_DIR).join(format!("{name}.log"))
 }
@@ -80,6 +85,8 @@ pub fn recorded(data_dir: &Path) -> Vec<String> {
 
 fn stop_rank(name: &str) -> u8 {
     match name {
+        // What watches the others goes first, so their stopping raises no alert.
+        "prometheus" => 0,
         "karmada-apiserver" => 3,
         n if n.starts_with("karmada-controller-manager") || n.starts_with("karmada-scheduler") => 2,
         n if n.starts_with("karmada-agent") => 0,

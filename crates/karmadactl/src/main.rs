@@ -5,6 +5,7 @@ mod cmd;
 mod components;
 mod discovery;
 mod kubeconfig;
+mod monitoring;
 mod policy;
 mod printer;
 

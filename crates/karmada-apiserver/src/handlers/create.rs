@@ -51,7 +51,7 @@ async fn create_stored(
     let early_warnings = if def.builtin {
         Vec::new()
     } else {
-        admit(def, &mut object, None)?
+        admit(server, def, &mut object, None)?
     };
     let mut warnings = validate_fields(def, &mut object, options)?;
     warnings.extend(early_warnings);
@@ -70,7 +70,7 @@ async fn create_stored(
         token_request::fill_token_secret(server, ns, &mut object).await?;
     }
     if def.builtin {
-        warnings.extend(admit(def, &mut object, None)?);
+        warnings.extend(admit(server, def, &mut object, None)?);
     }
     if !options.apply {
         hooks::record_update(def, None, &mut object, &options.field_manager, now);

@@ -136,6 +136,26 @@ pub(crate) fn validate_fields(
 /// Runs admission for `def`: defaulting and validation for built-in kinds, Karmada's rules
 /// (and schema-driven nothing else) for custom kinds. Returns warnings, or 422.
 pub(crate) fn admit(
+    server: &ApiServer,
+    def: &ResourceDef,
+    object: &mut Value,
+    old: Option<&Value>,
+) -> Result<Vec<String>, ApiError> {
+    let started = std::time::Instant::now();
+    let admitted = admit_unmetered(def, object, old);
+    // Karmada's own kinds are admitted by what karmada-webhook's webhooks do, named as its webhooks are.
+    let webhook = (!def.builtin && def.group.ends_with("karmada.io"))
+        .then(|| format!("{}.karmada.io", def.kind.to_ascii_lowercase()));
+    server.metrics.observe_admission(
+        if old.is_some() { "UPDATE" } else { "CREATE" },
+        webhook.as_deref(),
+        admitted.is_err(),
+        started.elapsed(),
+    );
+    admitted
+}
+
+fn admit_unmetered(
     def: &ResourceDef,
     object: &mut Value,
     old: Option<&Value>,

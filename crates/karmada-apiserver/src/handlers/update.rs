@@ -260,7 +260,7 @@ async fn try_commit(
 ) -> Result<Option<Written>, ApiError> {
     if part == Part::Main {
         let requested = objects::finalizers(&next);
-        warnings.extend(admit(def, &mut next, Some(live))?);
+        warnings.extend(admit(server, def, &mut next, Some(live))?);
         if objects::is_deleting(live) {
             // Admission may not hold a deleting object back with finalizers of its own.
             let kept: Vec<String> = objects::finalizers(&next)

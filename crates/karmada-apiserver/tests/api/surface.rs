@@ -280,3 +280,27 @@ async fn metrics_count_requests() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn stored_objects_are_counted_per_resource() {
+    let h = Harness::new().await;
+    for name in ["a", "b", "c"] {
+        h.create_configmap("default", name, serde_json::json!({}))
+            .await;
+    }
+    karmada_apiserver::storage_objects::count_all(&h.server).await;
+    let reply = h.get("/metrics").await;
+    let text = String::from_utf8_lossy(&reply.raw);
+    assert!(
+        text.lines()
+            .any(|line| line == r#"apiserver_storage_objects{resource="configmaps"} 3"#),
+        "{text}"
+    );
+    // Namespaces live in the core group too; a grouped resource is named plural.group.
+    assert!(
+        text.contains(
+            r#"apiserver_storage_objects{resource="clusterroles.rbac.authorization.k8s.io"}"#
+        ) || text.contains(r#"apiserver_storage_objects{resource="deployments.apps"} 0"#),
+        "{text}"
+    );
+}

@@ -247,6 +247,10 @@ async fn run_scope(
     let resync = context.config.resync;
     runner::run(
         Loop {
+            name: match scope {
+                BindingScope::Namespaced => "binding-controller",
+                BindingScope::Cluster => "cluster-resource-binding-controller",
+            },
             store: bindings.store,
             context,
             concurrency: usize::from(concurrency),
@@ -260,7 +264,10 @@ async fn run_scope(
                 if !ctx.caches_ready().await {
                     return Ok(Action::await_change());
                 }
-                reconcile(scope, binding, ctx).await
+                let started = std::time::Instant::now();
+                let synced = reconcile(scope, binding, ctx).await;
+                crate::metrics::global().observe_sync_work(synced.is_ok(), started.elapsed());
+                synced
             })
         },
         move |binding: &CompactObject, err: &ControllerError, ctx: &Context| {

@@ -25,9 +25,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{self, ClusterApiError};
 use super::health::{MonitorGrace, pull_monitor_condition};
+use super::metrics::ClusterMetrics;
 use super::taints::desired_taints;
 use crate::keys::{LABEL_KARMADA_SYSTEM, MANAGED_VALUE};
 use crate::names::execution_namespace;
+use crate::runtime::metrics::{ReconcileMetrics, ReconcileResult};
 
 /// Namespace of the Pull clusters' Leases.
 pub const LEASE_NAMESPACE: &str = "karmada-cluster";
@@ -51,17 +53,19 @@ pub async fn run_cluster_controller(
         period,
         grace: MonitorGrace::default(),
     };
-    run_cluster_controller_with(client, config, cancel).await;
+    run_cluster_controller_with(client, config, ClusterMetrics::default(), cancel).await;
 }
 
-/// Runs until `cancel` fires.
+/// Runs until `cancel` fires; every round publishes the Clusters' taints in `metrics`.
 pub async fn run_cluster_controller_with(
     client: kube::Client,
     config: ClusterControllerConfig,
+    metrics: ClusterMetrics,
     cancel: CancellationToken,
 ) {
     let mut ticker = tokio::time::interval(config.period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let reconciles = ReconcileMetrics::new("cluster-controller", 1);
     loop {
         tokio::select! {
             () = cancel.cancelled() => return,
@@ -74,11 +78,18 @@ pub async fn run_cluster_controller_with(
                 continue;
             }
         };
+        metrics.record_taints(clusters.iter().map(|cluster| {
+            let name = cluster.metadata.name.as_deref().unwrap_or_default();
+            let taints = cluster.spec.taints.iter();
+            (name, taints.map(|t| (t.key.as_str(), t.effect.as_str())))
+        }));
         for cluster in clusters {
             let name = cluster.metadata.name.clone().unwrap_or_default();
             let result = tokio::select! {
                 () = cancel.cancelled() => return,
-                r = reconcile_with(&client, cluster, config.grace) => r,
+                r = reconciles.observe(reconcile_with(&client, cluster, config.grace), |r| {
+                    if r.is_ok() { ReconcileResult::Success } else { ReconcileResult::Error }
+                }) => r,
             };
             match result {
                 Err(err) if err.is_conflict() => {

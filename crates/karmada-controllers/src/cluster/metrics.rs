@@ -2,6 +2,8 @@
 //!
 //! `karmada_cluster_ready{cluster_name}` (1/0), and Karmada's `cluster_*` gauges labelled `member_cluster`.
 //! `cluster_sync_status_duration_seconds{member_cluster}` times one status round (probe, collect, publish).
+//! `karmada_cluster_taint{member_cluster,key,effect}` is 1 for each taint a Cluster carries (set by the cluster
+//! controller every round, so a removed taint's series goes): the failover dashboard's taint timeline.
 //! A cluster's series are removed when it is unjoined.
 
 use std::sync::atomic::AtomicU64;
@@ -21,6 +23,13 @@ pub struct ClusterNameLabel {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct MemberClusterLabel {
     pub member_cluster: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TaintLabels {
+    pub member_cluster: String,
+    pub key: String,
+    pub effect: String,
 }
 
 type IntGauges = Family<MemberClusterLabel, Gauge>;
@@ -61,6 +70,9 @@ pub struct ClusterMetrics {
     cpu_allocated_number: FloatGauges,
     pod_allocated_number: IntGauges,
     sync_status_duration: Durations,
+    taints: Family<TaintLabels, Gauge>,
+    /// The taint series the last round set.
+    published_taints: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<TaintLabels>>>,
 }
 
 impl Default for ClusterMetrics {
@@ -77,6 +89,8 @@ impl Default for ClusterMetrics {
             cpu_allocated_number: FloatGauges::default(),
             pod_allocated_number: IntGauges::default(),
             sync_status_duration: Family::new_with_constructor(sync_duration_histogram),
+            taints: Family::default(),
+            published_taints: Default::default(),
         }
     }
 }
@@ -140,7 +154,42 @@ impl ClusterMetrics {
             "Duration in seconds of one status collection round for the cluster",
             m.sync_status_duration.clone(),
         );
+        registry.register(
+            "karmada_cluster_taint",
+            "A taint on the cluster (1), by key and effect",
+            m.taints.clone(),
+        );
         m
+    }
+
+    /// Replaces the taint series with the taints of `clusters` (name, (key, effect) pairs): the whole set, so a
+    /// taint removed since the last round loses its series.
+    pub fn record_taints<'a, T>(&self, clusters: impl IntoIterator<Item = (&'a str, T)>)
+    where
+        T: IntoIterator<Item = (&'a str, &'a str)>,
+    {
+        let mut current = std::collections::HashSet::new();
+        for (cluster, taints) in clusters {
+            for (key, effect) in taints {
+                current.insert(TaintLabels {
+                    member_cluster: cluster.to_string(),
+                    key: key.to_string(),
+                    effect: effect.to_string(),
+                });
+            }
+        }
+        // Series of taints gone go; the others are set (a clear and refill would let a scrape see none).
+        let mut published = self
+            .published_taints
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for gone in published.difference(&current) {
+            self.taints.remove(gone);
+        }
+        for labels in &current {
+            self.taints.get_or_create(labels).set(1);
+        }
+        *published = current;
     }
 
     /// Times one status round of `cluster` (whatever its outcome).
@@ -238,6 +287,28 @@ impl ClusterMetrics {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn taint_series_follow_the_clusters_taints() {
+        let mut registry = Registry::default();
+        let m = ClusterMetrics::register(&mut registry);
+        let encoded = |registry: &Registry| {
+            let mut text = String::new();
+            prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+            text
+        };
+        let not_ready = ("cluster.karmada.io/not-ready", "NoExecute");
+        m.record_taints([("member1", vec![not_ready]), ("member2", vec![])]);
+        let text = encoded(&registry);
+        assert!(
+            text.contains(r#"karmada_cluster_taint{member_cluster="member1",key="cluster.karmada.io/not-ready",effect="NoExecute"} 1"#),
+            "{text}"
+        );
+        assert!(!text.contains(r#"member_cluster="member2""#), "{text}");
+        // The taint removed, its series goes.
+        m.record_taints([("member1", vec![])]);
+        assert!(!encoded(&registry).contains("not-ready"));
+    }
 
     #[test]
     fn gauges_are_exposed_and_forgotten() {

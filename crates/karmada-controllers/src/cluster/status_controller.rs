@@ -28,6 +28,7 @@ use super::health::{ProbeOutcome, ReadyDebouncer, Thresholds, observed_ready_con
 use super::metrics::{ClusterMetrics, ClusterNumbers};
 use super::summary::{node_summary, resource_summary};
 use crate::runtime::MemberClients;
+use crate::runtime::metrics::{ReconcileMetrics, ReconcileResult};
 
 /// The annotation the measured API latency is written to (milliseconds, e.g. `"12ms"`).
 pub const ANNOTATION_API_LATENCY: &str = "cluster.karmada.io/api-latency";
@@ -153,6 +154,8 @@ async fn cluster_loop(
     let mut debouncer = ReadyDebouncer::default();
     let mut ticker = tokio::time::interval(config.update_frequency);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // One loop per cluster, so as many workers as clusters.
+    let reconciles = ReconcileMetrics::new("cluster-status-controller", 0);
     loop {
         tokio::select! {
             () = cancel.cancelled() => return,
@@ -175,7 +178,10 @@ async fn cluster_loop(
         let member = members.client(&cluster).await;
         let round = tokio::select! {
             () = cancel.cancelled() => return,
-            r = sync_cluster_status(&client, cluster, member, &config, &mut debouncer, &metrics) => r,
+            r = reconciles.observe(
+                sync_cluster_status(&client, cluster, member, &config, &mut debouncer, &metrics),
+                |r| if r.is_ok() { ReconcileResult::Success } else { ReconcileResult::Error },
+            ) => r,
         };
         if let Err(err) = round {
             if err.is_conflict() {

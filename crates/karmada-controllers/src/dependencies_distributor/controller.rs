@@ -118,6 +118,7 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
     });
     runner::run(
         Loop {
+            name: "dependencies-distributor",
             store: subscription.store,
             context,
             concurrency: usize::from(config.concurrency),

@@ -86,6 +86,17 @@ impl DeschedulerMetrics {
         Self::register(&mut Registry::default())
     }
 
+    /// Creates the counters of `cluster` at 0 if they do not exist yet.
+    fn watch_cluster(&self, cluster: &str) {
+        let labels = ClusterLabels {
+            member_cluster: cluster.to_string(),
+        };
+        if self.evictions.get(&labels).is_none() {
+            drop(self.evictions.get_or_create(&labels));
+            drop(self.replicas.get_or_create(&labels));
+        }
+    }
+
     fn evicted(&self, cluster: &str, replicas: i32) {
         let labels = ClusterLabels {
             member_cluster: cluster.to_string(),
@@ -146,6 +157,11 @@ async fn round(
         };
         if binding.metadata.deletion_timestamp.is_some() {
             continue;
+        }
+        // Every cluster a binding is placed in has its counters from the start (at 0), so the first eviction there
+        // shows in `increase()` (a series born at 1 would count from 1).
+        for target in &binding.spec.clusters {
+            metrics.watch_cluster(&target.name);
         }
         let uid = binding.metadata.uid.clone().unwrap_or_default();
         let tracked = clocks.remove(&uid).unwrap_or_default();

@@ -44,6 +44,7 @@ use super::skip::DetectorFilter;
 use super::templates::{TemplateKey, Templates, run_discovery};
 use super::{desired_binding, update_binding};
 use crate::names::binding_name;
+use crate::runtime::metrics::{ReconcileMetrics, ReconcileResult};
 use crate::runtime::own_writes::OwnWrites;
 use crate::runtime::queue::{Backoff, WorkQueue};
 use crate::runtime::{
@@ -133,11 +134,15 @@ struct Detector {
     /// Policies whose finalizer needs adding or finalizing.
     finalizing: WorkQueue<PolicyKey>,
     finalizing_backoff: Backoff<PolicyKey>,
+    reconciles: ReconcileMetrics,
 }
+
+/// Karmada's name for the detector's template queue and worker: the metrics' `controller` label.
+const QUEUE_NAME: &str = "resource detector";
 
 /// Runs the resource detector until `cancel` fires.
 pub async fn run(client: kube::Client, config: DetectorConfig, cancel: CancellationToken) {
-    let queue = WorkQueue::new(config.queue_capacity);
+    let queue = WorkQueue::named(config.queue_capacity, QUEUE_NAME);
     let detector = Arc::new(Detector {
         recorder: EventRecorder::new(client.clone(), COMPONENT),
         client: client.clone(),
@@ -150,6 +155,7 @@ pub async fn run(client: kube::Client, config: DetectorConfig, cancel: Cancellat
         release_pending: Mutex::default(),
         finalizing: WorkQueue::new(config.queue_capacity),
         finalizing_backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(60)),
+        reconciles: ReconcileMetrics::new(QUEUE_NAME, config.workers.max(1)),
         config,
     });
     let mut tasks = tokio::task::JoinSet::new();
@@ -215,10 +221,17 @@ pub async fn run(client: kube::Client, config: DetectorConfig, cancel: Cancellat
 
 async fn worker(detector: Arc<Detector>, cancel: CancellationToken) {
     while let Some(key) = detector.queue.next(&cancel).await {
+        let reconciling = detector.reconciles.start();
         let result = tokio::select! {
             () = cancel.cancelled() => return,
             result = detector.reconcile(&key) => result,
         };
+        reconciling.finish(match &result {
+            Ok(Next::Done) => ReconcileResult::Success,
+            Ok(Next::Again) => ReconcileResult::Requeue,
+            Ok(Next::After(_)) => ReconcileResult::RequeueAfter,
+            Err(_) => ReconcileResult::Error,
+        });
         let queue = &detector.queue;
         queue.done(key.clone()).await;
         match result {
@@ -254,6 +267,7 @@ impl Detector {
             return Ok(Next::Done);
         }
         let template = typed::to_json(&object)?;
+        let matching = std::time::Instant::now();
         let (propagation, cluster) = self
             .policies
             .read()
@@ -266,6 +280,9 @@ impl Detector {
             &cluster,
             self.config.preemption,
         );
+        let metrics = crate::metrics::global();
+        metrics.observe_match_policy(matching.elapsed());
+        let claiming = matches!(decision, Decision::Claim(_));
         match decision {
             Decision::Skip(_) | Decision::Waiting => Ok(Next::Done),
             Decision::Retry(message) => {
@@ -296,7 +313,15 @@ impl Detector {
                 Ok(Next::Again)
             }
             Decision::Claim(policy) | Decision::Apply(policy) => {
-                match self.apply(key, &object, template, policy).await {
+                // A claim of a template another policy holds is a preemption.
+                let preempting = claiming && current_claim(&template).is_some();
+                let applying = std::time::Instant::now();
+                let applied = self.apply(key, &object, template, policy).await;
+                metrics.observe_apply_policy(applied.is_ok(), applying.elapsed());
+                if preempting {
+                    metrics.count_preemption(applied.is_ok());
+                }
+                match applied {
                     Ok(next) => Ok(next),
                     Err(err) => {
                         if !err.is_conflict() {

@@ -21,6 +21,7 @@ use crate::keys::{
     CONFLICT_RESOLUTION_OVERWRITE, LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID, LABEL_MANAGED,
     LABEL_RESOURCE_BINDING_PERMANENT_ID, LABEL_WORK_PERMANENT_ID, MANAGED_VALUE,
 };
+use crate::metrics::UpdateOutcome;
 
 /// What applying did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +29,13 @@ pub enum Applied {
     Created,
     Updated,
     Unchanged,
+}
+
+/// A write to a member, for the metrics.
+enum Write {
+    Create(bool),
+    Update(UpdateOutcome),
+    Delete(bool),
 }
 
 /// Why applying did not happen.
@@ -155,6 +163,25 @@ pub struct MemberApplier<'a> {
 }
 
 impl MemberApplier<'_> {
+    /// Counts a write to the member under Karmada's member-write metrics ([`crate::metrics`]).
+    fn count(&self, manifest: &Value, write: Write) {
+        let text = |pointer: &str| {
+            manifest
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let (api_version, kind) = (text("/apiVersion"), text("/kind"));
+        let metrics = crate::metrics::global();
+        match write {
+            Write::Create(ok) => metrics.count_create(ok, api_version, kind, self.cluster),
+            Write::Update(outcome) => {
+                metrics.count_update(outcome, api_version, kind, self.cluster)
+            }
+            Write::Delete(ok) => metrics.count_delete(ok, api_version, kind, self.cluster),
+        }
+    }
+
     fn failed(&self, manifest: &Value, message: impl std::fmt::Display) -> ApplyError {
         ApplyError::Failed(format!(
             "{} in cluster {}: {message}",
@@ -196,10 +223,11 @@ impl MemberApplier<'_> {
             .await
             .map_err(|e| self.failed(manifest, api_message(&e)))?;
         let Some(observed) = observed else {
-            return match api
+            let created = api
                 .create(&PostParams::default(), &to_dynamic(manifest)?)
-                .await
-            {
+                .await;
+            self.count(manifest, Write::Create(created.is_ok()));
+            return match created {
                 Ok(_) => Ok(Applied::Created),
                 // Created meanwhile (e.g. by a user): look again on the retry.
                 Err(e) if is_conflict(&e) => Err(ApplyError::Conflict),
@@ -221,12 +249,21 @@ impl MemberApplier<'_> {
         let settled_key = format!("{}/{}", self.cluster, describe(manifest));
         if covers(&observed, &desired) || self.settled.is_settled(&settled_key, manifest, &observed)
         {
+            self.count(manifest, Write::Update(UpdateOutcome::Unchanged));
             return Ok(Applied::Unchanged);
         }
-        match api
+        let replaced = api
             .replace(name, &PostParams::default(), &to_dynamic(&desired)?)
-            .await
-        {
+            .await;
+        self.count(
+            manifest,
+            Write::Update(if replaced.is_ok() {
+                UpdateOutcome::Updated
+            } else {
+                UpdateOutcome::None
+            }),
+        );
+        match replaced {
             Ok(stored) => {
                 if let Ok(stored) = serde_json::to_value(&stored)
                     && !covers(&stored, &desired)
@@ -274,7 +311,12 @@ impl MemberApplier<'_> {
             }),
             ..DeleteParams::default()
         };
-        match api.delete(name, &params).await {
+        let deleted = api.delete(name, &params).await;
+        self.count(
+            manifest,
+            Write::Delete(deleted.is_ok() || deleted.as_ref().is_err_and(is_not_found)),
+        );
+        match deleted {
             Ok(_) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
             Err(e) if is_conflict(&e) => Err(ApplyError::Conflict),

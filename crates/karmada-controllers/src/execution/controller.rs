@@ -156,6 +156,7 @@ pub async fn run(
 
     runner::run(
         Loop {
+            name: "execution-controller",
             store: works,
             context,
             concurrency: usize::from(concurrency),
@@ -324,7 +325,9 @@ async fn reconcile(
     let reference = work_reference(&work);
     let key = key(&object);
 
+    let work_name = work.metadata.name.as_deref().unwrap_or_default();
     if work.metadata.deletion_timestamp.is_some() {
+        ctx.metrics.forget(&namespace, work_name);
         return delete(&ctx, work, &reference, cluster.as_deref(), cluster_name).await;
     }
     let Some(cluster) = cluster else {
@@ -366,10 +369,14 @@ async fn reconcile(
             .await;
     }
     if suspended {
+        ctx.metrics.forget(&namespace, work_name);
         write_status(&ctx, &work, status).await?;
         return Ok(Action::await_change());
     }
+    ctx.metrics
+        .dispatch_wanted(&namespace, work_name, generation);
 
+    let syncing = Instant::now();
     let (applied, retry) = if !is_ready(&cluster) {
         let message = format!("cluster {cluster_name} is not ready");
         (
@@ -391,15 +398,9 @@ async fn reconcile(
                     settled: &ctx.settled,
                 };
                 let mut outcomes = Vec::new();
+                let attempt = Instant::now();
                 for manifest in &work.spec.workload.manifests {
-                    let started = Instant::now();
                     let result = applier.apply(manifest).await;
-                    let label = if result.is_ok() {
-                        ApplyResult::Success
-                    } else {
-                        ApplyResult::Error
-                    };
-                    ctx.metrics.observe(cluster_name, label, started.elapsed());
                     match result {
                         Ok(_) => outcomes.push(Ok(())),
                         Err(ApplyError::Conflict) => {
@@ -409,6 +410,17 @@ async fn reconcile(
                     }
                 }
                 let failed = outcomes.iter().any(Result::is_err);
+                ctx.metrics.dispatched(
+                    cluster_name,
+                    &namespace,
+                    work_name,
+                    if failed {
+                        ApplyResult::Error
+                    } else {
+                        ApplyResult::Success
+                    },
+                    attempt.elapsed(),
+                );
                 (
                     conditions::applied(&outcomes, generation, now),
                     failed.then(|| ctx.backoff.failed(&key)),
@@ -417,6 +429,7 @@ async fn reconcile(
         }
     };
     let ok = applied.status == "True";
+    crate::metrics::global().observe_sync_workload(ok, syncing.elapsed());
     let message = applied.message.clone();
     let applied_changed = conditions::upsert(&mut status.conditions, applied);
     write_status(&ctx, &work, status).await?;

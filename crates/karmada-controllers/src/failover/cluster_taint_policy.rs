@@ -125,7 +125,7 @@ pub async fn run(client: kube::Client, cancel: CancellationToken) {
     });
     controller
         .run(
-            reconcile,
+            crate::runtime::metrics::instrumented(NAME, 0, reconcile),
             |_, err: &ControllerError, _| Action::requeue(err.retry_after()),
             context,
         )

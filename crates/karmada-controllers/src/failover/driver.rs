@@ -476,6 +476,24 @@ fn named_clusters(object: &CompactObject) -> BTreeSet<String> {
 /// replica counts and conditions the status controller keeps rewriting, which at scale would wake every
 /// controller for every binding many times a second), and by a failover-relevant change of a Cluster the binding
 /// targets or evicts from.
+/// The name Karmada gives the controller (and its queue) that runs failover controller `name` over one kind of
+/// binding: the metrics' `controller` label.
+fn karmada_controller_name(name: &'static str, cluster_scoped: bool) -> &'static str {
+    match (name, cluster_scoped) {
+        (super::taint_manager::NAME, false) => "binding-eviction",
+        (super::taint_manager::NAME, true) => "cluster-binding-eviction",
+        (super::application::NAME, false) => "resource-binding-application-failover-controller",
+        (super::application::NAME, true) => {
+            "cluster-resource-binding-application-failover-controller"
+        }
+        (super::graceful_eviction::NAME, false) => "resource-binding-graceful-eviction-controller",
+        (super::graceful_eviction::NAME, true) => {
+            "cluster-resource-binding-graceful-eviction-controller"
+        }
+        _ => name,
+    }
+}
+
 pub(crate) async fn run_binding_controller<F, Fut>(
     shared: Arc<Shared>,
     name: &'static str,
@@ -535,6 +553,7 @@ pub(crate) async fn run_binding_controller<F, Fut>(
     });
     runner::run(
         Loop {
+            name: karmada_controller_name(name, cluster_scoped),
             store,
             context,
             concurrency: usize::from(concurrency),

@@ -97,7 +97,15 @@ pub async fn run(client: kube::Client, config: NamespaceSyncConfig, cancel: Canc
         client,
     });
     controller
-        .run(reconcile, error_policy, context)
+        .run(
+            crate::runtime::metrics::instrumented(
+                COMPONENT,
+                usize::from(config.concurrency),
+                reconcile,
+            ),
+            error_policy,
+            context,
+        )
         .for_each(|result| async move {
             if let Err(err) = result {
                 tracing::debug!(%err, "namespace sync reconcile");

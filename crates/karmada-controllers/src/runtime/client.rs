@@ -21,6 +21,8 @@
 //! (16) closed and reopened connections within a burst, and the TLS handshakes cost the API server about a fifth
 //! more CPU while a failed member's workloads moved.
 //!
+//! Every request is counted and timed as client-go's REST client metrics ([`super::client_metrics`]).
+//!
 //! Otherwise the stack is kube's own: connect/read/write timeouts, the base URI, retry of 429/503/504 when the
 //! config asks for it, authentication (tokens, exec plugins), impersonation headers.
 
@@ -95,6 +97,8 @@ fn build(config: kube::Config, http2: bool) -> Result<kube::Client, kube::Error>
         .layer(config.extra_headers_layer()?)
         // kube's auth and retry layers speak boxed errors.
         .map_err(tower::BoxError::from)
+        // Innermost, so each attempt of a retried request counts, with the host the base URI set.
+        .layer(super::client_metrics::RestClientMetricsLayer::default())
         .service(http);
     Ok(kube::Client::new(service, config.default_namespace))
 }

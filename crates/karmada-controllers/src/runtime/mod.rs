@@ -12,6 +12,7 @@
 pub mod cache;
 pub mod changes;
 pub mod client;
+pub mod client_metrics;
 pub mod compact;
 pub mod error;
 pub mod events;
@@ -19,6 +20,7 @@ pub mod informer;
 pub mod leader_election;
 pub mod members;
 pub mod meta;
+pub mod metrics;
 pub mod own_writes;
 pub mod pairs;
 pub mod queue;

@@ -9,8 +9,11 @@
 //! Bounded: at most `capacity` distinct keys wait; [`WorkQueue::add`] waits for room (backpressure on the
 //! watchers that feed it) instead of growing without limit. A burst's room is given back once the queue
 //! drains (collections keep their largest size otherwise, and a burst of 10,000 keys would stay allocated).
+//!
+//! A queue made with [`WorkQueue::named`] records client-go's workqueue metrics under its name
+//! ([`super::metrics::QueueMetrics`]); the in-progress gauges are refreshed by [`WorkQueue::run_delays`].
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -19,10 +22,17 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::QueueMetrics;
+
+/// How often a named queue's in-progress gauges are refreshed (client-go: every 500 ms).
+const GAUGE_PERIOD: Duration = Duration::from_secs(1);
+
 struct State<K> {
     queue: VecDeque<K>,
-    queued: HashSet<K>,
-    processing: HashSet<K>,
+    /// Waiting keys and when each was added.
+    queued: HashMap<K, Instant>,
+    /// Keys being processed and since when.
+    processing: HashMap<K, Instant>,
     dirty: HashSet<K>,
     /// (deadline, sequence) → key; the sequence keeps equal deadlines apart.
     delayed: BTreeMap<(Instant, u64), K>,
@@ -62,6 +72,7 @@ struct Shared<K> {
     room: Notify,
     /// A delayed key was added (the timer may need to wake earlier).
     timer: Notify,
+    metrics: Option<QueueMetrics>,
 }
 
 /// The queue; cheap to clone (all clones share one queue).
@@ -80,12 +91,21 @@ impl<K> Clone for WorkQueue<K> {
 impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
     /// A queue holding at most `capacity` waiting keys (at least 1).
     pub fn new(capacity: usize) -> Self {
+        Self::with_metrics(capacity, None)
+    }
+
+    /// Like [`Self::new`], recording the workqueue metrics under `name` (Karmada's controller name).
+    pub fn named(capacity: usize, name: &str) -> Self {
+        Self::with_metrics(capacity, Some(QueueMetrics::new(name)))
+    }
+
+    fn with_metrics(capacity: usize, metrics: Option<QueueMetrics>) -> Self {
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
-                    queued: HashSet::new(),
-                    processing: HashSet::new(),
+                    queued: HashMap::new(),
+                    processing: HashMap::new(),
                     dirty: HashSet::new(),
                     delayed: BTreeMap::new(),
                     sequence: 0,
@@ -94,6 +114,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
                 ready: Notify::new(),
                 room: Notify::new(),
                 timer: Notify::new(),
+                metrics,
             }),
         }
     }
@@ -115,16 +136,24 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
             room.as_mut().enable();
             {
                 let mut state = self.lock();
-                if state.queued.contains(&key) {
+                if state.queued.contains_key(&key) {
                     return;
                 }
-                if state.processing.contains(&key) {
-                    state.dirty.insert(key);
+                if state.processing.contains_key(&key) {
+                    if state.dirty.insert(key)
+                        && let Some(metrics) = &self.shared.metrics
+                    {
+                        metrics.adds.inc();
+                    }
                     return;
                 }
                 if state.queue.len() < self.shared.capacity {
-                    state.queued.insert(key.clone());
+                    state.queued.insert(key.clone(), Instant::now());
                     state.queue.push_back(key);
+                    if let Some(metrics) = &self.shared.metrics {
+                        metrics.adds.inc();
+                        metrics.depth.set(gauge_value(state.queue.len()));
+                    }
                     drop(state);
                     self.shared.ready.notify_one();
                     return;
@@ -136,6 +165,9 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
 
     /// Adds `key` once `delay` has passed (needs [`Self::run_delays`] running).
     pub fn add_after(&self, key: K, delay: Duration) {
+        if let Some(metrics) = &self.shared.metrics {
+            metrics.retries.inc();
+        }
         let mut state = self.lock();
         let sequence = state.sequence;
         state.sequence = state.sequence.wrapping_add(1);
@@ -155,8 +187,15 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
             {
                 let mut state = self.lock();
                 if let Some(key) = state.queue.pop_front() {
-                    state.queued.remove(&key);
-                    state.processing.insert(key.clone());
+                    let now = Instant::now();
+                    let added = state.queued.remove(&key).unwrap_or(now);
+                    state.processing.insert(key.clone(), now);
+                    if let Some(metrics) = &self.shared.metrics {
+                        metrics.depth.set(gauge_value(state.queue.len()));
+                        metrics
+                            .queue_duration
+                            .observe(now.duration_since(added).as_secs_f64());
+                    }
                     let more = !state.queue.is_empty();
                     if !more {
                         state.release_room();
@@ -181,7 +220,13 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
     pub async fn done(&self, key: K) {
         let again = {
             let mut state = self.lock();
-            state.processing.remove(&key);
+            if let Some(started) = state.processing.remove(&key)
+                && let Some(metrics) = &self.shared.metrics
+            {
+                metrics
+                    .work_duration
+                    .observe(started.elapsed().as_secs_f64());
+            }
             state.dirty.remove(&key)
         };
         if again {
@@ -198,8 +243,31 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
         self.len() == 0
     }
 
-    /// Moves delayed keys into the queue when their time comes, until `cancel` fires.
+    /// Refreshes the in-progress gauges: the seconds of work begun and not done, and the oldest such work.
+    fn refresh_gauges(&self) {
+        let Some(metrics) = &self.shared.metrics else {
+            return;
+        };
+        let state = self.lock();
+        let now = Instant::now();
+        let (total, longest) = state
+            .processing
+            .values()
+            .map(|started| now.duration_since(*started).as_secs_f64())
+            .fold((0.0, 0.0_f64), |(total, longest), age| {
+                (total + age, longest.max(age))
+            });
+        drop(state);
+        metrics.unfinished_work.set(total);
+        metrics.longest_running.set(longest);
+    }
+
+    /// Moves delayed keys into the queue when their time comes, until `cancel` fires; for a named queue, also
+    /// refreshes the in-progress gauges every second.
     pub async fn run_delays(self, cancel: CancellationToken) {
+        let mut gauges = tokio::time::interval(GAUGE_PERIOD);
+        gauges.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let refresh = self.shared.metrics.is_some();
         loop {
             let woken = self.shared.timer.notified();
             tokio::pin!(woken);
@@ -232,9 +300,14 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
                 () = cancel.cancelled() => return,
                 () = &mut woken => {}
                 () = sleep => {}
+                _ = gauges.tick(), if refresh => self.refresh_gauges(),
             }
         }
     }
+}
+
+fn gauge_value(count: usize) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
 }
 
 /// Per-key exponential backoff for retries: `base`, doubling per consecutive failure, at most `max`.
@@ -320,6 +393,64 @@ mod tests {
         assert_eq!(queue.next(&cancel).await, Some(1));
         adder.await.expect("adder");
         assert_eq!(queue.next(&cancel).await, Some(2));
+    }
+
+    /// The value of `series` in the process's runtime metrics.
+    fn sample(series: &str) -> Option<f64> {
+        let text = crate::runtime::metrics::exposition_of(|registry| {
+            crate::runtime::metrics::global().register(registry)
+        });
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_named_queue_records_client_gos_workqueue_metrics() {
+        let queue = WorkQueue::named(10, "queue-test");
+        let labels = r#"{name="queue-test",controller="queue-test"}"#;
+        let cancel = CancellationToken::new();
+        let timer = tokio::spawn(queue.clone().run_delays(cancel.clone()));
+        queue.add("a").await;
+        queue.add("b").await;
+        queue.add("a").await;
+        assert_eq!(sample(&format!("workqueue_adds_total{labels}")), Some(2.0));
+        assert_eq!(
+            sample(r#"workqueue_depth{name="queue-test",controller="queue-test",priority=""}"#),
+            Some(2.0)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(queue.next(&cancel).await, Some("a"));
+        // Waited 20 ms: in the 0.1 s bucket, not the 0.01 s one.
+        let waited = |le: &str| {
+            sample(&format!(
+                r#"workqueue_queue_duration_seconds_bucket{{le="{le}",name="queue-test",controller="queue-test"}}"#
+            ))
+        };
+        assert_eq!(waited("0.01"), Some(0.0));
+        assert_eq!(waited("0.1"), Some(1.0));
+        // "a" is worked on for 3 s: the in-progress gauges show it once refreshed.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        tokio::task::yield_now().await;
+        let longest = sample(&format!(
+            "workqueue_longest_running_processor_seconds{labels}"
+        ))
+        .expect("gauge");
+        assert!((2.0..=3.0).contains(&longest), "{longest}");
+        assert!(
+            sample(&format!("workqueue_unfinished_work_seconds{labels}")).expect("gauge") >= 2.0
+        );
+        queue.done("a").await;
+        assert_eq!(
+            sample(&format!("workqueue_work_duration_seconds_count{labels}")),
+            Some(1.0)
+        );
+        queue.add_after("c", Duration::from_millis(5));
+        assert_eq!(
+            sample(&format!("workqueue_retries_total{labels}")),
+            Some(1.0)
+        );
+        cancel.cancel();
+        timer.await.expect("timer");
     }
 
     #[tokio::test]

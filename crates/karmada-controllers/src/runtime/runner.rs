@@ -13,6 +13,9 @@
 //! back once after); keys missing from the cache are skipped (the object is gone); an error goes to the
 //! error policy, whose [`Action`] says when to retry; level-triggered throughout, so a late or repeated
 //! trigger is harmless.
+//!
+//! Every loop records controller-runtime's reconcile metrics and client-go's workqueue metrics under its
+//! controller's name ([`Loop::name`], Karmada's name for the controller; see [`super::metrics`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,6 +25,7 @@ use futures::{Stream, StreamExt};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::{ReconcileMetrics, ReconcileResult};
 use super::queue::WorkQueue;
 use super::{Cache, CompactObject, ControllerError};
 
@@ -73,6 +77,8 @@ impl ObjectKey {
 
 /// How a controller's loop runs.
 pub struct Loop<C> {
+    /// The controller's name as Karmada names it (`binding-controller`, ...): the metrics' `controller` label.
+    pub name: &'static str,
     /// The shared cache the keys are looked up in.
     pub store: Cache,
     pub context: Arc<C>,
@@ -96,7 +102,8 @@ pub async fn run<C, T, R, F, E>(
     F: Future<Output = Result<Action, ControllerError>> + Send + 'static,
     E: Fn(&CompactObject, &ControllerError, &C) -> Action + Send + Sync + 'static,
 {
-    let queue = WorkQueue::new(QUEUE_CAPACITY);
+    let queue = WorkQueue::named(QUEUE_CAPACITY, config.name);
+    let metrics = ReconcileMetrics::new(config.name, config.concurrency.max(1));
     let mut tasks = JoinSet::new();
     tasks.spawn(queue.clone().run_delays(cancel.clone()));
     tasks.spawn(feed(queue.clone(), triggers, cancel.clone()));
@@ -112,6 +119,7 @@ pub async fn run<C, T, R, F, E>(
         config,
         reconcile,
         error_policy,
+        metrics,
     });
     for _ in 0..shared.config.concurrency.max(1) {
         tasks.spawn(work(shared.clone(), queue.clone(), cancel.clone()));
@@ -128,6 +136,7 @@ struct Shared<C, R, E> {
     config: Loop<C>,
     reconcile: R,
     error_policy: E,
+    metrics: ReconcileMetrics,
 }
 
 async fn feed<T>(queue: WorkQueue<ObjectKey>, triggers: T, cancel: CancellationToken)
@@ -177,13 +186,23 @@ async fn work<C, R, F, E>(
     while let Some(key) = queue.next(&cancel).await {
         let action = match config.store.get_key(&key) {
             Some(object) => {
+                let reconciling = shared.metrics.start();
                 let reconciled = tokio::select! {
                     () = cancel.cancelled() => return,
                     result = (shared.reconcile)(object.clone(), config.context.clone()) => result,
                 };
                 match reconciled {
-                    Ok(action) => action,
-                    Err(err) => (shared.error_policy)(&object, &err, &config.context),
+                    Ok(action) => {
+                        reconciling.finish(match action {
+                            Action::AwaitChange => ReconcileResult::Success,
+                            Action::Requeue(_) => ReconcileResult::RequeueAfter,
+                        });
+                        action
+                    }
+                    Err(err) => {
+                        reconciling.finish(ReconcileResult::Error);
+                        (shared.error_policy)(&object, &err, &config.context)
+                    }
                 }
             }
             // Gone from the cache: nothing to reconcile (a delete is seen as the object's last update).
@@ -330,6 +349,7 @@ mod tests {
         let cancel = CancellationToken::new();
         tokio::spawn(run(
             Loop {
+                name: "runner-test",
                 store,
                 context,
                 concurrency: 4,

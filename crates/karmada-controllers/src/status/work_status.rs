@@ -166,6 +166,7 @@ pub async fn run(
     let woken = crate::status::coalesce::coalesced(woken, WINDOW);
     runner::run(
         Loop {
+            name: "work-status-controller",
             store: works,
             context: context.clone(),
             concurrency: usize::from(config.concurrency),

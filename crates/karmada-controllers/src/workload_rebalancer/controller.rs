@@ -64,7 +64,16 @@ pub async fn run(client: kube::Client, config: RebalancerConfig, cancel: Cancell
     .graceful_shutdown_on(cancel.cancelled_owned());
     let context = Arc::new(Context { client });
     controller
-        .run(reconcile, error_policy, context)
+        .run(
+            // Karmada's name for the controller.
+            crate::runtime::metrics::instrumented(
+                "workload-rebalancer",
+                usize::from(config.concurrency),
+                reconcile,
+            ),
+            error_policy,
+            context,
+        )
         .for_each(|result| async move {
             if let Err(err) = result {
                 tracing::debug!(%err, "workload rebalancer reconcile");

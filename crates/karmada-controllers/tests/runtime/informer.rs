@@ -217,7 +217,7 @@ async fn config_map_gets(control_plane: &ControlPlane) -> f64 {
     text.lines()
         .filter(|l| {
             l.starts_with("apiserver_request_total{")
-                && l.contains(r#"verb="get""#)
+                && l.contains(r#"verb="GET""#)
                 && l.contains(r#"resource="configmaps""#)
         })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())

@@ -150,7 +150,7 @@ async fn works_aggregate_onto_the_binding_and_the_deployment() {
     }
 
     let mut registry = Registry::default();
-    let metrics = BindingMetrics::register(&mut registry);
+    let metrics = BindingMetrics::register(&mut registry, &mut Registry::default());
     let task = tokio::spawn(binding_status::run(
         control_plane.client.clone(),
         BindingStatusConfig::default(),

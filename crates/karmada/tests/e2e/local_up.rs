@@ -16,16 +16,16 @@ use crate::harness::{Run, bin, free_port, rows, wait_within};
 const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A local-up data directory; dropping it runs local-down and closes the components' stdin.
-struct Local {
+pub(crate) struct Local {
     _tmp: tempfile::TempDir,
-    data: PathBuf,
+    pub(crate) data: PathBuf,
     port: u16,
     stdin: Option<PipeWriter>,
     reader: std::io::PipeReader,
 }
 
 impl Local {
-    fn new() -> Local {
+    pub(crate) fn new() -> Local {
         let tmp = tempfile::tempdir().expect("tempdir");
         let data = tmp.path().join("karmada");
         let (reader, writer) = std::io::pipe().expect("pipe");
@@ -38,12 +38,12 @@ impl Local {
         }
     }
 
-    fn kubeconfig(&self) -> PathBuf {
+    pub(crate) fn kubeconfig(&self) -> PathBuf {
         self.data.join("karmada-apiserver.config")
     }
 
     /// karmadactl with the held pipe as stdin.
-    fn karmadactl(&self, args: &[&str]) -> Run {
+    pub(crate) fn karmadactl(&self, args: &[&str]) -> Run {
         Run::from(
             Command::new(bin("karmadactl"))
                 .args(args)
@@ -57,7 +57,7 @@ impl Local {
         self.local_up_with(&[])
     }
 
-    fn local_up_with(&self, extra: &[&str]) -> Run {
+    pub(crate) fn local_up_with(&self, extra: &[&str]) -> Run {
         let data = self.data.to_str().expect("utf8").to_string();
         let port = self.port.to_string();
         let mut args = vec![
@@ -76,7 +76,7 @@ impl Local {
         self.karmadactl(&args)
     }
 
-    fn kubectl(&self, args: &[&str]) -> Run {
+    pub(crate) fn kubectl(&self, args: &[&str]) -> Run {
         Run::from(
             Command::new("kubectl")
                 .arg("--kubeconfig")

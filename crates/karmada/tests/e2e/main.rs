@@ -22,6 +22,7 @@ mod kubectl_write;
 mod leader;
 mod local_up;
 mod member_sim;
+mod monitoring;
 mod plane;
 mod propagation;
 mod pull;

@@ -77,6 +77,8 @@ pub struct ControlPlane {
     pub enable_failover: bool,
     /// One `karmada all-in-one` process instead of three.
     pub all_in_one: bool,
+    /// More arguments for the controller-manager (or the all-in-one process).
+    pub controller_manager_args: Vec<String>,
 }
 
 impl ControlPlane {
@@ -97,7 +99,16 @@ impl ControlPlane {
             exit_with_stdin,
             enable_failover: false,
             all_in_one: false,
+            controller_manager_args: Vec::new(),
         })
+    }
+
+    /// The arguments given for `subcommand` beyond the ones init passes.
+    pub fn extra_args(&self, subcommand: &str) -> &[String] {
+        match subcommand {
+            "controller-manager" | ALL_IN_ONE => &self.controller_manager_args,
+            _ => &[],
+        }
     }
 
     pub fn kubeconfig(&self) -> PathBuf {
@@ -199,10 +210,13 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
                 args.extend(os_args([
                     "--metrics-bind-address".as_ref(),
                     "127.0.0.1:0".as_ref(),
+                    "--metrics-address-file".as_ref(),
+                    components::metrics_address_file(data_dir, APISERVER).as_os_str(),
                 ]));
                 if plane.enable_failover {
                     args.extend(os_args(["--enable-failover".as_ref()]));
                 }
+                args.extend(plane.extra_args(ALL_IN_ONE).iter().map(OsString::from));
             }
             let mut child = components::launch(Launch {
                 name: APISERVER,
@@ -266,6 +280,14 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
         if plane.enable_failover && subcommand == "controller-manager" {
             command_args.extend(os_args(["--enable-failover".as_ref()]));
         }
+        // Beside the pid file, where `local-up --monitoring` finds what to scrape.
+        if help.contains("--metrics-address-file") {
+            command_args.extend(os_args([
+                "--metrics-address-file".as_ref(),
+                components::metrics_address_file(data_dir, name).as_os_str(),
+            ]));
+        }
+        command_args.extend(plane.extra_args(subcommand).iter().map(OsString::from));
         // The controller-manager signs Pull-mode agents' certificates with the API server's CA.
         if help.contains("--cluster-signing-cert-file") {
             let pki = data_dir.join("pki");

@@ -55,6 +55,42 @@ pub struct LocalUpArgs {
     /// and scheduler.
     #[arg(long)]
     pub all_in_one: bool,
+    /// Cluster failover: passes `--enable-failover` to the controller-manager.
+    #[arg(long)]
+    pub enable_failover: bool,
+    /// One more argument for the controller-manager (or the all-in-one process), e.g.
+    /// `--controller-manager-arg=--enable-descheduler`; repeat for more.
+    #[arg(
+        long = "controller-manager-arg",
+        value_name = "ARG",
+        allow_hyphen_values = true
+    )]
+    pub controller_manager_args: Vec<String>,
+    /// Also start Prometheus (Debian's `prometheus`) scraping every component and member, with Karmada's
+    /// alerting rules loaded; its URL is printed and `local-down` stops it. Config, rules and the Grafana
+    /// dashboards to import are written to DIR/monitoring.
+    #[arg(long)]
+    pub monitoring: bool,
+    /// Port Prometheus listens on (127.0.0.1); 0 picks a free one.
+    #[arg(long, default_value_t = 9090, requires = "monitoring")]
+    pub monitoring_port: u16,
+    /// How often Prometheus scrapes every target and evaluates the rules.
+    #[arg(long, default_value = "15s", requires = "monitoring", value_parser = parse_interval)]
+    pub monitoring_scrape_interval: String,
+}
+
+/// A Prometheus duration (`15s`, `500ms`, `1m`).
+fn parse_interval(text: &str) -> Result<String, String> {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &text[digits.len()..];
+    if digits.is_empty()
+        || !digits.chars().all(|c| c.is_ascii_digit())
+        || !["ms", "s", "m", "h"].contains(&unit)
+        || digits.chars().all(|c| c == '0')
+    {
+        return Err("expected a positive duration such as 15s, 500ms or 1m".to_string());
+    }
+    Ok(text.to_string())
 }
 
 #[derive(Args, Debug)]
@@ -106,8 +142,14 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
         args.exit_with_stdin,
     )?;
     plane.all_in_one = args.all_in_one;
+    plane.enable_failover = args.enable_failover;
+    plane.controller_manager_args = args.controller_manager_args.clone();
+    if args.monitoring {
+        // Before anything starts: a missing Prometheus should not leave a half-started federation behind.
+        crate::monitoring::prometheus::find_prometheus()?;
+    }
     let ports = member_ports(args.port, args.member_port)?;
-    let mut progress = Progress::new(7);
+    let mut progress = Progress::new(if args.monitoring { 8 } else { 7 });
     init::up(&plane, &mut progress).await?;
     let data_dir = &plane.data_dir;
     let karmada_kubeconfig = plane.kubeconfig();
@@ -174,6 +216,41 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     )
     .await?;
 
+    let prometheus = if args.monitoring {
+        progress.step(
+            "starting Prometheus",
+            &data_dir
+                .join(crate::monitoring::prometheus::DIR)
+                .display()
+                .to_string(),
+        );
+        let merged = kubeconfig::read(&karmada_kubeconfig)?;
+        let members: Vec<(&str, Value)> = MEMBERS
+            .iter()
+            .map(|name| {
+                Ok((
+                    *name,
+                    kubeconfig::read(&members_dir.join(format!("{name}.config")))?,
+                ))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let url = crate::monitoring::prometheus::up(
+            data_dir,
+            &merged,
+            KARMADA_CONTEXT,
+            &members,
+            &crate::monitoring::prometheus::MonitoringOptions {
+                port: args.monitoring_port,
+                scrape_interval: args.monitoring_scrape_interval.clone(),
+            },
+        )
+        .await?;
+        progress.note(&format!("Prometheus ready at {url}"));
+        Some(url)
+    } else {
+        None
+    };
+
     let kc = karmada_kubeconfig.display();
     println!();
     println!(
@@ -189,6 +266,14 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     println!("  karmadactl get clusters");
     println!("  kubectl --context member1 get nodes");
     println!("Logs: {}", data_dir.join(components::LOG_DIR).display());
+    if let Some(url) = prometheus {
+        let dir = data_dir.join(crate::monitoring::prometheus::DIR);
+        println!("Prometheus: {url} (alerts: {url}/alerts)");
+        println!(
+            "  Grafana dashboards to import: {}",
+            dir.join("dashboards").display()
+        );
+    }
     println!(
         "Stop everything with: karmadactl local-down --karmada-data {}",
         data_dir.display()

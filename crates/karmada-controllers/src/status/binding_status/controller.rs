@@ -306,6 +306,10 @@ async fn drive(
     // reconciles wait for the Work cache instead.
     runner::run(
         Loop {
+            name: match context.scope {
+                BindingScope::Namespaced => "resource-binding-status-controller",
+                BindingScope::Cluster => "cluster-resource-binding-status-controller",
+            },
             store: bindings.store,
             context,
             concurrency: usize::from(config.concurrency),
@@ -410,6 +414,11 @@ async fn reconcile(
         &name,
         i64::from(binding.spec.replicas),
         ready_replicas(&status.aggregated_status),
+        binding
+            .spec
+            .clusters
+            .iter()
+            .map(|target| (target.name.as_str(), i64::from(target.replicas))),
     );
     aggregate_template(shared, &binding, &status.aggregated_status).await?;
     Ok(Action::await_change())

@@ -2,7 +2,7 @@
 //! stopped (like `init` does for the API server: own process group, pid file, log file).
 //!
 //! Layout: `<karmada-data>/agents/<cluster>/` holds `karmada-agent.config` (the agent's kubeconfig, 0600),
-//! `karmada-agent.pid` and `karmada-agent.log`.
+//! `karmada-agent.pid`, `karmada-agent.log` and `karmada-agent.metrics` (the address its `/metrics` is served on).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -15,6 +15,8 @@ use nix::unistd::Pid;
 pub const KUBECONFIG_FILE: &str = "karmada-agent.config";
 pub const PID_FILE: &str = "karmada-agent.pid";
 pub const LOG_FILE: &str = "karmada-agent.log";
+/// Where the agent writes the address of its `/metrics` (on a free port, so agents never collide).
+pub const METRICS_ADDRESS_FILE: &str = "karmada-agent.metrics";
 const STOP_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The directory of the agent of `cluster`.
@@ -63,6 +65,14 @@ pub fn start(launch: &AgentLaunch<'_>) -> anyhow::Result<(u32, std::process::Chi
     if let Some(context) = launch.cluster_context {
         command.arg("--cluster-context").arg(context);
     }
+    // A free port: several agents, and the controller-manager, may run on this host.
+    command
+        .args([
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--metrics-address-file",
+        ])
+        .arg(launch.dir.join(METRICS_ADDRESS_FILE));
     command
         .args(&launch.extra_args)
         .stdin(Stdio::null())
