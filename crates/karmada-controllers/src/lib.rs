@@ -23,6 +23,7 @@ pub mod detector;
 pub mod execution;
 pub mod failover;
 pub mod keys;
+pub mod mcs;
 pub mod names;
 pub mod namespace;
 pub mod reserved;
