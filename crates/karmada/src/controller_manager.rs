@@ -305,6 +305,16 @@ impl Controllers {
             informers.clone(),
             cancel.child_token(),
         ));
+        tasks.spawn(karmada_controllers::multiclusterservice::controller::run(
+            client.clone(),
+            informers.clone(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::multiclusterservice::dispatch::run(
+            client.clone(),
+            informers.clone(),
+            cancel.child_token(),
+        ));
         tasks.spawn(karmada_controllers::workload_rebalancer::run(
             client.clone(),
             Default::default(),
