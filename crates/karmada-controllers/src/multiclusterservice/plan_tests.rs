@@ -163,5 +163,6 @@ fn collected_slices_are_dispatched_under_the_service_name() {
         "endpointslice-dispatch-controller.karmada.io"
     );
     assert_eq!(slice["endpoints"][0]["addresses"][0], "10.100.0.5");
+    assert_eq!(slice["metadata"]["labels"]["karmada.io/managed"], "true");
     assert!(dispatched_up_to_date(&work, &work));
 }
