@@ -8,6 +8,7 @@ mod api_requests;
 mod apiserver;
 mod clusters;
 mod failover;
+mod mcs;
 mod member_sim;
 mod process;
 mod propagation;
@@ -39,6 +40,8 @@ enum Command {
     Clusters(clusters::Args),
     /// Failover: a member made unreachable, time until its replicas are Ready elsewhere (500 workloads).
     Failover(failover::Args),
+    /// Multi-cluster Services: provider endpoint change → consumer DNS answer, and DNS queries per second.
+    Mcs(mcs::Args),
 }
 
 #[tokio::main]
@@ -50,5 +53,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Propagation(args) => propagation::run(args).await,
         Command::Clusters(args) => clusters::run(args).await,
         Command::Failover(args) => failover::run(args).await,
+        Command::Mcs(args) => mcs::run(args).await,
     }
 }
