@@ -98,7 +98,7 @@ fn endpoint_slices_follow_pods() {
     sim.create(svc);
     sim.settle();
     // The name comes from the stored Service (its uid is part of the seed).
-    let name = slice_name(&sim.get("Service", "default", "web"));
+    let name = slice_name(sim.get("Service", "default", "web"));
     let slice = sim.get("EndpointSlice", "default", &name);
     assert!(
         name.starts_with("web-") && name.len() == "web-".len() + 5,

@@ -361,15 +361,16 @@ mod tests {
             service,
         };
         // (what, clusters, reports, valid, valid message contains, conflict, conflict message contains)
-        let cases: Vec<(
-            &str,
-            Vec<&str>,
-            Vec<ClusterReport<'_>>,
-            &str,
-            &str,
-            &str,
-            &str,
-        )> = vec![
+        type Case<'a> = (
+            &'a str,
+            Vec<&'a str>,
+            Vec<ClusterReport<'a>>,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+        );
+        let cases: Vec<Case<'_>> = vec![
             (
                 "not propagated",
                 vec![],
@@ -502,7 +503,7 @@ mod tests {
                     service: None,
                 }],
             ),
-            &[first.valid.clone()],
+            std::slice::from_ref(&first.valid),
             later,
         );
         assert_eq!(gone.valid.last_transition_time, Some(Time(later)));

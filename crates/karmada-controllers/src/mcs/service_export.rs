@@ -311,10 +311,6 @@ where
     store
 }
 
-fn decode_work(object: &CompactObject) -> Option<Work> {
-    object.decode::<Work>().ok()
-}
-
 /// The reported Works of one Service in `cluster`'s execution namespace, and whether a MultiClusterService
 /// collects it there.
 fn control_plane_view(context: &Context, key: &ServiceKey) -> (Vec<Work>, bool) {
@@ -332,7 +328,7 @@ fn control_plane_view(context: &Context, key: &ServiceKey) -> (Vec<Work>, bool) 
             {
                 continue;
             }
-            let Some(work) = decode_work(&object) else {
+            let Ok(work) = object.decode::<Work>() else {
                 continue;
             };
             let is_mcs_marker = work
@@ -419,15 +415,9 @@ pub async fn send_work(
     let api = resources::namespaced(client, &resources::work(), namespace);
     match write {
         WorkWrite::Create(work) => {
+            // A 409 (made meanwhile) is retried at once: the next pass sees it and updates it.
             let object = typed::to_dynamic(work.as_ref(), &resources::work())?;
-            match api.create(&PostParams::default(), &object).await {
-                Ok(_) => {}
-                // Someone else made it meanwhile: the watch brings it, and the next pass updates it.
-                Err(kube::Error::Api(s)) if s.code == 409 => {
-                    return Err(ControllerError::Kube(kube::Error::Api(s)));
-                }
-                Err(err) => return Err(err.into()),
-            }
+            api.create(&PostParams::default(), &object).await?;
         }
         WorkWrite::Update(work) => {
             let name = work.metadata.name.clone().unwrap_or_default();

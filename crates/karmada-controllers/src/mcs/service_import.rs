@@ -170,7 +170,7 @@ async fn reconcile(context: &Arc<Context>, key: ImportKey) -> Result<Action, Con
                 &resources::service(),
                 &merged,
                 existing.as_ref(),
-                |e, d| derived_service_up_to_date(e, d),
+                derived_service_up_to_date,
             )
             .await;
             match result {
