@@ -25,7 +25,6 @@ use super::{
 };
 use crate::execution::ServedClusters;
 use crate::execution::controller::works_watch_config;
-use crate::execution::queue::reflect_events;
 use crate::keys::{ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE};
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
 use crate::runtime::runner::Action;
@@ -71,13 +70,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         resources::all_raw(&client, &resources::endpoint_slice()),
         imported_slices_config(),
     );
-    let writer = reflector::store::Writer::new(resources::cluster());
-    let clusters = writer.as_reader();
-    let cluster_events = reflect_events(
-        resources::all(&client, &resources::cluster()),
-        watcher::Config::default(),
-        writer,
-    );
+    let (clusters, cluster_events) = super::shared::watch_clusters(&client);
     let context = Arc::new(Context {
         client,
         works: works.store.clone(),
@@ -179,7 +172,7 @@ fn concerns(work: &CompactObject) -> bool {
 }
 
 fn value_of(object: &CompactObject) -> Result<Value, ControllerError> {
-    Ok(serde_json::from_str(&object.json()?)?)
+    object.decode()
 }
 
 /// The imported slices written for the Work `key`.

@@ -98,10 +98,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
 }
 
 fn object_of(event: Event<CompactObject>) -> Option<CompactObject> {
-    match event {
-        Event::Apply(o) | Event::InitApply(o) | Event::Delete(o) => Some(o),
-        Event::Init | Event::InitDone => None,
-    }
+    crate::execution::queue::touched(&event).cloned()
 }
 
 async fn reconcile(context: &Arc<Context>, key: ExportKey) -> Result<Action, ControllerError> {
@@ -178,19 +175,11 @@ async fn reconcile(context: &Arc<Context>, key: ExportKey) -> Result<Action, Con
                 && p.message == conditions_message(&conditions, type_)
         })
     };
-    let reference = k8s_openapi::api::core::v1::ObjectReference {
-        api_version: Some(format!(
-            "{}/{}",
-            karmada_api::mcs::GROUP,
-            karmada_api::mcs::VERSION
-        )),
-        kind: Some("ServiceExport".into()),
-        name: export.metadata.name.clone(),
-        namespace: export.metadata.namespace.clone(),
-        uid: export.metadata.uid.clone(),
-        resource_version: export.metadata.resource_version.clone(),
-        field_path: None,
-    };
+    let reference = super::shared::reference(
+        format!("{}/{}", karmada_api::mcs::GROUP, karmada_api::mcs::VERSION),
+        "ServiceExport",
+        &export.metadata,
+    );
     for (condition, bad) in [
         (&verdict.valid, verdict.valid.status == "False"),
         (&verdict.conflict, verdict.conflict.status == "True"),

@@ -29,6 +29,7 @@ pub mod import;
 pub mod report;
 pub mod service_export;
 pub mod service_import;
+pub mod shared;
 pub mod writes;
 
 /// Reported-Work labels naming the exported Service (Karmada's `ServiceNamespaceLabel`, `ServiceNameLabel`).

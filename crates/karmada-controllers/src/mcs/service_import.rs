@@ -98,10 +98,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
 }
 
 fn object_of(event: Event<CompactObject>) -> Option<CompactObject> {
-    match event {
-        Event::Apply(o) | Event::InitApply(o) | Event::Delete(o) => Some(o),
-        Event::Init | Event::InitDone => None,
-    }
+    crate::execution::queue::touched(&event).cloned()
 }
 
 fn key_of(object: &CompactObject, name: &str) -> ImportKey {
@@ -116,7 +113,7 @@ fn key_of(object: &CompactObject, name: &str) -> ImportKey {
 }
 
 fn value_of(object: &CompactObject) -> Result<Value, ControllerError> {
-    Ok(serde_json::from_str(&object.json()?)?)
+    object.decode()
 }
 
 fn owned_by_import(service: &Value, import: &str) -> bool {
@@ -283,17 +280,9 @@ async fn reconcile(context: &Arc<Context>, key: ImportKey) -> Result<Action, Con
 }
 
 fn reference(import: &ServiceImport) -> k8s_openapi::api::core::v1::ObjectReference {
-    k8s_openapi::api::core::v1::ObjectReference {
-        api_version: Some(format!(
-            "{}/{}",
-            karmada_api::mcs::GROUP,
-            karmada_api::mcs::VERSION
-        )),
-        kind: Some("ServiceImport".into()),
-        name: import.metadata.name.clone(),
-        namespace: import.metadata.namespace.clone(),
-        uid: import.metadata.uid.clone(),
-        resource_version: import.metadata.resource_version.clone(),
-        field_path: None,
-    }
+    super::shared::reference(
+        format!("{}/{}", karmada_api::mcs::GROUP, karmada_api::mcs::VERSION),
+        "ServiceImport",
+        &import.metadata,
+    )
 }

@@ -26,7 +26,6 @@ use super::{
 };
 use crate::execution::ServedClusters;
 use crate::execution::controller::works_watch_config;
-use crate::execution::queue::reflect_events;
 use crate::mcs::{LABEL_MCS_NAME, LABEL_MCS_NAMESPACE, writes};
 use crate::names::{binding_name, cluster_of_execution_namespace};
 use crate::runtime::runner::Action;
@@ -66,13 +65,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         ServedClusters::Push.works_api(&client),
         works_watch_config(),
     );
-    let writer = kube::runtime::reflector::store::Writer::new(resources::cluster());
-    let clusters = writer.as_reader();
-    let cluster_events = reflect_events(
-        resources::all(&client, &resources::cluster()),
-        watcher::Config::default(),
-        writer,
-    );
+    let (clusters, cluster_events) = crate::mcs::shared::watch_clusters(&client);
     let context = Arc::new(Context {
         recorder: EventRecorder::new(client.clone(), "multiclusterservice-controller"),
         client,
@@ -110,20 +103,8 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
     // A cluster coming or going changes who "every cluster" is.
     let every = {
         let mcses = context.mcses.clone();
-        cluster_events.flat_map(move |_| {
-            futures::stream::iter(
-                mcses
-                    .state()
-                    .iter()
-                    .map(|m| {
-                        (
-                            m.metadata().namespace().unwrap_or_default().to_string(),
-                            m.metadata().name().to_string(),
-                        )
-                    })
-                    .collect::<Vec<_>>(),
-            )
-        })
+        cluster_events
+            .flat_map(move |_| futures::stream::iter(crate::mcs::shared::all_keys(&mcses)))
     };
     let reconciler = context.clone();
     keyed::run(
@@ -150,14 +131,11 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
 }
 
 fn object_of(event: Event<CompactObject>) -> Option<CompactObject> {
-    match event {
-        Event::Apply(o) | Event::InitApply(o) | Event::Delete(o) => Some(o),
-        Event::Init | Event::InitDone => None,
-    }
+    crate::execution::queue::touched(&event).cloned()
 }
 
 fn value_of(object: &CompactObject) -> Result<Value, ControllerError> {
-    Ok(serde_json::from_str(&object.json()?)?)
+    object.decode()
 }
 
 /// The names of the clusters that exist.
@@ -169,20 +147,17 @@ pub fn cluster_names(clusters: &Store<DynamicObject>) -> BTreeSet<String> {
         .collect()
 }
 
-fn reference(mcs: &MultiClusterService) -> k8s_openapi::api::core::v1::ObjectReference {
-    k8s_openapi::api::core::v1::ObjectReference {
-        api_version: Some(format!(
+/// The reference Events of a MultiClusterService are recorded on.
+pub fn reference(mcs: &MultiClusterService) -> k8s_openapi::api::core::v1::ObjectReference {
+    crate::mcs::shared::reference(
+        format!(
             "{}/{}",
             karmada_api::networking::GROUP,
             karmada_api::networking::VERSION
-        )),
-        kind: Some(KIND.into()),
-        name: mcs.metadata.name.clone(),
-        namespace: mcs.metadata.namespace.clone(),
-        uid: mcs.metadata.uid.clone(),
-        resource_version: mcs.metadata.resource_version.clone(),
-        field_path: None,
-    }
+        ),
+        KIND,
+        &mcs.metadata,
+    )
 }
 
 /// The MultiClusterService's marker Works, in every provider's execution namespace.

@@ -22,12 +22,11 @@ use super::plan::{
     cross_cluster, dispatched_up_to_date, dispatched_work, is_collected_slice, resolve, sides,
 };
 use super::{
-    EVENT_DISPATCH_FAILED, EVENT_DISPATCH_SUCCEED, KIND, REASON_DISPATCHED_FAILED,
+    EVENT_DISPATCH_FAILED, EVENT_DISPATCH_SUCCEED, REASON_DISPATCHED_FAILED,
     REASON_DISPATCHED_SUCCEED,
 };
 use crate::execution::ServedClusters;
 use crate::execution::controller::works_watch_config;
-use crate::execution::queue::reflect_events;
 use crate::mcs::endpointslice::cluster_ready;
 use crate::mcs::{
     ANNOTATION_PROVISION_CLUSTER, FINALIZER_MCS_DISPATCH, LABEL_MCS_NAME, LABEL_MCS_NAMESPACE,
@@ -66,13 +65,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         ServedClusters::Push.works_api(&client),
         works_watch_config(),
     );
-    let writer = kube::runtime::reflector::store::Writer::new(resources::cluster());
-    let clusters = writer.as_reader();
-    let cluster_events = reflect_events(
-        resources::all(&client, &resources::cluster()),
-        watcher::Config::default(),
-        writer,
-    );
+    let (clusters, cluster_events) = crate::mcs::shared::watch_clusters(&client);
     let context = Arc::new(Context {
         recorder: EventRecorder::new(client.clone(), "endpointslice-dispatch-controller"),
         client,
@@ -96,17 +89,10 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
     let every = {
         let mcses = context.mcses.clone();
         cluster_events.flat_map(move |_| {
+            let keys = crate::mcs::shared::all_keys(&mcses);
             futures::stream::iter(
-                mcses
-                    .state()
-                    .iter()
-                    .map(|m| {
-                        Key::Mcs(
-                            m.metadata().namespace().unwrap_or_default().to_string(),
-                            m.metadata().name().to_string(),
-                        )
-                    })
-                    .collect::<Vec<_>>(),
+                keys.into_iter()
+                    .map(|(namespace, name)| Key::Mcs(namespace, name)),
             )
         })
     };
@@ -125,10 +111,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
 }
 
 fn object_of(event: Event<CompactObject>) -> Option<CompactObject> {
-    match event {
-        Event::Apply(o) | Event::InitApply(o) | Event::Delete(o) => Some(o),
-        Event::Init | Event::InitDone => None,
-    }
+    crate::execution::queue::touched(&event).cloned()
 }
 
 fn keys_of_work(event: Event<CompactObject>) -> Vec<Key> {
@@ -156,7 +139,7 @@ fn keys_of_work(event: Event<CompactObject>) -> Vec<Key> {
 }
 
 fn value_of(object: &CompactObject) -> Result<Value, ControllerError> {
-    Ok(serde_json::from_str(&object.json()?)?)
+    object.decode()
 }
 
 async fn reconcile(context: &Arc<Context>, key: Key) -> Result<Action, ControllerError> {
@@ -301,19 +284,7 @@ async fn dispatch(
         )
         .await?;
         if changed {
-            let reference = k8s_openapi::api::core::v1::ObjectReference {
-                api_version: Some(format!(
-                    "{}/{}",
-                    karmada_api::networking::GROUP,
-                    karmada_api::networking::VERSION
-                )),
-                kind: Some(KIND.into()),
-                name: mcs.metadata.name.clone(),
-                namespace: mcs.metadata.namespace.clone(),
-                uid: mcs.metadata.uid.clone(),
-                resource_version: mcs.metadata.resource_version.clone(),
-                field_path: None,
-            };
+            let reference = super::controller::reference(mcs);
             context
                 .recorder
                 .record(&reference, event_type, event_reason, &message)

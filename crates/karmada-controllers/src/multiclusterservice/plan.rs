@@ -86,20 +86,19 @@ fn map_mut<'a>(object: &'a mut Value, key: &str) -> Option<&'a mut Map<String, V
     entry.as_object_mut()
 }
 
-/// The Service claimed by `mcs`: Karmada's claim label and the MultiClusterService's id and name, with any
-/// policy's claim removed. `None` when it already says so.
-pub fn claimed_service(service: &Value, mcs: &MultiClusterService) -> Option<Value> {
-    let mut claimed = service.clone();
-    if let Some(labels) = map_mut(&mut claimed, "labels") {
+/// Drops a policy's claim from `object` and marks it as `mcs`'s: `owner_label: MultiClusterService`, the
+/// MultiClusterService's permanent id, and its name and namespace annotations.
+fn mark_as_the_services(object: &mut Value, mcs: &MultiClusterService, owner_label: &str) {
+    if let Some(labels) = map_mut(object, "labels") {
         labels.remove(LABEL_PROPAGATION_POLICY_PERMANENT_ID);
         labels.remove(LABEL_CLUSTER_PROPAGATION_POLICY_PERMANENT_ID);
-        labels.insert(LABEL_CLAIMED_BY.into(), json!(KIND));
+        labels.insert(owner_label.into(), json!(KIND));
         labels.insert(
             LABEL_MULTI_CLUSTER_SERVICE_PERMANENT_ID.into(),
             json!(permanent_id(mcs)),
         );
     }
-    if let Some(annotations) = map_mut(&mut claimed, "annotations") {
+    if let Some(annotations) = map_mut(object, "annotations") {
         for key in [
             ANNOTATION_PROPAGATION_POLICY_NAME,
             ANNOTATION_PROPAGATION_POLICY_NAMESPACE,
@@ -116,6 +115,13 @@ pub fn claimed_service(service: &Value, mcs: &MultiClusterService) -> Option<Val
             json!(mcs.metadata.namespace.clone().unwrap_or_default()),
         );
     }
+}
+
+/// The Service claimed by `mcs`: Karmada's claim label and the MultiClusterService's id and name, with any
+/// policy's claim removed. `None` when it already says so.
+pub fn claimed_service(service: &Value, mcs: &MultiClusterService) -> Option<Value> {
+    let mut claimed = service.clone();
+    mark_as_the_services(&mut claimed, mcs, LABEL_CLAIMED_BY);
     (claimed != *service).then_some(claimed)
 }
 
@@ -158,32 +164,7 @@ pub fn service_binding(
             "spec": {},
         })
     });
-    if let Some(labels) = map_mut(&mut binding, "labels") {
-        labels.remove(LABEL_PROPAGATION_POLICY_PERMANENT_ID);
-        labels.remove(LABEL_CLUSTER_PROPAGATION_POLICY_PERMANENT_ID);
-        labels.insert(LABEL_BINDING_MANAGED_BY.into(), json!(KIND));
-        labels.insert(
-            LABEL_MULTI_CLUSTER_SERVICE_PERMANENT_ID.into(),
-            json!(permanent_id(mcs)),
-        );
-    }
-    if let Some(annotations) = map_mut(&mut binding, "annotations") {
-        for key in [
-            ANNOTATION_PROPAGATION_POLICY_NAME,
-            ANNOTATION_PROPAGATION_POLICY_NAMESPACE,
-            ANNOTATION_CLUSTER_PROPAGATION_POLICY_NAME,
-        ] {
-            annotations.remove(key);
-        }
-        annotations.insert(
-            ANNOTATION_NAME.into(),
-            json!(mcs.metadata.name.clone().unwrap_or_default()),
-        );
-        annotations.insert(
-            ANNOTATION_NAMESPACE.into(),
-            json!(mcs.metadata.namespace.clone().unwrap_or_default()),
-        );
-    }
+    mark_as_the_services(&mut binding, mcs, LABEL_BINDING_MANAGED_BY);
     binding["metadata"]["ownerReferences"] = json!([{
         "apiVersion": "v1", "kind": "Service", "name": name, "uid": text("/metadata/uid"),
     }]);
