@@ -10,7 +10,7 @@ use futures::StreamExt;
 use karmada_api::ResourceBinding;
 use karmada_api::Work;
 use karmada_api::mcs::ServiceExport;
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -19,12 +19,12 @@ use super::report::is_service_report;
 use super::{LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE};
 use crate::execution::ServedClusters;
 use crate::execution::controller::works_watch_config;
+use crate::execution::queue::touched;
 use crate::names::{binding_name, cluster_of_execution_namespace};
 use crate::runtime::runner::Action;
 use crate::runtime::status_write::merge_status;
 use crate::runtime::{
-    Cache, CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, keyed,
-    resources,
+    Cache, ControllerError, EventRecorder, EventType, Informers, LabelIndex, keyed, resources,
 };
 
 type ExportKey = (String, String);
@@ -59,7 +59,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         reports: works.label_index(LABEL_SERVICE_NAME),
     });
     let export_keys = exports.events.filter_map(|event| {
-        std::future::ready(object_of(event).map(|o| {
+        std::future::ready(touched(&event).cloned().map(|o| {
             (
                 o.metadata().namespace().unwrap_or_default().to_string(),
                 o.metadata().name().to_string(),
@@ -67,7 +67,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         }))
     });
     let binding_keys = bindings.events.filter_map(|event| {
-        std::future::ready(object_of(event).and_then(|b| {
+        std::future::ready(touched(&event).cloned().and_then(|b| {
             let name = b.metadata().name().strip_suffix("-serviceexport")?;
             Some((
                 b.metadata().namespace().unwrap_or_default().to_string(),
@@ -76,7 +76,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         }))
     });
     let work_keys = works.events.filter_map(|event| {
-        std::future::ready(object_of(event).and_then(|w| {
+        std::future::ready(touched(&event).cloned().and_then(|w| {
             Some((
                 w.label(LABEL_SERVICE_NAMESPACE)?.to_string(),
                 w.label(LABEL_SERVICE_NAME)?.to_string(),
@@ -95,10 +95,6 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         cancel,
     )
     .await;
-}
-
-fn object_of(event: Event<CompactObject>) -> Option<CompactObject> {
-    crate::execution::queue::touched(&event).cloned()
 }
 
 async fn reconcile(context: &Arc<Context>, key: ExportKey) -> Result<Action, ControllerError> {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::StreamExt;
 use karmada_api::mcs::{ServiceImport, derived_service_name};
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +19,7 @@ use super::import::{
     derived_service, derived_service_status, derived_service_up_to_date, status_clusters,
 };
 use super::{LABEL_ENDPOINT_SLICE_SERVICE_NAME, writes};
+use crate::execution::queue::touched;
 use crate::runtime::runner::Action;
 use crate::runtime::status_write::merge_status;
 use crate::runtime::{
@@ -65,17 +66,22 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         warned: Mutex::default(),
     });
     let import_keys = imports.events.filter_map(|event| {
-        std::future::ready(object_of(event).map(|o| key_of(&o, o.metadata().name())))
+        std::future::ready(
+            touched(&event)
+                .cloned()
+                .map(|o| key_of(&o, o.metadata().name())),
+        )
     });
     let slice_keys = slices.events.filter_map(|event| {
-        std::future::ready(object_of(event).and_then(|s| {
+        std::future::ready(touched(&event).cloned().and_then(|s| {
             let service = s.label(LABEL_ENDPOINT_SLICE_SERVICE_NAME)?;
             Some(key_of(&s, service.strip_prefix("derived-")?))
         }))
     });
     let service_keys = services.events.filter_map(|event| {
         std::future::ready(
-            object_of(event)
+            touched(&event)
+                .cloned()
                 .and_then(|s| Some(key_of(&s, s.metadata().name().strip_prefix("derived-")?))),
         )
     });
@@ -95,10 +101,6 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         cancel,
     )
     .await;
-}
-
-fn object_of(event: Event<CompactObject>) -> Option<CompactObject> {
-    crate::execution::queue::touched(&event).cloned()
 }
 
 fn key_of(object: &CompactObject, name: &str) -> ImportKey {

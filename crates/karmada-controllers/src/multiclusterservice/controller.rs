@@ -11,7 +11,7 @@ use karmada_api::Work;
 use karmada_api::networking::MultiClusterService;
 use kube::api::{DynamicObject, PostParams};
 use kube::runtime::reflector::Store;
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -26,6 +26,7 @@ use super::{
 };
 use crate::execution::ServedClusters;
 use crate::execution::controller::works_watch_config;
+use crate::execution::queue::touched;
 use crate::mcs::{LABEL_MCS_NAME, LABEL_MCS_NAMESPACE, writes};
 use crate::names::{binding_name, cluster_of_execution_namespace};
 use crate::runtime::runner::Action;
@@ -83,13 +84,13 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
     };
     let mcs_keys = mcses
         .events
-        .filter_map(move |e| std::future::ready(object_of(e).map(|o| key_of(&o))));
+        .filter_map(move |e| std::future::ready(touched(&e).cloned().map(|o| key_of(&o))));
     // A Service or binding of the same name wakes its MultiClusterService (if any).
     let service_keys = services
         .events
-        .filter_map(move |e| std::future::ready(object_of(e).map(|o| key_of(&o))));
+        .filter_map(move |e| std::future::ready(touched(&e).cloned().map(|o| key_of(&o))));
     let binding_keys = bindings.events.filter_map(|e| {
-        std::future::ready(object_of(e).and_then(|b| {
+        std::future::ready(touched(&e).cloned().and_then(|b| {
             (b.label(LABEL_BINDING_MANAGED_BY) == Some(KIND)).then(|| {
                 (
                     b.metadata().namespace().unwrap_or_default().to_string(),
@@ -128,10 +129,6 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         cancel,
     )
     .await;
-}
-
-fn object_of(event: Event<CompactObject>) -> Option<CompactObject> {
-    crate::execution::queue::touched(&event).cloned()
 }
 
 fn value_of(object: &CompactObject) -> Result<Value, ControllerError> {

@@ -27,6 +27,7 @@ use super::{
 };
 use crate::execution::ServedClusters;
 use crate::execution::controller::works_watch_config;
+use crate::execution::queue::touched;
 use crate::mcs::endpointslice::cluster_ready;
 use crate::mcs::{
     ANNOTATION_PROVISION_CLUSTER, FINALIZER_MCS_DISPATCH, LABEL_MCS_NAME, LABEL_MCS_NAMESPACE,
@@ -75,7 +76,7 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         clusters,
     });
     let mcs_keys = mcses.events.filter_map(|e| {
-        std::future::ready(object_of(e).map(|o| {
+        std::future::ready(touched(&e).cloned().map(|o| {
             Key::Mcs(
                 o.metadata().namespace().unwrap_or_default().to_string(),
                 o.metadata().name().to_string(),
@@ -110,12 +111,8 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
     .await;
 }
 
-fn object_of(event: Event<CompactObject>) -> Option<CompactObject> {
-    crate::execution::queue::touched(&event).cloned()
-}
-
 fn keys_of_work(event: Event<CompactObject>) -> Vec<Key> {
-    let Some(work) = object_of(event) else {
+    let Some(work) = touched(&event).cloned() else {
         return Vec::new();
     };
     let mut keys = Vec::new();
@@ -182,6 +179,17 @@ fn works_of(context: &Context, namespace: &str, name: &str) -> (Vec<(String, Wor
     (reported, dispatched)
 }
 
+/// (namespace, name) of a Work given as JSON.
+fn work_key(work: &Value) -> (String, String) {
+    let text = |field: &str| {
+        work["metadata"][field]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    (text("namespace"), text("name"))
+}
+
 async fn dispatch(
     context: &Arc<Context>,
     namespace: &str,
@@ -207,16 +215,7 @@ async fn dispatch(
             }
             for consumer in consumers.iter().filter(|c| *c != provider) {
                 if let Some(copy) = dispatched_work(namespace, name, work, provider, consumer) {
-                    let key = (
-                        copy["metadata"]["namespace"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string(),
-                        copy["metadata"]["name"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string(),
-                    );
+                    let key = work_key(&copy);
                     desired.insert(key, copy);
                 }
             }
@@ -224,16 +223,7 @@ async fn dispatch(
     }
     let result = async {
         for copy in &dispatched {
-            let key = (
-                copy["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                copy["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            );
+            let key = work_key(copy);
             if !desired.contains_key(&key) && copy.pointer("/metadata/deletionTimestamp").is_none()
             {
                 writes::delete(&context.client, &resources::work(), copy).await?;
