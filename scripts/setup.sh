@@ -13,6 +13,8 @@ command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 command -v diff >/dev/null 2>&1 || need_apt+=(diffutils)
 # promtool checks and unit-tests the alerting rules; prometheus serves `karmadactl local-up --monitoring`.
 command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
+# dig queries member-sims' cluster.local / clusterset.local DNS in the multi-cluster Service tests.
+command -v dig >/dev/null 2>&1 || need_apt+=(bind9-dnsutils)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

@@ -8,6 +8,7 @@ mod api_requests;
 mod apiserver;
 mod clusters;
 mod failover;
+mod mcs;
 mod member_sim;
 mod process;
 mod propagation;
@@ -43,6 +44,8 @@ enum Command {
     /// Metrics: CPU and bytes of one scrape of the controller-manager (1,000 workloads × 10 members), series per
     /// component.
     Scrape(scrape::Args),
+    /// Multi-cluster Services: provider endpoint change → consumer DNS answer, and DNS queries per second.
+    Mcs(mcs::Args),
 }
 
 #[tokio::main]
@@ -55,5 +58,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Clusters(args) => clusters::run(args).await,
         Command::Failover(args) => failover::run(args).await,
         Command::Scrape(args) => scrape::run(args).await,
+        Command::Mcs(args) => mcs::run(args).await,
     }
 }

@@ -10,6 +10,10 @@ impl Samples {
         self.0.push(d);
     }
 
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     pub fn extend(&mut self, other: Samples) {
         self.0.extend(other.0);
     }

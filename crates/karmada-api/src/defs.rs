@@ -191,6 +191,15 @@ pub fn resource_defs() -> Vec<ResourceDef> {
         .columns(vec![
             column("TYPE", "string", ".spec.type", "ClusterSetIP or Headless"),
             column("IP", "string", ".spec.ips", "Clusterset IP"),
+            PrinterColumn {
+                priority: 1,
+                ..column(
+                    "CLUSTERS",
+                    "string",
+                    ".status.clusters[*].cluster",
+                    "Clusters whose endpoints back the import",
+                )
+            },
         ])
         .build(),
         Kind::new::<autoscaling::FederatedHPA>(

@@ -15,6 +15,18 @@ pub const LABEL_SERVICE_NAME: &str = "multicluster.kubernetes.io/service-name";
 /// ServiceExport condition types.
 pub const CONDITION_VALID: &str = "Valid";
 pub const CONDITION_CONFLICT: &str = "Conflict";
+/// The zone multi-cluster Services are named in (the MCS DNS specification's `<clustersetzone>`).
+pub const CLUSTERSET_ZONE: &str = "clusterset.local";
+
+/// Karmada's name for the Service a ServiceImport is served through in the importing clusters: `derived-<svc>`.
+pub fn derived_service_name(service: &str) -> String {
+    format!("derived-{service}")
+}
+
+/// Karmada's name for an EndpointSlice imported from a cluster into the control plane: `imported-<cluster>-<slice>`.
+pub fn imported_endpoint_slice_name(cluster: &str, slice: &str) -> String {
+    format!("imported-{cluster}-{slice}")
+}
 
 /// Shares the Service of the same name and namespace with the rest of the clusterset.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -24,6 +24,8 @@ pub mod execution;
 pub mod failover;
 pub mod keys;
 pub mod metrics;
+pub mod mcs;
+pub mod multiclusterservice;
 pub mod names;
 pub mod namespace;
 pub mod reserved;

@@ -50,7 +50,8 @@ pub struct ReplicaInfo {
     pub requirements: Option<ReplicaRequirements>,
 }
 
-/// An object another object depends on (Karmada's `DependentObjectReference`).
+/// An object another object depends on (Karmada's `DependentObjectReference`): one object by `name`, or every
+/// object of the kind in `namespace` whose labels match `label_selector` (when `name` is empty).
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DependentObjectReference {
@@ -60,6 +61,34 @@ pub struct DependentObjectReference {
     pub namespace: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<DependencyLabelSelector>,
+}
+
+/// The label selector of a [`DependentObjectReference`] (Karmada's native interpreter only uses `matchLabels`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DependencyLabelSelector {
+    #[serde(default)]
+    pub match_labels: std::collections::BTreeMap<String, String>,
+}
+
+impl DependencyLabelSelector {
+    /// Whether `labels` carry every pair of the selector.
+    pub fn matches<'a>(&self, mut label: impl FnMut(&str) -> Option<&'a str>) -> bool {
+        self.match_labels
+            .iter()
+            .all(|(key, value)| label(key) == Some(value.as_str()))
+    }
+
+    /// `key=value,...` as a list request's `labelSelector` takes it.
+    pub fn to_query(&self) -> String {
+        self.match_labels
+            .iter()
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
 }
 
 /// One interpreter layer. A layer answers only the (target, operation) pairs for which [`Self::handles`] is

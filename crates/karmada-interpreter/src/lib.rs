@@ -19,7 +19,8 @@ mod value;
 
 pub use error::InterpretError;
 pub use interpreter::{
-    DependentObjectReference, Interpreter, Operation, ReplicaInfo, ResourceInterpreter,
+    DependencyLabelSelector, DependentObjectReference, Interpreter, Operation, ReplicaInfo,
+    ResourceInterpreter,
 };
 pub use native::NativeInterpreter;
 pub use target::Target;

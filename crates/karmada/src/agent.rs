@@ -6,7 +6,8 @@
 //!   as the controller-manager's for Push clusters: `status_controller::sync_cluster_status`);
 //! - renews the Lease `karmada-cluster/<cluster>` every `--cluster-lease-duration` / 4, which is what tells the
 //!   control plane that this agent is alive;
-//! - runs the execution and work status controllers for exactly this cluster (Works in `karmada-es-<cluster>`).
+//! - runs the execution and work status controllers for exactly this cluster (Works in `karmada-es-<cluster>`),
+//!   and the service-export controller, which reports the member's exported Services there.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -170,13 +171,28 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     members.pin(&name, member).await;
     // The config's registry serves both controllers (run_with_status shares it): one watch of this cluster's
     // Works; the member's objects are watched outside it.
+    let informers = karmada_controllers::runtime::Informers::default();
     tasks.spawn(execution::run_with_status(
-        karmada,
+        karmada.clone(),
         ExecutionConfig {
             concurrency: args.concurrent_work_syncs,
-            ..ExecutionConfig::new(ServedClusters::Only(name.clone()), members)
+            informers: informers.clone(),
+            ..ExecutionConfig::new(ServedClusters::Only(name.clone()), members.clone())
         },
         execution_metrics,
+        cancel.child_token(),
+    ));
+    // This member's exported Services, reported as Works of its execution namespace (Karmada's agent runs
+    // serviceExport and endpointsliceCollect for its cluster).
+    tasks.spawn(karmada_controllers::mcs::service_export::run(
+        karmada,
+        karmada_controllers::mcs::service_export::ServiceExportConfig {
+            informers,
+            ..karmada_controllers::mcs::service_export::ServiceExportConfig::new(
+                ServedClusters::Only(name.clone()),
+                members,
+            )
+        },
         cancel.child_token(),
     ));
 

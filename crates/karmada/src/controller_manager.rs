@@ -251,7 +251,7 @@ impl Controllers {
             ExecutionConfig {
                 informers: informers.clone(),
                 concurrency: self.concurrency.concurrent_work_syncs,
-                ..ExecutionConfig::new(ServedClusters::Push, members)
+                ..ExecutionConfig::new(ServedClusters::Push, members.clone())
             },
             self.execution_metrics.clone(),
             cancel.child_token(),
@@ -281,6 +281,44 @@ impl Controllers {
                 concurrency: self.concurrency.concurrent_dependent_resource_syncs,
                 ..Default::default()
             },
+            cancel.child_token(),
+        ));
+        // Multi-cluster Services: Push members' exports reported, imported slices, derived Services, export
+        // conditions, and MultiClusterServices.
+        tasks.spawn(karmada_controllers::mcs::service_export::run(
+            client.clone(),
+            karmada_controllers::mcs::service_export::ServiceExportConfig {
+                informers: informers.clone(),
+                ..karmada_controllers::mcs::service_export::ServiceExportConfig::new(
+                    ServedClusters::Push,
+                    members.clone(),
+                )
+            },
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::mcs::endpointslice::run(
+            client.clone(),
+            informers.clone(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::mcs::service_import::run(
+            client.clone(),
+            informers.clone(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::mcs::export_status::run(
+            client.clone(),
+            informers.clone(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::multiclusterservice::controller::run(
+            client.clone(),
+            informers.clone(),
+            cancel.child_token(),
+        ));
+        tasks.spawn(karmada_controllers::multiclusterservice::dispatch::run(
+            client.clone(),
+            informers.clone(),
             cancel.child_token(),
         ));
         tasks.spawn(karmada_controllers::workload_rebalancer::run(

@@ -3,7 +3,9 @@
 //!
 //! Each cluster `NAME` keeps its certificates (and, with `--storage embedded`, its store) in
 //! `DIR/NAME/`, its admin kubeconfig (context `NAME`) in `DIR/NAME.config`, written once the
-//! cluster serves and its nodes exist, and its faults in `DIR/NAME.faults.json`.
+//! cluster serves and its nodes exist, and its faults in `DIR/NAME.faults.json`. Each cluster also serves
+//! DNS (`cluster.local`, `clusterset.local`; UDP and TCP on one port): the port is printed and written to
+//! `DIR/NAME.dns-port` (before the kubeconfig, so a cluster whose kubeconfig exists has both).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -55,6 +57,10 @@ pub struct RunArgs {
     /// Port to listen on; with --count, clusters take PORT, PORT+1, ... (0: free ports).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
+    /// Port the cluster's DNS answers on (UDP and TCP); with --count, DNS-PORT, DNS-PORT+1, ... (0: free
+    /// ports). The port is also written to DIR/NAME.dns-port.
+    #[arg(long, default_value_t = 0)]
+    pub dns_port: u16,
     #[arg(long, default_value = "127.0.0.1")]
     pub bind_address: String,
     /// Run this many clusters in one process, named PREFIX1, PREFIX2, ...
@@ -151,24 +157,38 @@ fn inject(args: FaultArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The clusters to run: `(name, port)`.
-fn cluster_names(args: &RunArgs) -> anyhow::Result<Vec<(String, u16)>> {
-    let port_of = |index: u32| -> anyhow::Result<u16> {
-        if args.port == 0 {
+/// The clusters to run: `(name, API port, DNS port)`.
+fn cluster_names(args: &RunArgs) -> anyhow::Result<Vec<(String, u16, u16)>> {
+    let nth = |base: u16, index: u32| -> anyhow::Result<u16> {
+        if base == 0 {
             return Ok(0);
         }
-        u16::try_from(u32::from(args.port) + index)
-            .with_context(|| format!("port {} + {index} is out of range", args.port))
+        u16::try_from(u32::from(base) + index)
+            .with_context(|| format!("port {base} + {index} is out of range"))
+    };
+    let ports = |index: u32| -> anyhow::Result<(u16, u16)> {
+        Ok((nth(args.port, index)?, nth(args.dns_port, index)?))
     };
     match (args.count, &args.name) {
         (Some(_), Some(_)) => bail!("give either --name or --count (with --name-prefix), not both"),
         (None, None) => bail!("--name NAME is required (or --count N --name-prefix PREFIX)"),
-        (None, Some(name)) => Ok(vec![(name.clone(), port_of(0)?)]),
+        (None, Some(name)) => {
+            let (port, dns) = ports(0)?;
+            Ok(vec![(name.clone(), port, dns)])
+        }
         (Some(0), None) => bail!("--count must be at least 1"),
         (Some(count), None) => (0..count)
-            .map(|i| Ok((format!("{}{}", args.name_prefix, i + 1), port_of(i)?)))
+            .map(|i| {
+                let (port, dns) = ports(i)?;
+                Ok((format!("{}{}", args.name_prefix, i + 1), port, dns))
+            })
             .collect(),
     }
+}
+
+/// Where the DNS port of cluster `name` is written: `DIR/NAME.dns-port`.
+pub fn dns_port_path(data_dir: &Path, name: &str) -> PathBuf {
+    data_dir.join(format!("{name}.dns-port"))
 }
 
 fn sim_config(args: &RunArgs, name: &str) -> SimConfig {
@@ -210,12 +230,12 @@ async fn serve(args: RunArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let args = Arc::new(args);
     let mut starting = tokio::task::JoinSet::new();
-    for (name, port) in clusters {
+    for (name, port, dns_port) in clusters {
         let args = args.clone();
         let data_dir = data_dir.clone();
         let cancel = cancel.clone();
         starting.spawn(async move {
-            start_cluster(&args, &data_dir, &name, port, cancel)
+            start_cluster(&args, &data_dir, &name, (port, dns_port), cancel)
                 .await
                 .with_context(|| format!("starting member-sim {name}"))
         });
@@ -253,7 +273,7 @@ async fn start_cluster(
     args: &RunArgs,
     data_dir: &Path,
     name: &str,
-    port: u16,
+    (port, dns_port): (u16, u16),
     cancel: CancellationToken,
 ) -> anyhow::Result<RunningCluster> {
     let dir = data_dir.join(name);
@@ -314,10 +334,17 @@ async fn start_cluster(
                 ca_pem: pki.ca_cert_pem().to_string(),
             })),
             faults_path: faults_file::path(data_dir, name),
+            dns: Some(std::net::SocketAddr::new(local.ip(), dns_port)),
         },
         cancel,
     )
     .await?;
+    if let Some(dns) = cluster.dns_address {
+        let path = dns_port_path(data_dir, name);
+        std::fs::write(&path, format!("{}\n", dns.port()))
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!("member-sim {name}: DNS on {host}:{} (udp, tcp)", dns.port());
+    }
     let kubeconfig_path = data_dir.join(format!("{name}.config"));
     let server = format!("https://{host}:{}", local.port());
     kubeconfig::write(

@@ -78,6 +78,7 @@ async fn measure(count: usize, rate: f64) -> anyhow::Result<()> {
             authn: Arc::new(apiserver_auth::authn::Authenticator::new(None)),
             service_account_tokens: None,
             faults_path: dir.path().join("faults"),
+            dns: None,
         },
         cancel.clone(),
     )

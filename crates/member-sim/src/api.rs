@@ -95,6 +95,13 @@ pub const WATCHED: &[ResourceInfo] = &[
         resource: "endpointslices",
         namespaced: true,
     },
+    ResourceInfo {
+        kind: "ServiceImport",
+        group: "multicluster.x-k8s.io",
+        version: "v1alpha1",
+        resource: "serviceimports",
+        namespaced: true,
+    },
 ];
 
 pub fn resource_info(kind: &str) -> Option<&'static ResourceInfo> {

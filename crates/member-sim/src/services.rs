@@ -96,9 +96,16 @@ pub fn allocate_cluster_ip(
         .ok_or(AllocationError::Full)
 }
 
-/// `<service>-<5 safe characters>`, stable for the Service.
+/// `<service>-<5 safe characters>`, stable for the Service. The Service's uid is part of the seed: as with the
+/// random suffix Kubernetes gives, the slices of same-named Services in different clusters are named apart
+/// (multi-cluster Services carry them side by side).
 pub fn slice_name(service: &Value) -> String {
-    let seed = format!("{}/{}", meta::namespace(service), meta::name(service));
+    let seed = format!(
+        "{}/{}/{}",
+        meta::namespace(service),
+        meta::name(service),
+        meta::uid(service)
+    );
     let hash = naming::safe_encode(&naming::fnv32a(seed.as_bytes()).to_string());
     format!("{}-{}", meta::name(service), &hash[..hash.len().min(5)])
 }

@@ -14,7 +14,7 @@ use crate::naming::Randomness;
 use crate::objects::{ApplyError, Objects, Write};
 use crate::outcome::Outcome;
 use crate::{
-    daemonset, deployment, job, kubelet, nodes, replicaset, scheduler, services, statefulset,
+    daemonset, deployment, job, kubelet, mcs, nodes, replicaset, scheduler, services, statefulset,
     volumes,
 };
 
@@ -36,6 +36,7 @@ pub fn reconcile_all(
     outcome.merge(daemonset::reconcile(objects, now, randomness));
     outcome.merge(job::reconcile(objects, now, randomness));
     outcome.merge(services::reconcile(objects, config));
+    outcome.merge(mcs::reconcile(objects));
     outcome
 }
 

@@ -58,6 +58,7 @@ async fn a_cluster_runs_workloads_and_enacts_faults_from_its_file() {
             authn: Arc::new(apiserver_auth::authn::Authenticator::new(None)),
             service_account_tokens: None,
             faults_path: faults_path.clone(),
+            dns: None,
         },
         cancel.clone(),
     )

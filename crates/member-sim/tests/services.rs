@@ -95,9 +95,10 @@ fn endpoint_slices_follow_pods() {
         json!([{"name": "web", "containerPort": 8080}]);
     sim.create(web);
     let svc = service("web", None, Some(json!({"app": "web"})));
-    let name = slice_name(&svc);
     sim.create(svc);
     sim.settle();
+    // The name comes from the stored Service (its uid is part of the seed).
+    let name = slice_name(sim.get("Service", "default", "web"));
     let slice = sim.get("EndpointSlice", "default", &name);
     assert!(
         name.starts_with("web-") && name.len() == "web-".len() + 5,

@@ -107,9 +107,17 @@ pub(crate) fn cluster_taint_policy(_: &mut Request<'_>, obj: &mut Value) -> Vec<
     errors
 }
 
-pub(crate) fn multi_cluster_service(_: &mut Request<'_>, obj: &mut Value) -> Vec<FieldError> {
+pub(crate) fn multi_cluster_service(req: &mut Request<'_>, obj: &mut Value) -> Vec<FieldError> {
     let (mcs, mut errors) = only_decode::<networking::MultiClusterService>(obj);
     let Some(mcs) = mcs else { return errors };
+    // Karmada's mutating webhook labels each MultiClusterService with a permanent id (its Works and the Service
+    // binding carry it).
+    super::common::permanent_id(
+        req,
+        obj,
+        networking::LABEL_MULTI_CLUSTER_SERVICE_PERMANENT_ID,
+        &mut errors,
+    );
     if mcs.spec.types.is_empty() {
         errors.push(FieldError::required(
             "spec.types",

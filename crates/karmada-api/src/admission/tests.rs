@@ -20,6 +20,7 @@ fn gvk(kind: &str) -> GroupVersionKind {
         "SchedulerProfile" => ("scheduling.karmada.io", "v1alpha1"),
         "FederatedHPA" | "CronFederatedHPA" => ("autoscaling.karmada.io", "v1alpha1"),
         "ServiceImport" => ("multicluster.x-k8s.io", "v1alpha1"),
+        "MultiClusterService" => ("networking.karmada.io", "v1alpha1"),
         _ => ("policy.karmada.io", "v1alpha1"),
     };
     GroupVersionKind::new(group, version, kind)
@@ -521,10 +522,16 @@ fn bindings_and_works_get_permanent_ids() {
             "clusterresourcebinding.karmada.io~1permanent-id",
         ),
         ("Work", "work.karmada.io~1permanent-id"),
+        (
+            "MultiClusterService",
+            "multiclusterservice.karmada.io~1permanent-id",
+        ),
     ];
     for (kind, label) in cases {
         let spec = if kind == "Work" {
             json!({"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}]}})
+        } else if kind == "MultiClusterService" {
+            json!({"types": ["CrossCluster"]})
         } else {
             json!({"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "n"}, "clusters": [{"name": "a", "replicas": 2}]})
         };

@@ -3,7 +3,8 @@
 //! Exactly what the agent's job needs and nothing more, so that every other request is 403:
 //! - ClusterRole + ClusterRoleBinding: its own Cluster (resourceNames) and `clusters/status`;
 //! - Role + RoleBinding in `karmada-cluster`: its own Lease;
-//! - Role + RoleBinding in `karmada-es-<cluster>`: Works and `works/status`, and Events.
+//! - Role + RoleBinding in `karmada-es-<cluster>`: Works (created and deleted too: the member's exported
+//!   Services are reported as Works there) and `works/status`, and Events.
 //!
 //! Every object is named `system:karmada:agent:<cluster>`. The cluster-scoped ones and the
 //! Lease Role carry an ownerReference to the Cluster, so deleting the Cluster removes them; the
@@ -82,7 +83,7 @@ pub fn work_rules() -> Value {
         {
             "apiGroups": ["work.karmada.io"],
             "resources": ["works"],
-            "verbs": ["get", "list", "watch", "update", "patch"],
+            "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
         },
         {
             "apiGroups": ["work.karmada.io"],
@@ -237,6 +238,8 @@ mod tests {
             attrs("list", w, "works", "", "karmada-es-m1", ""),
             attrs("watch", w, "works", "", "karmada-es-m1", ""),
             attrs("update", w, "works", "status", "karmada-es-m1", "web"),
+            attrs("create", w, "works", "", "karmada-es-m1", ""),
+            attrs("delete", w, "works", "", "karmada-es-m1", "web"),
             attrs("create", "", "events", "", "karmada-es-m1", ""),
         ];
         for a in allowed {
@@ -267,7 +270,8 @@ mod tests {
             attrs("list", w, "works", "", "karmada-es-m2", ""),
             attrs("get", w, "works", "", "karmada-es-m2", "web"),
             attrs("list", w, "works", "", "", ""),
-            attrs("delete", w, "works", "", "karmada-es-m1", "web"),
+            attrs("delete", w, "works", "", "karmada-es-m2", "web"),
+            attrs("create", w, "works", "", "karmada-es-m2", ""),
             attrs("get", "", "secrets", "", "karmada-es-m1", "s"),
             attrs("list", "", "secrets", "", "", ""),
             attrs("get", "", "secrets", "", LEASE_NAMESPACE, "m1"),

@@ -152,6 +152,7 @@ fn binds_and_annotation() {
         kind: "ConfigMap".into(),
         namespace: "default".into(),
         name: "app-config".into(),
+        label_selector: None,
     };
     assert!(binds(&attached, &dependency));
     let other = DependentObjectReference {

@@ -1,7 +1,9 @@
 //! The dependencies distributor's runtime: a `kube::runtime` applier over ResourceBindings, read through a
 //! subscription to the process's shared watches ([`Informers`]), also woken by attached bindings (through their
-//! `requiredBy` snapshots, from the same subscription) and by ConfigMaps, Secrets, ServiceAccounts and
-//! PersistentVolumeClaims that some binding depends on (through the [`DependencyIndex`]).
+//! `requiredBy` snapshots, from the same subscription) and by ConfigMaps, Secrets, ServiceAccounts,
+//! PersistentVolumeClaims, Services and EndpointSlices that some binding depends on (through the
+//! [`DependencyIndex`]; a ServiceImport depends on its derived Service and on the EndpointSlices its label
+//! selector picks, each of which gets its own attached binding).
 //!
 //! Per binding with `propagateDeps: true`: keep the distributor's finalizer on it, read the workload, ask the
 //! interpreter for its dependencies, create or update one attached binding per existing dependency, release
@@ -17,8 +19,9 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, ObjectReference, PersistentVolumeClaim, Secret, ServiceAccount,
+    ConfigMap, ObjectReference, PersistentVolumeClaim, Secret, Service, ServiceAccount,
 };
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use karmada_api::ResourceBinding;
 use karmada_interpreter::{DependentObjectReference, Interpreter};
 use kube::api::{
@@ -35,7 +38,7 @@ use super::attached::{
     ANNOTATION_DEPENDENCIES, Detached, FINALIZER, attached_binding, binds, dependencies_annotation,
     detach, merge_attached,
 };
-use super::index::{BindingKey, DependencyIndex, dependency_key};
+use super::index::{BindingKey, DependencyIndex};
 use crate::names::depended_by_label_key;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{
@@ -108,6 +111,8 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
         watch_dependency::<Secret>(&client, &index),
         watch_dependency::<ServiceAccount>(&client, &index),
         watch_dependency::<PersistentVolumeClaim>(&client, &index),
+        watch_dependency::<Service>(&client, &index),
+        watch_dependency::<EndpointSlice>(&client, &index),
     ]);
     let context = Arc::new(Context {
         templates: TemplateReader::new(client.clone(), config.informers.clone()),
@@ -172,9 +177,12 @@ where
                 object.namespace().unwrap_or_default(),
                 object.name_any(),
             );
+            let labels = object.labels();
             let parents = index
                 .lock()
-                .map(|index| index.bindings_of(&key))
+                .map(|index| {
+                    index.bindings_of_object(&key, |label| labels.get(label).map(String::as_str))
+                })
                 .unwrap_or_default();
             futures::stream::iter(
                 parents
@@ -276,22 +284,10 @@ async fn reconcile(
         }
     };
     if let Ok(mut index) = context.index.lock() {
-        index.set(key, dependencies.iter().map(dependency_key).collect());
+        index.set_all(key, &dependencies);
     }
     let mut present = Vec::new();
-    for dependency in &dependencies {
-        let found = context
-            .templates
-            .get(
-                &dependency.api_version,
-                &dependency.kind,
-                &dependency.namespace,
-                &dependency.name,
-                None,
-            )
-            .await?;
-        // A dependency that does not exist yet is distributed when it appears (the index wakes us).
-        let Some(found) = found else { continue };
+    for found in resolve(&context, &dependencies).await? {
         let desired = match attached_binding(&binding, &typed::to_json(&found)?) {
             Ok(desired) => desired,
             Err(err) => {
@@ -300,11 +296,63 @@ async fn reconcile(
             }
         };
         apply_attached(&context.client, &desired).await?;
-        present.push(dependency.clone());
+        present.push(DependentObjectReference {
+            api_version: desired.spec.resource.api_version.clone(),
+            kind: desired.spec.resource.kind.clone(),
+            namespace: desired.spec.resource.namespace.clone(),
+            name: desired.spec.resource.name.clone(),
+            label_selector: None,
+        });
     }
     release(&context.client, &namespace, &name, &present).await?;
     record_dependencies(&context.client, &binding, &dependencies).await?;
     Ok(Action::await_change())
+}
+
+/// The objects `dependencies` name that exist: each named one, and every object a selector picks. One that does
+/// not exist yet is distributed when it appears (the index wakes the binding).
+async fn resolve(
+    context: &Context,
+    dependencies: &[DependentObjectReference],
+) -> Result<Vec<DynamicObject>, ControllerError> {
+    let mut found = Vec::new();
+    for dependency in dependencies {
+        match &dependency.label_selector {
+            None => found.extend(
+                context
+                    .templates
+                    .get(
+                        &dependency.api_version,
+                        &dependency.kind,
+                        &dependency.namespace,
+                        &dependency.name,
+                        None,
+                    )
+                    .await?,
+            ),
+            Some(selector) => {
+                let api = context
+                    .templates
+                    .api(
+                        &dependency.api_version,
+                        &dependency.kind,
+                        &dependency.namespace,
+                    )
+                    .await?;
+                let listed = api
+                    .list(&ListParams::default().labels(&selector.to_query()))
+                    .await?;
+                found.extend(listed.items.into_iter().map(|mut object| {
+                    object.types = Some(kube::api::TypeMeta {
+                        api_version: dependency.api_version.clone(),
+                        kind: dependency.kind.clone(),
+                    });
+                    object
+                }));
+            }
+        }
+    }
+    Ok(found)
 }
 
 async fn warn(context: &Context, binding: &ResourceBinding, message: &str) {

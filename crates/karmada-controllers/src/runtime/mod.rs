@@ -17,6 +17,7 @@ pub mod compact;
 pub mod error;
 pub mod events;
 pub mod informer;
+pub mod keyed;
 pub mod leader_election;
 pub mod members;
 pub mod meta;

@@ -71,6 +71,41 @@ pub fn cluster_override_policy() -> ApiResource {
     )
 }
 
+pub fn service_export() -> ApiResource {
+    resource(
+        karmada_api::mcs::GROUP,
+        karmada_api::mcs::VERSION,
+        "ServiceExport",
+        "serviceexports",
+    )
+}
+
+pub fn service_import() -> ApiResource {
+    resource(
+        karmada_api::mcs::GROUP,
+        karmada_api::mcs::VERSION,
+        "ServiceImport",
+        "serviceimports",
+    )
+}
+
+pub fn multi_cluster_service() -> ApiResource {
+    resource(
+        karmada_api::networking::GROUP,
+        karmada_api::networking::VERSION,
+        "MultiClusterService",
+        "multiclusterservices",
+    )
+}
+
+pub fn service() -> ApiResource {
+    resource("", "v1", "Service", "services")
+}
+
+pub fn endpoint_slice() -> ApiResource {
+    resource("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices")
+}
+
 pub fn cluster() -> ApiResource {
     crate::cluster::api::cluster_resource()
 }

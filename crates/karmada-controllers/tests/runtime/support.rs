@@ -194,6 +194,7 @@ impl Member {
                 authn: Arc::new(apiserver_auth::authn::Authenticator::new(None)),
                 service_account_tokens: None,
                 faults_path: faults.path().join("faults.json"),
+                dns: None,
             },
             CancellationToken::new(),
         )

@@ -1,5 +1,7 @@
 //! InterpretDependency: the ConfigMaps, Secrets, ServiceAccounts and PersistentVolumeClaims a workload's pod
-//! template refers to, in the workload's namespace.
+//! template refers to, in the workload's namespace; and for a ServiceImport, its derived Service
+//! (`derived-<name>`) and the EndpointSlices labelled `kubernetes.io/service-name: derived-<name>`, as Karmada's
+//! native interpreter has it, so the importing clusters get the Service and its endpoints with the import.
 //!
 //! References are read from volumes (configMap, secret, persistentVolumeClaim, projected sources), from every
 //! container's `env[].valueFrom` and `envFrom`, from `imagePullSecrets`, and from `serviceAccountName` unless it
@@ -8,9 +10,11 @@
 
 use serde_json::Value;
 
-use super::{STATEFUL_SET, is, kind_of, pod_spec_pointer};
+use karmada_api::mcs::derived_service_name;
+
+use super::{SERVICE_IMPORT, STATEFUL_SET, is, kind_of, pod_spec_pointer};
 use crate::InterpretError;
-use crate::interpreter::DependentObjectReference;
+use crate::interpreter::{DependencyLabelSelector, DependentObjectReference};
 use crate::value::{array_at, str_at};
 
 fn reference(kind: &str, namespace: &str, name: &str) -> Option<DependentObjectReference> {
@@ -19,7 +23,33 @@ fn reference(kind: &str, namespace: &str, name: &str) -> Option<DependentObjectR
         kind: kind.into(),
         namespace: namespace.into(),
         name: name.into(),
+        label_selector: None,
     })
+}
+
+/// Label naming the Service an EndpointSlice belongs to.
+const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
+fn service_import_dependencies(object: &Value) -> Vec<DependentObjectReference> {
+    let namespace = str_at(object, "/metadata/namespace");
+    let name = str_at(object, "/metadata/name");
+    if name.is_empty() {
+        return Vec::new();
+    }
+    let derived = derived_service_name(name);
+    let slices = DependentObjectReference {
+        api_version: "discovery.k8s.io/v1".into(),
+        kind: "EndpointSlice".into(),
+        namespace: namespace.into(),
+        name: String::new(),
+        label_selector: Some(DependencyLabelSelector {
+            match_labels: [(SERVICE_NAME_LABEL.to_string(), derived.clone())].into(),
+        }),
+    };
+    reference("Service", namespace, &derived)
+        .into_iter()
+        .chain([slices])
+        .collect()
 }
 
 fn pod_spec_references(pod_spec: &Value, namespace: &str) -> Vec<DependentObjectReference> {
@@ -63,6 +93,9 @@ pub(super) fn get_dependencies(
     object: &Value,
 ) -> Result<Vec<DependentObjectReference>, InterpretError> {
     let kind = kind_of(object)?;
+    if is(&kind, SERVICE_IMPORT) {
+        return Ok(service_import_dependencies(object));
+    }
     let Some(pod_spec) = pod_spec_pointer(&kind).and_then(|p| object.pointer(p)) else {
         return Ok(Vec::new());
     };
@@ -164,5 +197,41 @@ mod tests {
         assert_eq!(names(&statefulset), vec!["PersistentVolumeClaim/shared"]);
         let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "apps"}});
         assert!(names(&config_map).is_empty());
+    }
+
+    #[test]
+    fn a_service_import_depends_on_its_derived_service_and_slices() {
+        let import = json!({
+            "apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceImport",
+            "metadata": {"name": "api-server", "namespace": "microservices"},
+            "spec": {"type": "ClusterSetIP", "ports": [{"port": 8080}]}
+        });
+        let found = Interpreter::native()
+            .get_dependencies(&import)
+            .expect("interpretable");
+        let rendered: Vec<String> = found
+            .iter()
+            .map(|d| {
+                assert_eq!(d.namespace, "microservices");
+                let selector = d
+                    .label_selector
+                    .as_ref()
+                    .map(|s| s.to_query())
+                    .unwrap_or_default();
+                format!("{} {} {} [{selector}]", d.api_version, d.kind, d.name)
+            })
+            .collect();
+        assert_eq!(
+            rendered,
+            [
+                "discovery.k8s.io/v1 EndpointSlice  [kubernetes.io/service-name=derived-api-server]",
+                "v1 Service derived-api-server []",
+            ]
+        );
+        // The dependencies annotation carries Karmada's shape.
+        assert_eq!(
+            serde_json::to_value(&found[0]).expect("serializable")["labelSelector"],
+            json!({"matchLabels": {"kubernetes.io/service-name": "derived-api-server"}})
+        );
     }
 }

@@ -36,6 +36,7 @@ const PERSISTENT_VOLUME: (&str, &str) = ("", "PersistentVolume");
 const INGRESS: (&str, &str) = ("networking.k8s.io", "Ingress");
 const POD_DISRUPTION_BUDGET: (&str, &str) = ("policy", "PodDisruptionBudget");
 const HORIZONTAL_POD_AUTOSCALER: (&str, &str) = ("autoscaling", "HorizontalPodAutoscaler");
+const SERVICE_IMPORT: (&str, &str) = ("multicluster.x-k8s.io", "ServiceImport");
 
 fn kinds_for(operation: Operation) -> &'static [(&'static str, &'static str)] {
     match operation {
@@ -51,6 +52,7 @@ fn kinds_for(operation: Operation) -> &'static [(&'static str, &'static str)] {
             SERVICE_ACCOUNT,
             PERSISTENT_VOLUME_CLAIM,
             PERSISTENT_VOLUME,
+            SERVICE_IMPORT,
         ],
         Operation::InterpretStatus => &[
             DEPLOYMENT,
@@ -95,6 +97,7 @@ fn kinds_for(operation: Operation) -> &'static [(&'static str, &'static str)] {
             JOB,
             CRON_JOB,
             POD,
+            SERVICE_IMPORT,
         ],
     }
 }

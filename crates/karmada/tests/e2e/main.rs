@@ -21,6 +21,7 @@ mod kubectl_read;
 mod kubectl_write;
 mod leader;
 mod local_up;
+mod mcs;
 mod member_sim;
 mod monitoring;
 mod plane;

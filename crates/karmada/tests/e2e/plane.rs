@@ -45,6 +45,8 @@ pub struct Plane {
     members_dir: PathBuf,
     members: Vec<(String, Owned)>,
     components: Vec<(&'static str, Owned)>,
+    /// Members started so far: each gets its own pod range (10.100+N.0.0/16), as clusters of a clusterset have.
+    started_members: u8,
 }
 
 impl Plane {
@@ -75,6 +77,7 @@ impl Plane {
             members_dir,
             members: Vec::new(),
             components: Vec::new(),
+            started_members: 0,
         };
         if let Some(extra) = controller_manager_extra_args {
             plane.start_components_with(extra);
@@ -105,6 +108,8 @@ impl Plane {
     pub fn add_member(&mut self, name: &str) {
         let dir = self.members_dir.to_str().expect("utf8").to_string();
         let _ = std::fs::remove_file(self.member_kubeconfig(name));
+        let pod_cidr = format!("10.{}.0.0/16", 100 + u16::from(self.started_members));
+        self.started_members = self.started_members.wrapping_add(1) % 100;
         let child = spawn_logged(
             &bin("karmada"),
             &[
@@ -115,6 +120,8 @@ impl Plane {
                 &dir,
                 "--pod-startup-delay",
                 "200ms",
+                "--pod-cidr",
+                &pod_cidr,
                 "--exit-with-stdin",
             ],
             &self.members_dir.join(format!("{name}.log")),
@@ -132,6 +139,16 @@ impl Plane {
 
     pub fn member_kubeconfig(&self, name: &str) -> PathBuf {
         self.members_dir.join(format!("{name}.config"))
+    }
+
+    /// The port member `name`'s DNS answers on (written beside its kubeconfig).
+    pub fn dns_port(&self, name: &str) -> u16 {
+        let path = self.members_dir.join(format!("{name}.dns-port"));
+        std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+            .trim()
+            .parse()
+            .expect("a port number")
     }
 
     pub fn join(&self, name: &str) {

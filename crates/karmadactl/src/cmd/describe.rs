@@ -81,7 +81,38 @@ pub async fn run(args: DescribeArgs) -> anyhow::Result<()> {
         "{}",
         describe(&template, binding.as_ref(), &events, Timestamp::now())
     );
+    if resource.group == karmada_api::mcs::GROUP && resource.kind == "ServiceImport" {
+        let backing = super::get::import_backing(&karmada, namespace, &args.name).await?;
+        print!("{}", backing_section(&backing));
+    }
     Ok(())
+}
+
+/// Which clusters back a ServiceImport and with how many endpoints.
+fn backing_section(
+    backing: &std::collections::BTreeMap<String, karmada_controllers::mcs::backing::Endpoints>,
+) -> String {
+    let mut out = String::from("Backing Clusters:\n");
+    if backing.is_empty() {
+        out.push_str(
+            "  <none>: no cluster exports this Service (see the ServiceImport's events)\n",
+        );
+        return out;
+    }
+    let mut rows = vec![vec![
+        "CLUSTER".to_string(),
+        "READY".into(),
+        "ENDPOINTS".into(),
+    ]];
+    for (cluster, endpoints) in backing {
+        rows.push(vec![
+            cluster.clone(),
+            endpoints.ready.to_string(),
+            endpoints.total.to_string(),
+        ]);
+    }
+    table_block(&mut out, &rows, 2);
+    out
 }
 
 fn encode(text: &str) -> String {

@@ -421,6 +421,12 @@ pub async fn run(args: GetArgs) -> anyhow::Result<()> {
             }
         }
         _ => {
+            if output == "wide"
+                && resource.group == karmada_api::mcs::GROUP
+                && resource.kind == "ServiceImport"
+            {
+                add_endpoint_column(&karmada, &mut fetched).await?;
+            }
             let namespaces = args.all_namespaces && resource.namespaced;
             let rows = render(
                 &fetched,
@@ -440,6 +446,62 @@ pub async fn run(args: GetArgs) -> anyhow::Result<()> {
     }
     if !failures.is_empty() {
         bail!("{} cluster(s) could not be read", failures.len());
+    }
+    Ok(())
+}
+
+/// The clusters backing the control-plane ServiceImport `namespace/name`, with their ready and total endpoints:
+/// read from the imported EndpointSlices of its derived Service.
+pub async fn import_backing(
+    karmada: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<std::collections::BTreeMap<String, karmada_controllers::mcs::backing::Endpoints>>
+{
+    let selector = format!(
+        "kubernetes.io%2Fservice-name%3D{}",
+        karmada_api::mcs::derived_service_name(name)
+    );
+    let slices = get_value(
+        karmada,
+        &format!("/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices?labelSelector={selector}"),
+        None,
+    )
+    .await?;
+    let items = slices["items"].as_array().cloned().unwrap_or_default();
+    Ok(karmada_controllers::mcs::backing::backing_clusters(&items))
+}
+
+/// `-o wide` of the control plane's ServiceImports gains ENDPOINTS: `cluster=ready/total` per backing cluster.
+async fn add_endpoint_column(
+    karmada: &kube::Client,
+    fetched: &mut [Fetched],
+) -> anyhow::Result<()> {
+    for source in fetched.iter_mut().filter(|f| f.cluster.is_none()) {
+        let Some(rows) = source.body["rows"].as_array_mut() else {
+            continue;
+        };
+        for row in rows.iter_mut() {
+            let metadata = &row["object"]["metadata"];
+            let namespace = metadata["namespace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let name = metadata["name"].as_str().unwrap_or_default().to_string();
+            let backing = import_backing(karmada, &namespace, &name).await?;
+            let cell = karmada_controllers::mcs::backing::summary(&backing);
+            if let Some(cells) = row["cells"].as_array_mut() {
+                cells.push(Value::String(cell));
+            }
+        }
+        if let Some(columns) = source.body["columnDefinitions"].as_array_mut() {
+            columns.push(serde_json::json!({
+                "name": "Endpoints",
+                "type": "string",
+                "priority": 1,
+                "description": "Ready/total endpoints of each backing cluster",
+            }));
+        }
     }
     Ok(())
 }

@@ -281,6 +281,15 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The pod range of a local-up member: 10.101.0.0/16 for member1, the next /16 for each next one.
+pub fn member_pod_cidr(name: &str) -> String {
+    let index = MEMBERS
+        .iter()
+        .position(|m| *m == name)
+        .unwrap_or(MEMBERS.len());
+    format!("10.{}.0.0/16", 101 + index)
+}
+
 async fn start_member(
     plane: &ControlPlane,
     members_dir: &Path,
@@ -307,6 +316,9 @@ async fn start_member(
         port.to_string().into(),
         "--storage".into(),
         "embedded".into(),
+        // Pod ranges must not overlap across a clusterset (multi-cluster Services route to pod IPs).
+        "--pod-cidr".into(),
+        member_pod_cidr(name).into(),
     ];
     let mut child = components::launch(Launch {
         name: &component,

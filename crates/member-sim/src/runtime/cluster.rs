@@ -21,11 +21,13 @@ use tower::Layer;
 
 use crate::api::WATCHED;
 use crate::config::SimConfig;
+use crate::dns::DnsTable;
 use crate::faults::Faults;
 use crate::naming::fnv32a;
 use crate::nodes::{self, NodeConfigError};
 use crate::objects::{Objects, Write};
 use crate::runtime::controller::{self, ControllerOptions};
+use crate::runtime::dns;
 use crate::runtime::fault_layer::FaultLayer;
 use crate::runtime::faults_file;
 use crate::runtime::watch::{Observed, watch_kind};
@@ -48,6 +50,9 @@ pub struct ClusterOptions {
     pub service_account_tokens: Option<Arc<ServiceAccountTokens>>,
     /// The fault state file this cluster polls (see [`faults_file`]).
     pub faults_path: PathBuf,
+    /// Where the cluster's DNS (`cluster.local`, `clusterset.local`) listens, UDP and TCP; port 0 picks one.
+    /// `None`: no DNS.
+    pub dns: Option<SocketAddr>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +65,12 @@ pub enum StartError {
     Listener(#[source] std::io::Error),
     #[error("registering the cluster's nodes")]
     Register(#[source] WriteError),
+    #[error("serving DNS on {address}")]
+    Dns {
+        address: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// A member cluster that is serving; dropping it does not stop it, [`RunningCluster::stop`]
@@ -67,12 +78,15 @@ pub enum StartError {
 pub struct RunningCluster {
     pub name: String,
     pub address: SocketAddr,
+    /// Where the cluster's DNS answers (UDP and TCP), when it serves one.
+    pub dns_address: Option<SocketAddr>,
     /// An in-process client of this cluster's API (no faults applied).
     pub client: kube::Client,
     server: Arc<ApiServer>,
     cancel: CancellationToken,
     tasks: TaskTracker,
     compactor: tokio::task::JoinHandle<()>,
+    dns: Option<dns::DnsServer>,
 }
 
 /// Starts the cluster's server and controllers on the current runtime; they stop when
@@ -90,6 +104,7 @@ pub async fn start(
         authn,
         service_account_tokens,
         faults_path,
+        dns: dns_listen,
     } = options;
     let cancel = cancel.child_token();
     let initial = nodes::initial_objects(&config, Timestamp::now())?;
@@ -123,14 +138,34 @@ pub async fn start(
     let router = karmada_apiserver::router::router(server.clone());
     let client = kube::Client::new(router.clone(), "default");
     let tasks = TaskTracker::new();
+    let (dns_tables, dns_server) = match dns_listen {
+        None => (None, None),
+        Some(listen) => {
+            let (sender, tables) = watch::channel(Arc::new(DnsTable::default()));
+            match dns::serve(listen, tables, cancel.clone()).await {
+                Ok(server) => (Some(sender), Some(server)),
+                Err(source) => {
+                    cancel.cancel();
+                    server.shutdown().await;
+                    let _ = compactor.await;
+                    return Err(StartError::Dns {
+                        address: listen,
+                        source,
+                    });
+                }
+            }
+        }
+    };
     let running = RunningCluster {
         name: config.name.clone(),
         address,
+        dns_address: dns_server.as_ref().map(|s| s.address),
         client: client.clone(),
         server,
         cancel: cancel.clone(),
         tasks: tasks.clone(),
         compactor,
+        dns: dns_server,
     };
 
     let initial_faults = faults_file::read(&faults_path).unwrap_or_else(|error| {
@@ -185,6 +220,7 @@ pub async fn start(
             faults,
             cancel: cancel.clone(),
             seed,
+            dns: dns_tables,
         },
         events,
     ));
@@ -239,5 +275,8 @@ impl RunningCluster {
         self.tasks.wait().await;
         self.server.shutdown().await;
         let _ = self.compactor.await;
+        if let Some(dns) = self.dns {
+            dns.stop().await;
+        }
     }
 }

@@ -10,6 +10,7 @@
 //! has delivered the newer object.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -20,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::api::WATCHED;
 use crate::config::SimConfig;
+use crate::dns::DnsTable;
 use crate::faults::Faults;
 use crate::meta;
 use crate::naming::SplitMix64;
@@ -45,7 +47,13 @@ pub struct ControllerOptions {
     pub faults: watch::Receiver<Faults>,
     pub cancel: CancellationToken,
     pub seed: u64,
+    /// Where the DNS records are published after each pass that changed a Service, EndpointSlice or
+    /// ServiceImport (the DNS server answers from the latest).
+    pub dns: Option<watch::Sender<Arc<DnsTable>>>,
 }
+
+/// Kinds the DNS records are built from.
+const DNS_KINDS: [&str; 3] = ["Service", "EndpointSlice", "ServiceImport"];
 
 /// The observed objects plus what the loop knows beyond them.
 #[derive(Default)]
@@ -162,7 +170,9 @@ pub async fn run(options: ControllerOptions, mut events: mpsc::Receiver<Observed
         mut faults,
         cancel,
         seed,
+        dns,
     } = options;
+    let mut dns_published = false;
     let mut randomness = SplitMix64(seed);
     let mut observation = Observation::default();
     let mut scale_state = scale_mode::ScaleModeState::new();
@@ -212,6 +222,15 @@ pub async fn run(options: ControllerOptions, mut events: mpsc::Receiver<Observed
         let now = Timestamp::now();
         let current_faults = faults.borrow_and_update().clone();
         let changed = std::mem::take(&mut observation.changed);
+        if let Some(dns) = &dns
+            && (!dns_published
+                || changed
+                    .iter()
+                    .any(|key| DNS_KINDS.contains(&key.kind.as_str())))
+        {
+            dns.send_replace(Arc::new(DnsTable::build(&observation.objects)));
+            dns_published = true;
+        }
         let outcome = if scale_mode {
             let mut outcome = nodes::reconcile(&observation.objects, &config, &current_faults, now);
             outcome.merge(scale_state.reconcile(
