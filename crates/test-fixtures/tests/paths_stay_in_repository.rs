@@ -18,8 +18,17 @@ struct Escape {
     literal: String,
 }
 
+/// One string literal of a source file.
+#[derive(Debug, PartialEq)]
+struct Literal<'a> {
+    line: usize,
+    text: &'a str,
+    /// The argument of `include_str!`/`include_bytes!`, which resolve against the including file's directory.
+    included: bool,
+}
+
 /// The string literals in `source` with the line each starts on (quotes excluded; escapes kept as written).
-fn string_literals(source: &str) -> Vec<(usize, &str)> {
+fn string_literals(source: &str) -> Vec<Literal<'_>> {
     let bytes = source.as_bytes();
     let mut literals = Vec::new();
     let (mut line, mut i) = (1, 0);
@@ -55,7 +64,14 @@ fn string_literals(source: &str) -> Vec<(usize, &str)> {
                     j += 1;
                 }
                 let end = j.min(bytes.len());
-                literals.push((line, &source[start..end]));
+                let before = source[..i].trim_end();
+                let included =
+                    before.ends_with("include_str!(") || before.ends_with("include_bytes!(");
+                literals.push(Literal {
+                    line,
+                    text: &source[start..end],
+                    included,
+                });
                 line += source[start..end].matches('\n').count();
                 i = end + 1;
                 continue;
@@ -67,8 +83,8 @@ fn string_literals(source: &str) -> Vec<(usize, &str)> {
     literals
 }
 
-/// Whether `literal`, found in a file of the crate at `crate_dir`, names a place outside `root`.
-fn escapes(literal: &str, crate_dir: &Path, root: &Path) -> bool {
+/// Whether `literal`, resolved against `base` when relative, names a place outside `root`.
+fn escapes(literal: &str, base: &Path, root: &Path) -> bool {
     if MACHINE_PREFIXES.iter().any(|p| literal.starts_with(p))
         || literal.contains("shared/fixtures")
     {
@@ -80,7 +96,7 @@ fn escapes(literal: &str, crate_dir: &Path, root: &Path) -> bool {
         .filter(|r| r.starts_with(".."))
         .unwrap_or(literal);
     if relative.starts_with("../") || relative == ".." {
-        return !normalize(&crate_dir.join(relative)).starts_with(root);
+        return !normalize(&base.join(relative)).starts_with(root);
     }
     false
 }
@@ -111,12 +127,18 @@ fn scan(root: &Path) -> Vec<Escape> {
             }
             let source = std::fs::read_to_string(&file)
                 .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-            for (line, literal) in string_literals(&source) {
-                if escapes(literal, &crate_dir, root) {
+            let file_dir = file.parent().unwrap_or(&crate_dir);
+            for literal in string_literals(&source) {
+                let base = if literal.included {
+                    file_dir
+                } else {
+                    &crate_dir
+                };
+                if escapes(literal.text, base, root) {
                     found.push(Escape {
                         file: file.clone(),
-                        line,
-                        literal: literal.to_string(),
+                        line: literal.line,
+                        literal: literal.text.to_string(),
                     });
                 }
             }
@@ -181,10 +203,20 @@ fn the_scan_sees_every_way_out() {
         let e = "a \"quoted\" ../../../../x"; // not a path that starts with ..
         let f = '"'; let g = "/home/someone/.kube/config";
         // "/work/in/a/comment" is prose
+        const R: &str = include_str!("../../../../monitoring/rules.yaml"); // from crates/demo/src/a/b.rs: inside
+        const S: &str = include_str!("../../../../../outside.yaml");
     "#;
+    let file_dir = crate_dir.join("src/a");
     let flagged: Vec<(usize, &str)> = string_literals(source)
         .into_iter()
-        .filter(|(_, literal)| escapes(literal, &crate_dir, root))
+        .filter(|l| {
+            escapes(
+                l.text,
+                if l.included { &file_dir } else { &crate_dir },
+                root,
+            )
+        })
+        .map(|l| (l.line, l.text))
         .collect();
     assert_eq!(
         flagged,
@@ -193,6 +225,7 @@ fn the_scan_sees_every_way_out() {
             (3, "/work/shared/fixtures/seed-000/x.yaml"),
             (4, "/../../../elsewhere"),
             (7, "/home/someone/.kube/config"),
+            (10, "../../../../../outside.yaml"),
         ]
     );
 }
