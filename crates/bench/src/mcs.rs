@@ -473,8 +473,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     println!("{table}");
     let body = format!(
         "Command: `karmada-bench mcs --changes {} --dns-clients {} --dns-seconds {}` (binary: `{}`). Machine: {}; \
-         date {}. Other builds were running on the machine during the run: figures are lower bounds for a quiet \
-         one.\n\n\
+         date {}. The machine's 1-minute load average was {} when the run ended (other developers' builds share \
+         it; on a quiet machine the figures can only improve).\n\n\
          Processes: karmada apiserver, controller-manager, scheduler and one member-sim process serving member1 \
          (a Deployment behind a headless Service, exported) and member2 (the Headless ServiceImport). A change scales \
          the Deployment between 2 and 3 replicas (one endpoint more or less); the clock runs from member1's \
@@ -486,9 +486,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         args.changes,
         args.dns_clients,
         args.dns_seconds,
-        binary.display(),
+        report::relative_to_cwd(&binary),
         report::machine(),
         jiff::Timestamp::now().strftime("%Y-%m-%d"),
+        report::load_average(),
         args.dns_clients,
     );
     report::write_section(&args.report, "Multi-cluster Services", &body)?;

@@ -37,6 +37,22 @@ pub fn machine() -> String {
     )
 }
 
+/// The machine's 1-minute load average now: a run on a machine others share says how busy it was.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// `path` as a reader would type it from the working directory (the repository root when run as documented).
+pub fn relative_to_cwd(path: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| path.display().to_string())
+}
+
 pub fn render(rows: &[Row]) -> String {
     let mut out = String::from(
         "| measurement | ops/s | p50 ms | p99 ms | target | note |\n|---|---:|---:|---:|---|---|\n",

@@ -94,13 +94,6 @@ struct Measured {
     load: String,
 }
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|text| text.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "unknown".to_string())
-}
-
 /// The controller-manager's CPU and the bytes per scrape of `path`: `scrapes` back to back, less its CPU over an
 /// idle stretch of 5 s.
 async fn scrape_cost(
@@ -249,7 +242,7 @@ async fn measure(binary: &std::path::Path, args: &Args) -> anyhow::Result<Measur
         ],
         metrics,
         placements,
-        load: load_average(),
+        load: report::load_average(),
     };
     drop(controller_manager);
     Ok(measured)
