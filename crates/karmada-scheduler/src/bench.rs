@@ -149,6 +149,7 @@ pub fn run(config: &BenchConfig) -> Result<BenchReport, InputError> {
             fresh: false,
             keep_empty: false,
             scheduler_name: "default-scheduler",
+            accurate: None,
         };
         Ok(schedule(&framework, &request, &clusters)?.result.is_ok())
     };

@@ -58,6 +58,10 @@ pub struct ClusterDecision {
     pub score: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub estimate: Option<Estimate>,
+    /// The cluster's scheduler estimator's answer (the accurate estimator), when one answered; the cluster's
+    /// allocatable replicas are the lesser of it and the general estimate.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub accurate_estimate: Option<i64>,
     /// Estimated replicas plus what the cluster already holds.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub available_replicas: Option<i64>,
@@ -88,6 +92,9 @@ pub struct AffinityAttempt {
 pub struct Explanation {
     pub scheduler_name: String,
     pub profile: String,
+    /// The SchedulerProfile's `metadata.generation` the decision used (none for the default plugin set).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub profile_generation: Option<i64>,
     pub plugins: Vec<PluginWeight>,
     /// Duplicated, StaticWeight, DynamicWeight or Aggregated.
     pub strategy: String,

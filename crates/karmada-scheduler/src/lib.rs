@@ -8,6 +8,7 @@
 //! give the same result; bad input is an [`error::InputError`] that says what is accepted, an infeasible
 //! request is an unscheduled result with its reason, and nothing panics.
 
+pub mod accurate;
 pub mod affinity;
 pub mod bench;
 pub mod custom;
@@ -22,6 +23,7 @@ pub mod placement;
 pub mod plan;
 pub mod plugins;
 pub mod quantity;
+pub mod recorder;
 pub mod render;
 pub mod scheduler;
 pub mod select;

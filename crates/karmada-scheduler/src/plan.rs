@@ -232,6 +232,7 @@ pub fn plan_with(input: &PlanInput<'_>, registry: &Registry) -> Result<Plan, Inp
         fresh,
         keep_empty: false,
         scheduler_name,
+        accurate: None,
     };
     let mut outcome = schedule(&framework, &request, &snapshots)?;
     outcome.explanation.notes.extend(notes.iter().cloned());

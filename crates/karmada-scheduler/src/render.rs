@@ -74,8 +74,12 @@ pub fn explanation_lines(explanation: &Explanation) -> Vec<String> {
             }
         })
         .collect();
+    let generation = explanation
+        .profile_generation
+        .map(|g| format!(", generation {g}"))
+        .unwrap_or_default();
     lines.push(format!(
-        "scheduler {} (profile {}): {}",
+        "scheduler {} (profile {}{generation}): {}",
         explanation.scheduler_name,
         explanation.profile,
         plugins.join(", ")
@@ -130,6 +134,9 @@ pub fn explanation_lines(explanation: &Explanation) -> Vec<String> {
                     );
                     if let Some(note) = &estimate.note {
                         let _ = write!(line, " [{note}]");
+                    }
+                    if let Some(accurate) = decision.accurate_estimate {
+                        let _ = write!(line, " (scheduler estimator {accurate})");
                     }
                 }
                 if decision.overflow_order > 0 {

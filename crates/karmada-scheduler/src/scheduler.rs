@@ -6,7 +6,8 @@
 //! explanation covers every cluster of the term that decided (the successful one, or the first that failed).
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use karmada_api::{Placement, ResourceBindingSpec};
 use serde_json::Value;
@@ -24,6 +25,7 @@ use crate::framework::{
 };
 use crate::placement::{GroupField, PreparedPlacement, PreparedTerm, Strategy};
 use crate::quantity::parse_milli;
+use crate::recorder::{Code, ExtensionPoint, Recorder, Step};
 use crate::select::{SelectCandidate, SelectDemand, SelectTrace, select};
 use crate::snapshot::ClusterSnapshot;
 
@@ -56,7 +58,14 @@ pub struct ScheduleRequest<'a> {
     /// Karmada's `--enable-empty-workload-propagation`: keep selected clusters that got 0 replicas.
     pub keep_empty: bool,
     pub scheduler_name: &'a str,
+    /// The clusters' scheduler estimators' answers, when the scheduler asks them (`--enable-scheduler-estimator`).
+    pub accurate: Option<&'a AccurateEstimates>,
 }
+
+/// Answers of the clusters' scheduler estimators (Karmada's accurate estimator) by cluster name: how many more
+/// replicas each can take. A cluster without an answer (none asked, timed out, or Karmada's -1) is estimated by
+/// the general estimator alone; one with an answer gets the lesser of the two, as in Karmada.
+pub type AccurateEstimates = HashMap<String, i64>;
 
 /// The decision and its explanation.
 #[derive(Debug, Clone)]
@@ -102,7 +111,10 @@ pub fn schedule(
     request: &ScheduleRequest<'_>,
     clusters: &[ClusterSnapshot],
 ) -> Result<ScheduleOutcome, InputError> {
-    let requests = replica_requests(request.spec)?;
+    schedule_recorded(framework, request, clusters, &mut ())
+}
+
+fn sorted_clusters(clusters: &[ClusterSnapshot]) -> Result<Vec<&ClusterSnapshot>, InputError> {
     let mut sorted: Vec<&ClusterSnapshot> = clusters.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     if let Some(pair) = sorted.windows(2).find(|pair| pair[0].name == pair[1].name) {
@@ -111,19 +123,123 @@ pub fn schedule(
             "is given twice; each cluster at most once",
         ));
     }
-    let terms = &request.prepared.terms;
-    let start = if request.fresh {
-        0
+    Ok(sorted)
+}
+
+/// The index of the first clusterAffinities term to try.
+fn first_term(request: &ScheduleRequest<'_>) -> usize {
+    if request.fresh {
+        return 0;
+    }
+    request
+        .observed_affinity
+        .and_then(|name| {
+            request
+                .prepared
+                .terms
+                .iter()
+                .position(|t| t.name.as_deref() == Some(name))
+        })
+        .unwrap_or(0)
+}
+
+/// The clusters whose scheduler estimators a decision may ask: those that pass the Filter phase under any term
+/// the decision may try (none for a binding that is not a workload). Karmada asks the feasible clusters only;
+/// a runner calls this, asks the estimators, and passes the answers in [`ScheduleRequest::accurate`].
+pub fn estimator_candidates(
+    framework: &Framework,
+    request: &ScheduleRequest<'_>,
+    clusters: &[ClusterSnapshot],
+) -> Result<Vec<Arc<str>>, InputError> {
+    let requests = replica_requests(request.spec)?;
+    let sorted = sorted_clusters(clusters)?;
+    let mut names: BTreeSet<Arc<str>> = BTreeSet::new();
+    for term in request.prepared.terms.iter().skip(first_term(request)) {
+        let context = SchedulingContext::new(
+            request.spec,
+            request.placement,
+            request.workload,
+            term.name.as_deref(),
+            requests.as_ref(),
+            &term.affinity,
+        );
+        if !context.is_workload() {
+            return Ok(Vec::new());
+        }
+        for cluster in &sorted {
+            if !cluster.deleting()
+                && filter_cluster(framework, &context, cluster, &mut ()).is_none()
+            {
+                names.insert(cluster.name.clone());
+            }
+        }
+    }
+    Ok(names.into_iter().collect())
+}
+
+/// Runs the filter plugins on one cluster: `None` when it passes, else the first rejection.
+fn filter_cluster<R: Recorder>(
+    framework: &Framework,
+    context: &SchedulingContext<'_>,
+    cluster: &ClusterSnapshot,
+    recorder: &mut R,
+) -> Option<FilterDecision> {
+    let started = recorder.mark();
+    let mut rejected = None;
+    for weighted in &framework.plugins {
+        let call = recorder.mark();
+        match weighted.plugin.filter(context, cluster) {
+            None => {}
+            Some(Verdict::Pass) => {
+                recorder.plugin(call, ExtensionPoint::Filter, &weighted.name, Code::Success)
+            }
+            Some(Verdict::Reject(rejection)) => {
+                recorder.plugin(
+                    call,
+                    ExtensionPoint::Filter,
+                    &weighted.name,
+                    Code::Unschedulable,
+                );
+                rejected = Some(FilterDecision {
+                    plugin: weighted.name.clone(),
+                    reason: rejection.reason,
+                    detail: rejection.detail,
+                });
+                break;
+            }
+        }
+    }
+    let code = if rejected.is_some() {
+        Code::Unschedulable
     } else {
-        request
-            .observed_affinity
-            .and_then(|name| terms.iter().position(|t| t.name.as_deref() == Some(name)))
-            .unwrap_or(0)
+        Code::Success
     };
+    recorder.extension_point(started, ExtensionPoint::Filter, code);
+    rejected
+}
+
+/// Schedules one binding, reporting its timings to `recorder`.
+pub fn schedule_recorded<R: Recorder>(
+    framework: &Framework,
+    request: &ScheduleRequest<'_>,
+    clusters: &[ClusterSnapshot],
+    recorder: &mut R,
+) -> Result<ScheduleOutcome, InputError> {
+    let requests = replica_requests(request.spec)?;
+    let sorted = sorted_clusters(clusters)?;
+    let terms = &request.prepared.terms;
+    let start = first_term(request);
     let mut attempts = Vec::new();
     let mut first_failure: Option<(usize, TermResult)> = None;
     for (index, term) in terms.iter().enumerate().skip(start) {
-        let outcome = schedule_term(framework, request, term, &sorted, requests.as_ref());
+        let outcome = schedule_term(
+            framework,
+            request,
+            term,
+            &sorted,
+            requests.as_ref(),
+            recorder,
+        );
         if let Some(name) = &term.name {
             let message = match &outcome.result {
                 Ok(_) => "scheduled".to_string(),
@@ -177,6 +293,7 @@ fn finish(
     let explanation = Explanation {
         scheduler_name: request.scheduler_name.to_string(),
         profile: framework.profile.clone(),
+        profile_generation: framework.generation,
         plugins: framework
             .plugins
             .iter()
@@ -212,12 +329,13 @@ fn failure(reason: &'static str, message: impl Into<String>) -> ScheduleFailure 
     }
 }
 
-fn schedule_term(
+fn schedule_term<R: Recorder>(
     framework: &Framework,
     request: &ScheduleRequest<'_>,
     term: &PreparedTerm,
     clusters: &[&ClusterSnapshot],
     requests: Option<&Resources>,
+    recorder: &mut R,
 ) -> TermResult {
     let spec = request.spec;
     let context = SchedulingContext::new(
@@ -236,7 +354,8 @@ fn schedule_term(
         .map(|t| (t.name.as_str(), i64::from(t.replicas)))
         .collect();
 
-    // Filter and Score.
+    // Filter.
+    let filter_started = recorder.mark();
     let mut decisions: Vec<ClusterDecision> = Vec::with_capacity(clusters.len());
     let mut fit_reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut feasible: Vec<(usize, &ClusterSnapshot)> = Vec::new();
@@ -247,6 +366,7 @@ fn schedule_term(
             scores: smallvec::SmallVec::new(),
             score: None,
             estimate: None,
+            accurate_estimate: None,
             available_replicas: None,
             overflow_order: 0,
             selected: false,
@@ -258,44 +378,47 @@ fn schedule_term(
                 reason: "cluster is being deleted".into(),
                 detail: None,
             });
-            decisions.push(decision);
-            continue;
-        }
-        for weighted in &framework.plugins {
-            if let Some(Verdict::Reject(rejection)) = weighted.plugin.filter(&context, cluster) {
-                *fit_reasons.entry(rejection.reason.clone()).or_insert(0) += 1;
-                decision.filtered_by = Some(FilterDecision {
-                    plugin: weighted.name.clone(),
-                    reason: rejection.reason,
-                    detail: rejection.detail,
-                });
-                break;
+        } else {
+            decision.filtered_by = filter_cluster(framework, &context, cluster, recorder);
+            match &decision.filtered_by {
+                Some(rejected) => *fit_reasons.entry(rejected.reason.clone()).or_insert(0) += 1,
+                None => feasible.push((decisions.len(), cluster)),
             }
-        }
-        if decision.filtered_by.is_none() {
-            let mut total = 0i64;
-            for weighted in &framework.plugins {
-                if let Some(score) = weighted.plugin.score(&context, cluster) {
-                    let score = score.clamp(MIN_CLUSTER_SCORE, MAX_CLUSTER_SCORE);
-                    total = total.saturating_add(score.saturating_mul(weighted.weight));
-                    decision.scores.push(PluginScore {
-                        plugin: weighted.name.clone(),
-                        score,
-                        weight: weighted.weight,
-                    });
-                }
-            }
-            decision.score = Some(total);
-            if term.affinity.has_overflow() {
-                decision.overflow_order = match context.affinity_match(&cluster.cluster) {
-                    AffinityMatch::Overflow(order) => order,
-                    _ => 0,
-                };
-            }
-            feasible.push((decisions.len(), cluster));
         }
         decisions.push(decision);
     }
+    recorder.step(filter_started, Step::Filter);
+
+    // Score.
+    let score_started = recorder.mark();
+    for (index, cluster) in &feasible {
+        let decision = &mut decisions[*index];
+        let mut total = 0i64;
+        for weighted in &framework.plugins {
+            let call = recorder.mark();
+            if let Some(score) = weighted.plugin.score(&context, cluster) {
+                recorder.plugin(call, ExtensionPoint::Score, &weighted.name, Code::Success);
+                let score = score.clamp(MIN_CLUSTER_SCORE, MAX_CLUSTER_SCORE);
+                total = total.saturating_add(score.saturating_mul(weighted.weight));
+                decision.scores.push(PluginScore {
+                    plugin: weighted.name.clone(),
+                    score,
+                    weight: weighted.weight,
+                });
+            }
+        }
+        decision.score = Some(total);
+        if term.affinity.has_overflow() {
+            decision.overflow_order = match context.affinity_match(&cluster.cluster) {
+                AffinityMatch::Overflow(order) => order,
+                _ => 0,
+            };
+        }
+    }
+    if !feasible.is_empty() {
+        recorder.extension_point(score_started, ExtensionPoint::Score, Code::Success);
+    }
+    recorder.step(score_started, Step::Score);
     let term_result = |result, selection, divisions, decisions| TermResult {
         result,
         clusters: decisions,
@@ -331,16 +454,26 @@ fn schedule_term(
         );
     }
 
-    // Available replicas (general estimator).
+    // Select: available replicas (the general estimator, and the accurate one's answer when there is one),
+    // candidate order, spread constraints.
+    let select_started = recorder.mark();
     for (index, cluster) in &feasible {
         let decision = &mut decisions[*index];
         if workload {
             let estimated = estimate(cluster.summary.as_ref(), &cluster.models, requests);
+            let accurate = request
+                .accurate
+                .and_then(|answers| answers.get(&*cluster.name))
+                .copied()
+                .filter(|answer| *answer >= 0);
+            let allocatable = match accurate {
+                Some(answer) => estimated.replicas.min(answer),
+                None => estimated.replicas,
+            };
             decision.available_replicas = Some(
-                estimated
-                    .replicas
-                    .saturating_add(previous.get(&*cluster.name).copied().unwrap_or(0)),
+                allocatable.saturating_add(previous.get(&*cluster.name).copied().unwrap_or(0)),
             );
+            decision.accurate_estimate = accurate;
             decision.estimate = Some(estimated);
         } else {
             decision.available_replicas = Some(i64::from(i32::MAX));
@@ -401,6 +534,7 @@ fn schedule_term(
         match select(&candidates, &prepared.rules, demand) {
             Ok((picked, trace)) => (picked.into_iter().map(|i| order[i]).collect(), trace),
             Err(error) => {
+                recorder.step(select_started, Step::Select);
                 return term_result(
                     Err(failure(
                         REASON_SCHEDULER_ERROR,
@@ -416,8 +550,10 @@ fn schedule_term(
     for index in &selected {
         decisions[*index].selected = true;
     }
+    recorder.step(select_started, Step::Select);
 
     // AssignReplicas.
+    let assign_started = recorder.mark();
     let tie_break = TieBreak::from_uid(&spec.resource.uid);
     let names: Vec<String> = selected
         .iter()
@@ -508,6 +644,7 @@ fn schedule_term(
             }
         }
     }
+    recorder.step(assign_started, Step::AssignReplicas);
     term_result(result, selection, divisions, decisions)
 }
 

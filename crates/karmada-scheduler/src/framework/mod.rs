@@ -4,12 +4,15 @@
 mod plugin;
 mod profile;
 mod registry;
+mod selection;
 
 pub use plugin::{
     AffinityInForce, AffinityMatch, MAX_CLUSTER_SCORE, MIN_CLUSTER_SCORE, Plugin, Rejection,
     SchedulingContext, Verdict,
 };
 pub use profile::{
-    DEFAULT_PLUGINS, DEFAULT_SCHEDULER_NAME, Framework, SchedulerProfile, WeightedPlugin,
+    DEFAULT_PLUGINS, DEFAULT_SCHEDULER_NAME, Framework, ProfileProblem, SchedulerProfile,
+    WeightedPlugin, admission_problems,
 };
-pub use registry::Registry;
+pub use registry::{ArgsError, Registry};
+pub use selection::PluginSelection;

@@ -6,6 +6,10 @@
 //! already there), `disabled` removes them (`*` removes every default), `pluginConfig` passes args. Unknown plugin
 //! names anywhere are errors listing the known ones. The plugin order is the default order followed by added
 //! plugins in profile order; filters run in that order and the first rejection is the one reported.
+//!
+//! The defaults a profile starts from are the scheduler's (`--plugins`, [`PluginSelection`]); a plugin that
+//! scheduler turned off cannot be enabled or configured by a profile there. [`admission_problems`] is the same
+//! check for the API server, against the build's registry, with a field path per problem.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +18,7 @@ use serde_json::Value;
 
 use super::plugin::Plugin;
 use super::registry::Registry;
+use super::selection::PluginSelection;
 use crate::error::InputError;
 
 /// The scheduler name a policy gets when it names none.
@@ -94,6 +99,8 @@ fn check_profile_fields(spec: &Value, at: &str) -> Result<(), InputError> {
 #[derive(Debug, Clone)]
 pub struct SchedulerProfile {
     pub name: String,
+    /// `metadata.generation`, when the profile was read from the API server.
+    pub generation: Option<i64>,
     pub spec: SchedulerProfileSpec,
 }
 
@@ -111,6 +118,7 @@ impl SchedulerProfile {
         };
         Ok(Self {
             name,
+            generation: profile.metadata.generation,
             spec: profile.spec.clone(),
         })
     }
@@ -148,6 +156,8 @@ pub struct WeightedPlugin {
 pub struct Framework {
     /// "default" or the profile's name.
     pub profile: String,
+    /// The profile's `metadata.generation` (none for the default plugin set or a profile read from a file).
+    pub generation: Option<i64>,
     pub plugins: Vec<WeightedPlugin>,
 }
 
@@ -160,15 +170,124 @@ impl std::fmt::Debug for Framework {
             .collect();
         f.debug_struct("Framework")
             .field("profile", &self.profile)
+            .field("generation", &self.generation)
             .field("plugins", &plugins)
             .finish()
     }
 }
 
+/// One problem of a profile, for admission: the field, the value found there and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileProblem {
+    /// e.g. `spec.pluginConfig[0].args.availablePercentage`.
+    pub path: String,
+    pub value: Value,
+    pub message: String,
+}
+
+/// Every problem `spec` has against `registry` and the default plugin set: unknown plugin names (enabled,
+/// disabled, pluginConfig), args the plugin refuses (with the path inside them), and args for a plugin the
+/// profile does not run. Structural checks (names present, no duplicates, weights ≥ 0) are the API types'
+/// admission.
+pub fn admission_problems(registry: &Registry, spec: &SchedulerProfileSpec) -> Vec<ProfileProblem> {
+    let mut problems = Vec::new();
+    let unknown = |path: String, name: &str| ProfileProblem {
+        path,
+        value: Value::String(name.to_string()),
+        message: format!(
+            "unknown plugin; known plugins: {}",
+            registry.names().join(", ")
+        ),
+    };
+    let schedule = &spec.plugins.schedule;
+    let mut running: Vec<&str> = DEFAULT_PLUGINS.to_vec();
+    for (index, plugin) in schedule.disabled.iter().enumerate() {
+        if plugin.name == "*" {
+            running.clear();
+        } else if plugin.name.is_empty() || registry.contains(&plugin.name) {
+            running.retain(|name| *name != plugin.name);
+        } else {
+            problems.push(unknown(
+                format!("spec.plugins.schedule.disabled[{index}].name"),
+                &plugin.name,
+            ));
+        }
+    }
+    for (index, plugin) in schedule.enabled.iter().enumerate() {
+        if plugin.name.is_empty() || registry.contains(&plugin.name) {
+            if !running.contains(&plugin.name.as_str()) {
+                running.push(plugin.name.as_str());
+            }
+        } else {
+            problems.push(unknown(
+                format!("spec.plugins.schedule.enabled[{index}].name"),
+                &plugin.name,
+            ));
+        }
+    }
+    for (index, config) in spec.plugin_config.iter().enumerate() {
+        let at = format!("spec.pluginConfig[{index}]");
+        if config.name.is_empty() {
+            continue;
+        }
+        if !registry.contains(&config.name) {
+            problems.push(unknown(format!("{at}.name"), &config.name));
+            continue;
+        }
+        if !running.contains(&config.name.as_str()) {
+            problems.push(ProfileProblem {
+                path: format!("{at}.name"),
+                value: Value::String(config.name.clone()),
+                message: format!(
+                    "has args for {}, which the profile does not run; enable it under spec.plugins.schedule.enabled",
+                    config.name
+                ),
+            });
+            continue;
+        }
+        if let Err(error) = registry.check_args(&config.name, config.args.as_ref()) {
+            let inner = if error.path.is_empty() {
+                String::new()
+            } else {
+                format!(".{}", error.path)
+            };
+            let value = config
+                .args
+                .as_ref()
+                .and_then(|args| value_at(args, &error.path))
+                .cloned()
+                .unwrap_or(Value::Null);
+            problems.push(ProfileProblem {
+                path: format!("{at}.args{inner}"),
+                value,
+                message: error.message,
+            });
+        }
+    }
+    problems
+}
+
+/// The value at a dotted serde path (`a.b[0]` style is not needed: plugin args are flat objects).
+fn value_at<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
+    if path.is_empty() {
+        return Some(value);
+    }
+    path.split('.').try_fold(value, |value, key| value.get(key))
+}
+
 impl Framework {
     /// Karmada's default plugin set, weight 1 each.
     pub fn with_defaults(registry: &Registry) -> Result<Self, InputError> {
-        let plugins = DEFAULT_PLUGINS
+        Self::from_selection(registry, &PluginSelection::default())
+    }
+
+    /// The plugin set `--plugins` chose, weight 1 each.
+    pub fn from_selection(
+        registry: &Registry,
+        selection: &PluginSelection,
+    ) -> Result<Self, InputError> {
+        let plugins = selection
+            .defaults()
             .iter()
             .map(|name| {
                 let plugin = registry.build(name, None)?;
@@ -181,20 +300,39 @@ impl Framework {
             .collect::<Result<_, InputError>>()?;
         Ok(Self {
             profile: "default".into(),
+            generation: None,
             plugins,
         })
     }
 
-    /// The plugin set a profile describes.
+    /// The plugin set a profile describes, starting from Karmada's defaults.
     pub fn from_profile(
         registry: &Registry,
         profile: &SchedulerProfile,
     ) -> Result<Self, InputError> {
+        Self::from_profile_in(registry, &PluginSelection::default(), profile)
+    }
+
+    /// The plugin set a profile describes in a scheduler whose `--plugins` is `selection`.
+    pub fn from_profile_in(
+        registry: &Registry,
+        selection: &PluginSelection,
+        profile: &SchedulerProfile,
+    ) -> Result<Self, InputError> {
         let at = format!("SchedulerProfile {}", profile.name);
         let spec = &profile.spec;
-        let mut chosen: Vec<(String, i64)> = DEFAULT_PLUGINS
+        let turned_off = |name: &str, path: &str| {
+            InputError::new(
+                path,
+                format!(
+                    "plugin {name:?} is turned off in this scheduler (--plugins has -{name}); the profile cannot run here"
+                ),
+            )
+        };
+        let mut chosen: Vec<(String, i64)> = selection
+            .defaults()
             .iter()
-            .map(|name| ((*name).to_string(), 1))
+            .map(|name| (name.clone(), 1))
             .collect();
         for (index, disabled) in spec.plugins.schedule.disabled.iter().enumerate() {
             if disabled.name == "*" {
@@ -213,6 +351,9 @@ impl Framework {
             if !registry.contains(&enabled.name) {
                 return Err(registry.unknown(&enabled.name).within(&path));
             }
+            if selection.is_removed(&enabled.name) {
+                return Err(turned_off(&enabled.name, &path));
+            }
             let weight = i64::from(enabled.weight.unwrap_or(1));
             if weight < 0 {
                 return Err(InputError::new(
@@ -227,10 +368,12 @@ impl Framework {
         }
         let mut args: BTreeMap<&str, &Value> = BTreeMap::new();
         for (index, config) in spec.plugin_config.iter().enumerate() {
+            let path = format!("{at}: spec.pluginConfig[{index}]");
             if !registry.contains(&config.name) {
-                return Err(registry
-                    .unknown(&config.name)
-                    .within(&format!("{at}: spec.pluginConfig[{index}]")));
+                return Err(registry.unknown(&config.name).within(&path));
+            }
+            if selection.is_removed(&config.name) {
+                return Err(turned_off(&config.name, &path));
             }
             if let Some(value) = &config.args {
                 args.insert(config.name.as_str(), value);
@@ -261,6 +404,7 @@ impl Framework {
             .collect::<Result<_, InputError>>()?;
         Ok(Self {
             profile: profile.name.clone(),
+            generation: profile.generation,
             plugins,
         })
     }

@@ -13,7 +13,24 @@ use serde_json::Value;
 use super::plugin::Plugin;
 use crate::error::InputError;
 
-type Constructor = Box<dyn Fn(Option<&Value>) -> Result<Box<dyn Plugin>, String> + Send + Sync>;
+type Constructor = Box<dyn Fn(Option<&Value>) -> Result<Box<dyn Plugin>, ArgsError> + Send + Sync>;
+
+/// Why a plugin's args were refused: where inside the args object (`""` for the object as a whole, else a
+/// field path such as `availablePercentage`) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgsError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ArgsError {
+    fn whole(message: impl Into<String>) -> Self {
+        Self {
+            path: String::new(),
+            message: message.into(),
+        }
+    }
+}
 
 /// Known plugins by name.
 #[derive(Default)]
@@ -45,7 +62,7 @@ impl Registry {
             name,
             Box::new(move |args: Option<&Value>| match args {
                 None => Ok(Box::new(build()) as Box<dyn Plugin>),
-                Some(_) => Err("this plugin takes no arguments".to_string()),
+                Some(_) => Err(ArgsError::whole("this plugin takes no arguments")),
             }),
         )
     }
@@ -68,10 +85,16 @@ impl Registry {
                             object.remove("apiVersion");
                             object.remove("kind");
                         }
-                        serde_json::from_value(value).map_err(|e| format!("invalid args: {e}"))?
+                        serde_path_to_error::deserialize(value).map_err(|e| {
+                            let path = e.path().to_string();
+                            ArgsError {
+                                path: if path == "." { String::new() } else { path },
+                                message: format!("invalid args: {}", e.inner()),
+                            }
+                        })?
                     }
                 };
-                Ok(Box::new(build(args)?) as Box<dyn Plugin>)
+                Ok(Box::new(build(args).map_err(ArgsError::whole)?) as Box<dyn Plugin>)
             }),
         )
     }
@@ -103,7 +126,17 @@ impl Registry {
             .constructors
             .get(name)
             .ok_or_else(|| self.unknown(name))?;
-        constructor(args).map_err(|message| InputError::new(format!("plugin {name}"), message))
+        constructor(args).map_err(|e| InputError::new(format!("plugin {name}"), e.message))
+    }
+
+    /// Checks `args` for plugin `name` without keeping the plugin: `Ok` or where inside the args it fails.
+    /// An unknown `name` is an error at the args' root.
+    pub fn check_args(&self, name: &str, args: Option<&Value>) -> Result<(), ArgsError> {
+        let constructor = self
+            .constructors
+            .get(name)
+            .ok_or_else(|| ArgsError::whole(self.unknown(name).message))?;
+        constructor(args).map(drop)
     }
 
     pub(crate) fn unknown(&self, name: &str) -> InputError {

@@ -1,6 +1,7 @@
 //! The scheduler's integration tests, one binary: seed examples, every rule of reference/karmada.md §4 as
 //! tables, plugins, profiles, bad input and properties.
 
+mod accurate;
 mod bad_input;
 mod common;
 mod division;

@@ -122,3 +122,153 @@ fn scheduler_name_selects_the_profile_or_fails_clearly() {
     assert!(plan.success(), "TaintToleration disabled by the profile");
     assert_eq!(plan.explanation.profile, "gpu-scheduler");
 }
+
+#[test]
+fn plugins_flag_table() {
+    use karmada_scheduler::framework::PluginSelection;
+    let registry = default_registry().expect("registry");
+    let defaults: Vec<&str> = DEFAULT_PLUGINS.to_vec();
+    type Expected<'a> = Result<Vec<&'a str>, &'a str>;
+    let without =
+        |name: &str| -> Vec<&str> { defaults.iter().copied().filter(|n| *n != name).collect() };
+    let cases: Vec<(&str, Expected)> = vec![
+        ("*", Ok(defaults.clone())),
+        ("*,-ClusterLocality", Ok(without("ClusterLocality"))),
+        ("-ClusterEviction,*", Ok(without("ClusterEviction"))),
+        (
+            "*,ClusterLatency",
+            Ok([defaults.clone(), vec!["ClusterLatency"]].concat()),
+        ),
+        (
+            "ClusterAffinity,TaintToleration",
+            Ok(vec!["ClusterAffinity", "TaintToleration"]),
+        ),
+        ("", Ok(vec![])),
+        (
+            "*,-Nope",
+            Err("--plugins -Nope: unknown plugin; known plugins: APIEnablement"),
+        ),
+        (
+            "*,ClusterLatency,-ClusterLatency",
+            Err("--plugins ClusterLatency: is both added and removed"),
+        ),
+    ];
+    for (flag, expected) in cases {
+        let items: Vec<&str> = flag.split(',').collect();
+        let got = PluginSelection::parse(&items, &registry).map_err(|e| e.to_string());
+        match (&got, &expected) {
+            (Ok(selection), Ok(want)) => {
+                assert_eq!(selection.defaults(), want.as_slice(), "{flag}")
+            }
+            (Err(got), Err(want)) => assert!(got.starts_with(want), "{flag}: {got}"),
+            _ => panic!("{flag}: got {got:?}, expected {expected:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_profile_starts_from_the_schedulers_plugins_and_cannot_use_removed_ones() {
+    use karmada_scheduler::framework::PluginSelection;
+    let registry = default_registry().expect("registry");
+    let selection = PluginSelection::parse(&["*", "-ClusterLocality"], &registry).expect("flag");
+    let names = |spec: Value| {
+        let profile = SchedulerProfile::from_value(&profile("p", spec)).expect("profile");
+        Framework::from_profile_in(&registry, &selection, &profile).map(|framework| {
+            framework
+                .plugins
+                .iter()
+                .map(|p| p.name.to_string())
+                .collect::<Vec<_>>()
+        })
+    };
+    let plain = names(json!({})).expect("plain profile");
+    assert!(!plain.contains(&"ClusterLocality".to_string()), "{plain:?}");
+    let error = names(
+        json!({"plugins": {"schedule": {"enabled": [{"name": "ClusterLocality", "weight": 50}]}}}),
+    )
+    .expect_err("ClusterLocality is off in this scheduler");
+    assert_eq!(
+        error.path,
+        "SchedulerProfile p: spec.plugins.schedule.enabled[0]"
+    );
+    assert!(
+        error
+            .message
+            .contains("turned off in this scheduler (--plugins has -ClusterLocality)"),
+        "{error}"
+    );
+    let error = names(
+        json!({"pluginConfig": [{"name": "ClusterLocality", "args": {"availablePercentage": 70}}]}),
+    )
+    .expect_err("args for a removed plugin");
+    assert_eq!(error.path, "SchedulerProfile p: spec.pluginConfig[0]");
+}
+
+#[test]
+fn admission_names_the_field_of_each_problem() {
+    use karmada_scheduler::framework::admission_problems;
+    let registry = default_registry().expect("registry");
+    let problems = |spec: Value| -> Vec<(String, Value)> {
+        let spec: karmada_api::scheduling::SchedulerProfileSpec =
+            serde_json::from_value(spec).expect("spec");
+        admission_problems(&registry, &spec)
+            .into_iter()
+            .map(|p| (p.path, p.value))
+            .collect()
+    };
+    let seed = test_fixtures::document("seed-000/07-scheduler-profile.yaml");
+    assert_eq!(
+        problems(seed["spec"].clone()),
+        vec![],
+        "the seed's profile is valid"
+    );
+    let cases: Vec<(Value, Vec<(&str, Value)>)> = vec![
+        (
+            json!({"plugins": {"schedule": {"enabled": [{"name": "ClusterAffinity"}, {"name": "NodeAffinity"}],
+                                             "disabled": [{"name": "Gone"}]}}}),
+            vec![
+                ("spec.plugins.schedule.disabled[0].name", json!("Gone")),
+                (
+                    "spec.plugins.schedule.enabled[1].name",
+                    json!("NodeAffinity"),
+                ),
+            ],
+        ),
+        (
+            json!({"plugins": {"schedule": {"enabled": [{"name": "ClusterLocality"}]}},
+                   "pluginConfig": [{"name": "ClusterLocality", "args": {"availablePercentage": "seventy"}}]}),
+            vec![(
+                "spec.pluginConfig[0].args.availablePercentage",
+                json!("seventy"),
+            )],
+        ),
+        (
+            json!({"plugins": {"schedule": {"enabled": [{"name": "ClusterLocality"}]}},
+                   "pluginConfig": [{"name": "ClusterLocality", "args": {"availablePercentage": 170}}]}),
+            vec![(
+                "spec.pluginConfig[0].args",
+                json!({"availablePercentage": 170}),
+            )],
+        ),
+        (
+            json!({"pluginConfig": [{"name": "ClusterLatency", "args": {"thresholdMilliseconds": 50}}]}),
+            vec![("spec.pluginConfig[0].name", json!("ClusterLatency"))],
+        ),
+        (
+            json!({"pluginConfig": [{"name": "Nope", "args": {}}]}),
+            vec![("spec.pluginConfig[0].name", json!("Nope"))],
+        ),
+        (
+            json!({"plugins": {"schedule": {"enabled": [{"name": "ClusterLatency"}]}},
+                   "pluginConfig": [{"name": "ClusterLatency", "args": {"threshold": 5}}]}),
+            vec![("spec.pluginConfig[0].args.threshold", json!(5))],
+        ),
+    ];
+    for (spec, expected) in cases {
+        let want: Vec<(String, Value)> = expected
+            .into_iter()
+            .map(|(p, v)| (p.to_string(), v))
+            .collect();
+        assert_eq!(problems(spec.clone()), want, "{spec}");
+    }
+}

@@ -201,6 +201,7 @@ fn decisions_become_karmadas_two_merge_patches() {
             fresh: false,
             keep_empty: false,
             scheduler_name: "default-scheduler",
+            accurate: None,
         };
         let outcome = schedule(&framework, &request, &[snapshot]).expect("schedule");
         let result = scheduling_result(

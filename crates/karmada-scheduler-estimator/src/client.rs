@@ -1,0 +1,348 @@
+//! What the scheduler and the descheduler call: each member cluster's estimator, found as Karmada finds it — the
+//! Service `<prefix>-<cluster>` in `<namespace>` of the control plane (`karmada-scheduler-estimator-member1` in
+//! `karmada-system`), of type ExternalName, whose port `--scheduler-estimator-port` (10352) names the target port
+//! on the external name — and asked over one HTTP/2 connection per cluster, each call bounded by
+//! `--scheduler-estimator-timeout`.
+//!
+//! A cluster without a Service has no estimator: the answer is missing and the scheduler uses its general
+//! estimate alone (looked up again after [`RESOLVE_RETRY`]). A failed call drops the connection, so a restarted
+//! estimator on another port is found again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Service;
+use karmada_api::ReplicaRequirements;
+use karmada_scheduler::scheduler::AccurateEstimates;
+use kube::Api;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::pb::messages::{
+    MaxAvailableReplicasRequest, ObjectReference, UnschedulableReplicasRequest,
+};
+use crate::pb::requirements_to_pb;
+use crate::pb::service::estimator_client::EstimatorClient;
+use crate::{DEFAULT_PORT, DEFAULT_SERVICE_NAMESPACE, DEFAULT_SERVICE_PREFIX, UNAUTHENTIC_REPLICA};
+
+/// How long a cluster found without an estimator is not looked up again.
+pub const RESOLVE_RETRY: Duration = Duration::from_secs(10);
+
+/// Where estimators are found and how long a call may take.
+#[derive(Clone, Debug)]
+pub struct EstimatorClientConfig {
+    /// `--scheduler-estimator-service-namespace`.
+    pub namespace: String,
+    /// `--scheduler-estimator-service-prefix`.
+    pub prefix: String,
+    /// `--scheduler-estimator-port`.
+    pub port: u16,
+    /// `--scheduler-estimator-timeout` (Karmada's default 3 s).
+    pub timeout: Duration,
+}
+
+impl Default for EstimatorClientConfig {
+    fn default() -> Self {
+        Self {
+            namespace: DEFAULT_SERVICE_NAMESPACE.into(),
+            prefix: DEFAULT_SERVICE_PREFIX.into(),
+            port: DEFAULT_PORT,
+            timeout: Duration::from_secs(3),
+        }
+    }
+}
+
+/// How cluster names become addresses.
+enum Resolver {
+    /// Karmada's: ExternalName Services in the control plane.
+    Services(kube::Client),
+    /// Fixed `host:port` per cluster (benchmarks and tests).
+    Fixed(HashMap<String, String>),
+}
+
+enum Slot {
+    Connected(EstimatorClient<Channel>),
+    /// No estimator found; not looked up again before the instant.
+    Missing(Instant),
+}
+
+/// The estimator clients of one scheduler or descheduler.
+pub struct EstimatorClients {
+    resolver: Resolver,
+    config: EstimatorClientConfig,
+    slots: Mutex<HashMap<String, Slot>>,
+}
+
+/// Why a cluster's estimator gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum EstimatorError {
+    #[error("cluster {0} has no scheduler estimator ({1})")]
+    NotFound(String, String),
+    #[error("scheduler estimator of cluster {cluster}: {message}")]
+    Call { cluster: String, message: String },
+}
+
+impl EstimatorClients {
+    /// Clients that find estimators through the control plane's Services.
+    pub fn new(control_plane: kube::Client, config: EstimatorClientConfig) -> Arc<Self> {
+        Arc::new(Self {
+            resolver: Resolver::Services(control_plane),
+            config,
+            slots: Mutex::default(),
+        })
+    }
+
+    /// Clients with fixed addresses (`cluster → host:port`).
+    pub fn fixed(addresses: HashMap<String, String>, config: EstimatorClientConfig) -> Arc<Self> {
+        Arc::new(Self {
+            resolver: Resolver::Fixed(addresses),
+            config,
+            slots: Mutex::default(),
+        })
+    }
+
+    pub fn config(&self) -> &EstimatorClientConfig {
+        &self.config
+    }
+
+    fn service_name(&self, cluster: &str) -> String {
+        format!("{}-{cluster}", self.config.prefix)
+    }
+
+    async fn address(&self, cluster: &str) -> Result<String, EstimatorError> {
+        let not_found = |why: String| EstimatorError::NotFound(cluster.to_string(), why);
+        match &self.resolver {
+            Resolver::Fixed(addresses) => addresses
+                .get(cluster)
+                .cloned()
+                .ok_or_else(|| not_found("no address given".into())),
+            Resolver::Services(client) => {
+                let name = self.service_name(cluster);
+                let services: Api<Service> =
+                    Api::namespaced(client.clone(), &self.config.namespace);
+                let service = services
+                    .get_opt(&name)
+                    .await
+                    .map_err(|e| {
+                        not_found(format!(
+                            "reading Service {}/{name}: {e}",
+                            self.config.namespace
+                        ))
+                    })?
+                    .ok_or_else(|| {
+                        not_found(format!("no Service {}/{name}", self.config.namespace))
+                    })?;
+                service_address(&service, self.config.port).map_err(not_found)
+            }
+        }
+    }
+
+    async fn client(&self, cluster: &str) -> Result<EstimatorClient<Channel>, EstimatorError> {
+        {
+            let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+            match slots.get(cluster) {
+                Some(Slot::Connected(client)) => return Ok(client.clone()),
+                Some(Slot::Missing(until)) if Instant::now() < *until => {
+                    return Err(EstimatorError::NotFound(
+                        cluster.to_string(),
+                        "not found on the last look".into(),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let found = self.address(cluster).await.and_then(|address| {
+            Endpoint::from_shared(format!("http://{address}"))
+                .map(|endpoint| {
+                    EstimatorClient::new(
+                        endpoint
+                            .connect_timeout(self.config.timeout)
+                            .tcp_nodelay(true)
+                            .connect_lazy(),
+                    )
+                })
+                .map_err(|e| {
+                    EstimatorError::NotFound(cluster.to_string(), format!("address {address}: {e}"))
+                })
+        });
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        match &found {
+            Ok(client) => slots.insert(cluster.to_string(), Slot::Connected(client.clone())),
+            Err(_) => slots.insert(
+                cluster.to_string(),
+                Slot::Missing(Instant::now() + RESOLVE_RETRY),
+            ),
+        };
+        found
+    }
+
+    fn forget(&self, cluster: &str) {
+        self.slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(cluster);
+    }
+
+    /// One cluster's `MaxAvailableReplicas` answer.
+    pub async fn max_available_replicas(
+        &self,
+        cluster: &str,
+        requirements: Option<&ReplicaRequirements>,
+    ) -> Result<i32, EstimatorError> {
+        let mut client = self.client(cluster).await?;
+        let mut request = tonic::Request::new(MaxAvailableReplicasRequest {
+            cluster: cluster.to_string(),
+            replica_requirements: requirements.map(requirements_to_pb),
+            assumed_workloads: Vec::new(),
+        });
+        request.set_timeout(self.config.timeout);
+        let call =
+            tokio::time::timeout(self.config.timeout, client.max_available_replicas(request));
+        match call.await {
+            Ok(Ok(response)) => Ok(response.into_inner().max_replicas),
+            Ok(Err(status)) => {
+                if status.code() == tonic::Code::Unavailable {
+                    self.forget(cluster);
+                }
+                Err(EstimatorError::Call {
+                    cluster: cluster.to_string(),
+                    message: status.message().to_string(),
+                })
+            }
+            Err(_) => Err(EstimatorError::Call {
+                cluster: cluster.to_string(),
+                message: format!("no answer within {:?}", self.config.timeout),
+            }),
+        }
+    }
+
+    /// Asks every cluster in `clusters` at once; clusters without an answer (or answering Karmada's -1) are
+    /// left out.
+    pub async fn estimates(
+        &self,
+        clusters: &[Arc<str>],
+        requirements: Option<&ReplicaRequirements>,
+    ) -> AccurateEstimates {
+        let calls = clusters.iter().map(|cluster| async move {
+            match self.max_available_replicas(cluster, requirements).await {
+                Ok(answer) if answer != UNAUTHENTIC_REPLICA => {
+                    Some((cluster.to_string(), i64::from(answer)))
+                }
+                Ok(_) => None,
+                Err(err) => {
+                    tracing::debug!(%err, "no accurate estimate");
+                    None
+                }
+            }
+        });
+        futures::future::join_all(calls)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// One cluster's `GetUnschedulableReplicas` answer for `resource`.
+    pub async fn unschedulable_replicas(
+        &self,
+        cluster: &str,
+        resource: &karmada_api::work::ObjectReference,
+        threshold: Duration,
+    ) -> Result<i32, EstimatorError> {
+        let mut client = self.client(cluster).await?;
+        let mut request = tonic::Request::new(UnschedulableReplicasRequest {
+            cluster: cluster.to_string(),
+            resource: Some(ObjectReference {
+                api_version: resource.api_version.clone(),
+                kind: resource.kind.clone(),
+                namespace: resource.namespace.clone(),
+                name: resource.name.clone(),
+            }),
+            unschedulable_threshold: i64::try_from(threshold.as_nanos()).unwrap_or(i64::MAX),
+        });
+        request.set_timeout(self.config.timeout);
+        let call = tokio::time::timeout(
+            self.config.timeout,
+            client.get_unschedulable_replicas(request),
+        );
+        match call.await {
+            Ok(Ok(response)) => Ok(response.into_inner().unschedulable_replicas),
+            Ok(Err(status)) => {
+                if status.code() == tonic::Code::Unavailable {
+                    self.forget(cluster);
+                }
+                Err(EstimatorError::Call {
+                    cluster: cluster.to_string(),
+                    message: status.message().to_string(),
+                })
+            }
+            Err(_) => Err(EstimatorError::Call {
+                cluster: cluster.to_string(),
+                message: format!("no answer within {:?}", self.config.timeout),
+            }),
+        }
+    }
+}
+
+/// The address an estimator Service points at: ExternalName services only (as Karmada), through the port whose
+/// `port` is `port`, to its numeric target port.
+pub fn service_address(service: &Service, port: u16) -> Result<String, String> {
+    let spec = service.spec.as_ref().ok_or("the Service has no spec")?;
+    let kind = spec.type_.as_deref().unwrap_or("ClusterIP");
+    if kind != "ExternalName" {
+        return Err(format!(
+            "unsupported service type {kind:?}; estimator Services are ExternalName"
+        ));
+    }
+    let host = spec
+        .external_name
+        .as_deref()
+        .filter(|h| !h.is_empty())
+        .ok_or("the Service has no externalName")?;
+    let entry = spec
+        .ports
+        .iter()
+        .flatten()
+        .find(|p| p.port == i32::from(port))
+        .ok_or_else(|| format!("no service port {port} found"))?;
+    let target = match &entry.target_port {
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(target)) => *target,
+        None => entry.port,
+        Some(other) => {
+            return Err(format!(
+                "ExternalName service should have an int target port, got {other:?}"
+            ));
+        }
+    };
+    Ok(format!("{host}:{target}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn external_name_services_give_the_target_port() {
+        let service =
+            |json: serde_json::Value| -> Service { serde_json::from_value(json).expect("service") };
+        let good = service(
+            serde_json::json!({"spec": {"type": "ExternalName", "externalName": "127.0.0.1",
+            "ports": [{"port": 10352, "targetPort": 41000}]}}),
+        );
+        assert_eq!(
+            service_address(&good, 10352).as_deref(),
+            Ok("127.0.0.1:41000")
+        );
+        let cluster_ip = service(serde_json::json!({"spec": {"ports": [{"port": 10352}]}}));
+        assert!(
+            service_address(&cluster_ip, 10352)
+                .expect_err("ClusterIP")
+                .contains("unsupported service type")
+        );
+        assert!(
+            service_address(&good, 9999)
+                .expect_err("port")
+                .contains("no service port 9999")
+        );
+    }
+}
