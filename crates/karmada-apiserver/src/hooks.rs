@@ -72,7 +72,38 @@ pub fn admit_custom(
         new_id: uuid::Uuid::new_v4().to_string(),
         now: crate::objects::timestamp(now),
     };
-    karmada_api::admit(gvk, operation, object, old, &context)
+    let warnings = karmada_api::admit(gvk, operation, object, old, &context)?;
+    if gvk.group == karmada_api::scheduling::GROUP && gvk.kind == "SchedulerProfile" {
+        scheduler_profile_problems(object)?;
+    }
+    Ok(warnings)
+}
+
+/// A SchedulerProfile's plugins and args checked against this build's scheduler plugins (the registry the
+/// scheduler of the same build runs), so a typo or a bad argument is refused with its field rather than found
+/// when a binding is scheduled.
+fn scheduler_profile_problems(object: &Value) -> Result<(), Vec<FieldError>> {
+    static REGISTRY: std::sync::OnceLock<Option<karmada_scheduler::framework::Registry>> =
+        std::sync::OnceLock::new();
+    let Some(registry) = REGISTRY
+        .get_or_init(|| karmada_scheduler::default_registry().ok())
+        .as_ref()
+    else {
+        return Ok(());
+    };
+    let Ok(profile) =
+        serde_json::from_value::<karmada_api::scheduling::SchedulerProfile>(object.clone())
+    else {
+        return Ok(());
+    };
+    let problems = karmada_scheduler::framework::admission_problems(registry, &profile.spec);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(problems
+        .into_iter()
+        .map(|problem| FieldError::invalid(problem.path, problem.value, problem.message))
+        .collect())
 }
 
 /// Paths (`spec.foo`) of fields in `object` that `def`'s schema does not know.

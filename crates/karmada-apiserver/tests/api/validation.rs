@@ -1,7 +1,7 @@
 //! fieldValidation, built-in defaulting and Karmada admission on writes.
 
 use http::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::harness::{Harness, deployment};
 
@@ -146,6 +146,70 @@ async fn karmada_fixture_applies_with_its_stated_meaning() {
         reply.body["spec"]["placement"]["spreadConstraints"][0]["spreadByField"],
         "cluster"
     );
+}
+
+#[tokio::test]
+async fn scheduler_profiles_are_checked_against_the_schedulers_plugins() {
+    let h = Harness::new().await;
+    let path = "/apis/scheduling.karmada.io/v1alpha1/schedulerprofiles";
+    let profile = |name: &str, spec: Value| {
+        json!({"apiVersion": "scheduling.karmada.io/v1alpha1", "kind": "SchedulerProfile",
+               "metadata": {"name": name}, "spec": spec})
+    };
+    let rev = h.revision().await;
+    let cases = [
+        (
+            json!({"plugins": {"schedule": {"enabled": [{"name": "ClusterAffinty", "weight": 2}]}}}),
+            "spec.plugins.schedule.enabled[0].name: Invalid value: \"ClusterAffinty\": unknown plugin; known plugins: APIEnablement",
+        ),
+        (
+            json!({"plugins": {"schedule": {"enabled": [{"name": "ClusterLocality"}]}},
+                   "pluginConfig": [{"name": "ClusterLocality", "args": {"availablePercentage": 170}}]}),
+            "spec.pluginConfig[0].args: Invalid value: {\"availablePercentage\":170}: availablePercentage must be between 0 and 100, got 170",
+        ),
+        (
+            json!({"plugins": {"schedule": {"enabled": [{"name": "ClusterLocality"}]}},
+                   "pluginConfig": [{"name": "ClusterLocality", "args": {"availablePercent": 70}}]}),
+            "spec.pluginConfig[0].args.availablePercent: Invalid value: 70: invalid args: unknown field `availablePercent`",
+        ),
+    ];
+    for (spec, expected) in cases {
+        let reply = h.post(path, &profile("bad", spec.clone())).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{spec}: {:?}",
+            reply.body
+        );
+        assert_eq!(reply.reason(), "Invalid");
+        assert!(
+            reply.message().contains(expected),
+            "{spec}: {}",
+            reply.message()
+        );
+        assert_eq!(
+            reply.body["details"]["causes"][0]["field"],
+            expected.split(':').next().unwrap_or_default(),
+            "{:?}",
+            reply.body
+        );
+    }
+    assert_eq!(h.revision().await, rev, "nothing stored");
+    let seed = test_fixtures::document("seed-000/07-scheduler-profile.yaml");
+    let reply = h.post(path, &seed).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    // An update is checked too, and the stored profile stays as it was.
+    let mut broken = reply.body.clone();
+    broken["spec"]["plugins"]["schedule"]["enabled"][0]["name"] = json!("Nope");
+    let reply = h.put(&format!("{path}/latency-sensitive"), &broken).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        reply.body
+    );
+    let stored = h.get(&format!("{path}/latency-sensitive")).await;
+    assert_eq!(stored.body["spec"], seed["spec"]);
 }
 
 #[tokio::test]
