@@ -77,6 +77,10 @@ pub trait Recorder {
     /// Now.
     fn mark(&mut self) -> Self::Mark;
 
+    /// Whether plugin calls are timed in this decision (timing every call costs two clock reads per plugin and
+    /// cluster, so a recorder may sample).
+    fn times_plugins(&self) -> bool;
+
     /// A step of the algorithm ran from `since` until now.
     fn step(&mut self, since: Self::Mark, step: Step);
 
@@ -92,6 +96,10 @@ impl Recorder for () {
     type Mark = ();
 
     fn mark(&mut self) {}
+
+    fn times_plugins(&self) -> bool {
+        false
+    }
 
     fn step(&mut self, _since: (), _step: Step) {}
 

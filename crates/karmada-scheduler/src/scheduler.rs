@@ -186,20 +186,20 @@ fn filter_cluster<R: Recorder>(
 ) -> Option<FilterDecision> {
     let started = recorder.mark();
     let mut rejected = None;
+    let timed = recorder.times_plugins();
     for weighted in &framework.plugins {
-        let call = recorder.mark();
-        match weighted.plugin.filter(context, cluster) {
-            None => {}
-            Some(Verdict::Pass) => {
-                recorder.plugin(call, ExtensionPoint::Filter, &weighted.name, Code::Success)
-            }
+        let call = timed.then(|| recorder.mark());
+        let verdict = weighted.plugin.filter(context, cluster);
+        if let (Some(call), Some(verdict)) = (call, &verdict) {
+            let code = match verdict {
+                Verdict::Pass => Code::Success,
+                Verdict::Reject(_) => Code::Unschedulable,
+            };
+            recorder.plugin(call, ExtensionPoint::Filter, &weighted.name, code);
+        }
+        match verdict {
+            None | Some(Verdict::Pass) => {}
             Some(Verdict::Reject(rejection)) => {
-                recorder.plugin(
-                    call,
-                    ExtensionPoint::Filter,
-                    &weighted.name,
-                    Code::Unschedulable,
-                );
                 rejected = Some(FilterDecision {
                     plugin: weighted.name.clone(),
                     reason: rejection.reason,
@@ -391,13 +391,16 @@ fn schedule_term<R: Recorder>(
 
     // Score.
     let score_started = recorder.mark();
+    let timed = recorder.times_plugins();
     for (index, cluster) in &feasible {
         let decision = &mut decisions[*index];
         let mut total = 0i64;
         for weighted in &framework.plugins {
-            let call = recorder.mark();
+            let call = timed.then(|| recorder.mark());
             if let Some(score) = weighted.plugin.score(&context, cluster) {
-                recorder.plugin(call, ExtensionPoint::Score, &weighted.name, Code::Success);
+                if let Some(call) = call {
+                    recorder.plugin(call, ExtensionPoint::Score, &weighted.name, Code::Success);
+                }
                 let score = score.clamp(MIN_CLUSTER_SCORE, MAX_CLUSTER_SCORE);
                 total = total.saturating_add(score.saturating_mul(weighted.weight));
                 decision.scores.push(PluginScore {

@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 use crate::apiserver::{self, ApiserverArgs};
 use crate::component::{self, LeaderElectionArgs};
 use crate::controller_manager::{self, ControllerManagerOptions, Controllers};
-use crate::scheduler::{self, SchedulerClients, SchedulerOptions};
+use crate::features::{self, FeatureGates};
+use crate::scheduler::{self, SchedulerClients, SchedulerOptions, SchedulerSettings};
+use crate::scheduler_estimator::EstimatorConnectionArgs;
 
 #[derive(Args, Debug)]
 pub struct AllInOneArgs {
@@ -32,6 +34,11 @@ pub struct AllInOneArgs {
     pub controllers: ControllerManagerOptions,
     #[command(flatten)]
     pub scheduler: SchedulerOptions,
+    /// How the scheduler and the descheduler reach the clusters' scheduler estimators.
+    #[command(flatten)]
+    pub estimator: EstimatorConnectionArgs,
+    #[arg(long, default_value = "", value_parser = FeatureGates::parse, help = features::help())]
+    pub feature_gates: FeatureGates,
     #[command(flatten)]
     pub leader_election: LeaderElectionArgs,
 }
@@ -43,6 +50,8 @@ pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
         metrics_address_file,
         mut controllers,
         scheduler: scheduler_options,
+        estimator,
+        feature_gates,
         leader_election,
     } = args;
     let controller_election = leader_election.config("karmada-controller-manager")?;
@@ -71,7 +80,13 @@ pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
     let outcome = async {
         // The API server's own /metrics has the process's process_* metrics.
         let mut registries = component::registries(false);
-        let controllers = Controllers::new(client.clone(), &controllers, &mut registries)?;
+        let controllers = Controllers::new(
+            client.clone(),
+            &controllers,
+            &feature_gates,
+            &estimator,
+            &mut registries,
+        )?;
         let scheduler_metrics = SchedulerMetrics::register(&mut registries.metrics);
         component::serve_metrics(
             &mut tasks,
@@ -95,7 +110,11 @@ pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
                 work: client,
                 election: None,
             },
-            &scheduler_options,
+            SchedulerSettings {
+                options: &scheduler_options,
+                gates: &feature_gates,
+                estimator: &estimator,
+            },
             scheduler_metrics,
             scheduler_election,
             components.child_token(),

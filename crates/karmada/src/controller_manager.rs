@@ -23,8 +23,11 @@ use karmada_controllers::cluster::status_controller::{
 use karmada_controllers::dependencies_distributor::DistributorConfig;
 use karmada_controllers::descheduler::{DeschedulerConfig, DeschedulerMetrics};
 use karmada_controllers::detector::controller::DetectorConfig;
+use karmada_controllers::detector::skip::DetectorFilter;
 use karmada_controllers::execution::{ExecutionConfig, ExecutionMetrics, ServedClusters};
 use karmada_controllers::failover::{FailoverConfig, FailoverMetrics};
+use karmada_controllers::namespace::controller::NamespaceSyncConfig;
+use karmada_controllers::reserved::{SkippedApis, SkippedNamespaces};
 use karmada_controllers::runtime::leader_election::{LeaderElectionConfig, run_leader_elected};
 use karmada_controllers::runtime::{Informers, MemberClients};
 use karmada_controllers::status::binding_status::BindingMetrics;
@@ -32,6 +35,9 @@ use karmada_controllers::status::binding_status::BindingStatusConfig;
 use tokio_util::sync::CancellationToken;
 
 use crate::component::{self, LeaderElectionArgs, parse_duration};
+use crate::controller_set::{self, ControllerSet};
+use crate::features::{self, FeatureGates};
+use crate::scheduler_estimator::EstimatorConnectionArgs;
 
 #[derive(Args, Debug)]
 pub struct ControllerManagerArgs {
@@ -50,6 +56,11 @@ pub struct ControllerManagerArgs {
     pub metrics_address_file: Option<PathBuf>,
     #[command(flatten)]
     pub options: ControllerManagerOptions,
+    #[arg(long, default_value = "", value_parser = FeatureGates::parse, help = features::help())]
+    pub feature_gates: FeatureGates,
+    /// How the descheduler reaches the clusters' scheduler estimators.
+    #[command(flatten)]
+    pub estimator: EstimatorConnectionArgs,
     #[command(flatten)]
     pub leader_election: LeaderElectionArgs,
     /// Exit when standard input closes (for supervisors and tests).
@@ -101,6 +112,18 @@ pub struct ControllerManagerOptions {
     pub unschedulable_threshold: Duration,
     #[command(flatten)]
     pub concurrency: ConcurrencyArgs,
+    #[arg(long, default_value = "*", value_parser = ControllerSet::parse, help = controller_set::help())]
+    pub controllers: ControllerSet,
+    /// Comma-separated namespaces that should be skipped from propagating (regular expressions, each matched
+    /// whole). Note: 'karmada-system', 'karmada-cluster' and 'karmada-es-.*' are Karmada reserved namespaces
+    /// that will always be skipped.
+    #[arg(long, value_delimiter = ',', default_value = "kube-.*")]
+    pub skipped_propagating_namespaces: Vec<String>,
+    /// Semicolon separated resources that should be skipped from propagating in addition to the default skip
+    /// list (cluster.karmada.io;policy.karmada.io;work.karmada.io). Supported formats are: <group>,
+    /// <group>/<version>, <group>/<version>/<kind>,<kind> (kinds case-insensitive).
+    #[arg(long, default_value = "")]
+    pub skipped_propagating_apis: String,
 }
 
 /// How many objects each controller reconciles at once, under Karmada's flag names. Our defaults are higher than
@@ -138,6 +161,9 @@ pub struct Controllers {
     descheduler: Option<DeschedulerConfig>,
     descheduler_metrics: DeschedulerMetrics,
     concurrency: ConcurrencyArgs,
+    controllers: ControllerSet,
+    gates: FeatureGates,
+    filter: DetectorFilter,
 }
 
 impl Controllers {
@@ -145,9 +171,26 @@ impl Controllers {
     pub fn new(
         client: kube::Client,
         options: &ControllerManagerOptions,
+        gates: &FeatureGates,
+        estimator: &EstimatorConnectionArgs,
         registries: &mut component::Registries,
     ) -> anyhow::Result<Arc<Self>> {
         let registry = &mut registries.metrics;
+        let filter = DetectorFilter {
+            skipped_namespaces: SkippedNamespaces::new(&options.skipped_propagating_namespaces)
+                .context("--skipped-propagating-namespaces")?,
+            skipped_apis: SkippedApis::parse(&options.skipped_propagating_apis)
+                .context("--skipped-propagating-apis")?,
+        };
+        let mut failover = if options.enable_failover || gates.enabled("Failover") {
+            FailoverConfig::enabled()
+        } else {
+            FailoverConfig::default()
+        };
+        failover.application_failover &= options.controllers.enabled("applicationFailover");
+        failover.graceful_eviction &= options.controllers.enabled("gracefulEviction");
+        failover.cluster_taint_policy &= options.controllers.enabled("clustertaintpolicy");
+        let estimators = estimator.clients(client.clone());
         Ok(Arc::new(Controllers {
             client,
             status: StatusControllerConfig {
@@ -180,18 +223,18 @@ impl Controllers {
             cluster_metrics: ClusterMetrics::register(registry),
             execution_metrics: ExecutionMetrics::register(registry),
             binding_metrics: BindingMetrics::register(registry, &mut registries.placements),
-            failover: if options.enable_failover {
-                FailoverConfig::enabled()
-            } else {
-                FailoverConfig::default()
-            },
+            failover,
             failover_metrics: FailoverMetrics::register(registry),
             descheduler: options.enable_descheduler.then_some(DeschedulerConfig {
                 interval: options.descheduling_interval,
                 unschedulable_threshold: options.unschedulable_threshold,
+                estimators: Some(estimators),
             }),
             descheduler_metrics: DeschedulerMetrics::register(registry),
             concurrency: options.concurrency,
+            controllers: options.controllers.clone(),
+            gates: gates.clone(),
+            filter,
         }))
     }
 
@@ -202,19 +245,28 @@ impl Controllers {
         // One watch and one compact cache per resource for every controller below (Works, bindings, templates).
         let informers = Informers::default();
         let mut tasks = tokio::task::JoinSet::new();
-        tasks.spawn(run_cluster_controller_with(
-            client.clone(),
-            self.cluster,
-            self.cluster_metrics.clone(),
-            cancel.child_token(),
-        ));
-        tasks.spawn(run_status_controller(
-            client.clone(),
-            self.status,
-            self.cluster_metrics.clone(),
-            cancel.child_token(),
-        ));
-        if let Some(signer) = &self.signer {
+        let enabled = |name: &str| self.controllers.enabled(name);
+        if enabled("cluster") {
+            tasks.spawn(run_cluster_controller_with(
+                client.clone(),
+                self.cluster,
+                self.cluster_metrics.clone(),
+                cancel.child_token(),
+            ));
+        }
+        if enabled("clusterStatus") {
+            tasks.spawn(run_status_controller(
+                client.clone(),
+                self.status,
+                self.cluster_metrics.clone(),
+                cancel.child_token(),
+            ));
+        }
+        if let Some(signer) = self
+            .signer
+            .as_ref()
+            .filter(|_| enabled("agentcsrapproving"))
+        {
             let config = karmada_controllers::certificate::CertificateControllerConfig {
                 signer: signer.clone(),
                 period: Duration::from_secs(1),
@@ -230,102 +282,135 @@ impl Controllers {
             DetectorConfig {
                 informers: informers.clone(),
                 workers: usize::from(self.concurrency.concurrent_resource_template_syncs),
+                filter: self.filter.clone(),
+                preemption: self.gates.enabled("PropagationPolicyPreemption"),
+                priority_scheduling: self.gates.enabled("PriorityBasedScheduling"),
                 ..Default::default()
             },
             cancel.child_token(),
         ));
-        tasks.spawn(karmada_controllers::binding::controller::run(
-            client.clone(),
-            BindingConfig {
-                informers: informers.clone(),
-                concurrency: self
-                    .concurrency
-                    .concurrent_resourcebinding_syncs
-                    .unwrap_or(BindingConfig::default().concurrency),
-                ..Default::default()
-            },
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::execution::run_with_status(
-            client.clone(),
-            ExecutionConfig {
-                informers: informers.clone(),
-                concurrency: self.concurrency.concurrent_work_syncs,
-                ..ExecutionConfig::new(ServedClusters::Push, members.clone())
-            },
-            self.execution_metrics.clone(),
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::status::binding_status::run(
-            client.clone(),
-            BindingStatusConfig {
-                informers: informers.clone(),
-                concurrency: self
-                    .concurrency
-                    .concurrent_resourcebinding_syncs
-                    .unwrap_or(BindingStatusConfig::default().concurrency),
-                ..Default::default()
-            },
-            self.binding_metrics.clone(),
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::namespace::controller::run(
-            client.clone(),
-            Default::default(),
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::dependencies_distributor::run(
-            client.clone(),
-            DistributorConfig {
-                informers: informers.clone(),
-                concurrency: self.concurrency.concurrent_dependent_resource_syncs,
-                ..Default::default()
-            },
-            cancel.child_token(),
-        ));
+        if enabled("binding") {
+            tasks.spawn(karmada_controllers::binding::controller::run(
+                client.clone(),
+                BindingConfig {
+                    informers: informers.clone(),
+                    concurrency: self
+                        .concurrency
+                        .concurrent_resourcebinding_syncs
+                        .unwrap_or(BindingConfig::default().concurrency),
+                    ..Default::default()
+                },
+                cancel.child_token(),
+            ));
+        }
+        let execution = ExecutionConfig {
+            informers: informers.clone(),
+            concurrency: self.concurrency.concurrent_work_syncs,
+            ..ExecutionConfig::new(ServedClusters::Push, members.clone())
+        };
+        let chosen = (enabled("execution"), enabled("workStatus"));
+        if chosen != (false, false) {
+            tasks.spawn(karmada_controllers::execution::run_chosen(
+                client.clone(),
+                execution,
+                self.execution_metrics.clone(),
+                chosen,
+                cancel.child_token(),
+            ));
+        }
+        if enabled("bindingStatus") {
+            tasks.spawn(karmada_controllers::status::binding_status::run(
+                client.clone(),
+                BindingStatusConfig {
+                    informers: informers.clone(),
+                    concurrency: self
+                        .concurrency
+                        .concurrent_resourcebinding_syncs
+                        .unwrap_or(BindingStatusConfig::default().concurrency),
+                    ..Default::default()
+                },
+                self.binding_metrics.clone(),
+                cancel.child_token(),
+            ));
+        }
+        if enabled("namespace") {
+            tasks.spawn(karmada_controllers::namespace::controller::run(
+                client.clone(),
+                NamespaceSyncConfig {
+                    skipped: self.filter.skipped_namespaces.clone(),
+                    ..Default::default()
+                },
+                cancel.child_token(),
+            ));
+        }
+        if self.gates.enabled("PropagateDeps") {
+            tasks.spawn(karmada_controllers::dependencies_distributor::run(
+                client.clone(),
+                DistributorConfig {
+                    informers: informers.clone(),
+                    concurrency: self.concurrency.concurrent_dependent_resource_syncs,
+                    ..Default::default()
+                },
+                cancel.child_token(),
+            ));
+        }
         // Multi-cluster Services: Push members' exports reported, imported slices, derived Services, export
-        // conditions, and MultiClusterServices.
-        tasks.spawn(karmada_controllers::mcs::service_export::run(
-            client.clone(),
-            karmada_controllers::mcs::service_export::ServiceExportConfig {
-                informers: informers.clone(),
-                ..karmada_controllers::mcs::service_export::ServiceExportConfig::new(
-                    ServedClusters::Push,
-                    members.clone(),
-                )
-            },
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::mcs::endpointslice::run(
-            client.clone(),
-            informers.clone(),
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::mcs::service_import::run(
-            client.clone(),
-            informers.clone(),
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::mcs::export_status::run(
-            client.clone(),
-            informers.clone(),
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::multiclusterservice::controller::run(
-            client.clone(),
-            informers.clone(),
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::multiclusterservice::dispatch::run(
-            client.clone(),
-            informers.clone(),
-            cancel.child_token(),
-        ));
-        tasks.spawn(karmada_controllers::workload_rebalancer::run(
-            client.clone(),
-            Default::default(),
-            cancel.child_token(),
-        ));
+        // conditions (ours, so they follow serviceExport), and MultiClusterServices.
+        if enabled("serviceExport") || enabled("endpointsliceCollect") {
+            tasks.spawn(karmada_controllers::mcs::service_export::run(
+                client.clone(),
+                karmada_controllers::mcs::service_export::ServiceExportConfig {
+                    informers: informers.clone(),
+                    ..karmada_controllers::mcs::service_export::ServiceExportConfig::new(
+                        ServedClusters::Push,
+                        members.clone(),
+                    )
+                },
+                cancel.child_token(),
+            ));
+        }
+        if enabled("endpointSlice") {
+            tasks.spawn(karmada_controllers::mcs::endpointslice::run(
+                client.clone(),
+                informers.clone(),
+                cancel.child_token(),
+            ));
+        }
+        if enabled("serviceImport") {
+            tasks.spawn(karmada_controllers::mcs::service_import::run(
+                client.clone(),
+                informers.clone(),
+                cancel.child_token(),
+            ));
+        }
+        if enabled("serviceExport") {
+            tasks.spawn(karmada_controllers::mcs::export_status::run(
+                client.clone(),
+                informers.clone(),
+                cancel.child_token(),
+            ));
+        }
+        if enabled("multiclusterservice") {
+            tasks.spawn(karmada_controllers::multiclusterservice::controller::run(
+                client.clone(),
+                informers.clone(),
+                cancel.child_token(),
+            ));
+        }
+        if enabled("endpointsliceDispatch") {
+            tasks.spawn(karmada_controllers::multiclusterservice::dispatch::run(
+                client.clone(),
+                informers.clone(),
+                cancel.child_token(),
+            ));
+        }
+        if enabled("workloadRebalancer") {
+            tasks.spawn(karmada_controllers::workload_rebalancer::run(
+                client.clone(),
+                Default::default(),
+                cancel.child_token(),
+            ));
+        }
         tasks.spawn(karmada_controllers::failover::run(
             client.clone(),
             FailoverConfig {
@@ -351,7 +436,13 @@ impl Controllers {
 pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
     let mut registries = component::registries(true);
-    let controllers = Controllers::new(client.clone(), &args.options, &mut registries)?;
+    let controllers = Controllers::new(
+        client.clone(),
+        &args.options,
+        &args.feature_gates,
+        &args.estimator,
+        &mut registries,
+    )?;
     let election = args.leader_election.config("karmada-controller-manager")?;
 
     let cancel = CancellationToken::new();

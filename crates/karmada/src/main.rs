@@ -6,12 +6,15 @@ mod apiserver;
 mod backup_socket;
 mod component;
 mod controller_manager;
+mod controller_set;
+mod features;
 mod kubeconfig;
 mod lb;
 mod logging;
 mod member_sim;
 mod process;
 mod scheduler;
+mod scheduler_estimator;
 
 use clap::{Parser, Subcommand};
 
@@ -41,11 +44,13 @@ enum Command {
     /// Run simulated member clusters, or inject faults into one.
     MemberSim(member_sim::MemberSimArgs),
     /// Run the controllers (cluster and cluster status) against the API server.
-    ControllerManager(controller_manager::ControllerManagerArgs),
+    ControllerManager(Box<controller_manager::ControllerManagerArgs>),
     /// Run the Pull-mode agent of one member cluster.
     Agent(agent::AgentArgs),
     /// Run the scheduler: place ResourceBindings on member clusters.
     Scheduler(scheduler::SchedulerArgs),
+    /// Run the scheduler estimator of one member cluster (gRPC): how many replicas its nodes can still take.
+    SchedulerEstimator(scheduler_estimator::SchedulerEstimatorArgs),
     /// Run the API server, the controllers and the scheduler in one process, the components reaching the API
     /// in memory.
     AllInOne(Box<all_in_one::AllInOneArgs>),
@@ -71,9 +76,10 @@ fn main() -> anyhow::Result<()> {
     let result = match cli.command {
         Command::Apiserver(args) => runtime.block_on(apiserver::run(args)),
         Command::MemberSim(args) => runtime.block_on(member_sim::run(args)),
-        Command::ControllerManager(args) => runtime.block_on(controller_manager::run(args)),
+        Command::ControllerManager(args) => runtime.block_on(controller_manager::run(*args)),
         Command::Agent(args) => runtime.block_on(agent::run(args)),
         Command::Scheduler(args) => runtime.block_on(scheduler::run(args)),
+        Command::SchedulerEstimator(args) => runtime.block_on(scheduler_estimator::run(args)),
         Command::AllInOne(args) => runtime.block_on(all_in_one::run(*args)),
         Command::Lb(args) => runtime.block_on(lb::run(args)),
     };

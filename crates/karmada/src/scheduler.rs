@@ -10,6 +10,8 @@ use karmada_controllers::scheduler::{SchedulerConfig, SchedulerMetrics};
 use tokio_util::sync::CancellationToken;
 
 use crate::component::{self, LeaderElectionArgs};
+use crate::features::{self, FeatureGates};
+use crate::scheduler_estimator::EstimatorConnectionArgs;
 
 #[derive(Args, Debug)]
 pub struct SchedulerArgs {
@@ -29,10 +31,25 @@ pub struct SchedulerArgs {
     #[command(flatten)]
     pub options: SchedulerOptions,
     #[command(flatten)]
+    pub estimator: EstimatorConnectionArgs,
+    #[arg(long, default_value = "", value_parser = FeatureGates::parse, help = features::help())]
+    pub feature_gates: FeatureGates,
+    #[command(flatten)]
     pub leader_election: LeaderElectionArgs,
     /// Exit when standard input closes (for supervisors and tests).
     #[arg(long)]
     pub exit_with_stdin: bool,
+}
+
+/// `--plugins`' help: Karmada's text with this build's plugins.
+fn plugins_help() -> String {
+    let names = karmada_scheduler::default_registry()
+        .map(|registry| registry.names().join(","))
+        .unwrap_or_default();
+    format!(
+        "A list of plugins to enable. '*' enables the built-in plugins that are on by default ({}), 'foo' enables the plugin named 'foo', '*,-foo' disables the plugin named 'foo'.\nAll built-in plugins: {names}.",
+        karmada_scheduler::framework::DEFAULT_PLUGINS.join(",")
+    )
 }
 
 /// What the scheduler is told, whichever process it runs in (`scheduler` or `all-in-one`).
@@ -49,17 +66,45 @@ pub struct SchedulerOptions {
     /// better than 32 in the propagation benchmark).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrent_schedule_syncs: u16,
+    #[arg(long, value_delimiter = ',', default_value = "*", help = plugins_help())]
+    pub plugins: Vec<String>,
+    /// Enable calling cluster scheduler estimator for adjusting replicas.
+    #[arg(long)]
+    pub enable_scheduler_estimator: bool,
+    /// Disable the scheduler estimator for clusters in pull mode, which takes effect only when
+    /// enable-scheduler-estimator is true.
+    #[arg(long)]
+    pub disable_scheduler_estimator_in_pull_mode: bool,
 }
 
 impl SchedulerOptions {
-    fn config(&self) -> SchedulerConfig {
+    fn config(
+        &self,
+        client: &kube::Client,
+        gates: &FeatureGates,
+        estimator: &EstimatorConnectionArgs,
+    ) -> SchedulerConfig {
         SchedulerConfig {
             scheduler_name: self.scheduler_name.clone(),
             enable_empty_workload_propagation: self.enable_empty_workload_propagation,
             workers: usize::from(self.concurrent_schedule_syncs),
+            plugins: self.plugins.clone(),
+            estimators: self
+                .enable_scheduler_estimator
+                .then(|| estimator.clients(client.clone())),
+            skip_estimators_in_pull_mode: self.disable_scheduler_estimator_in_pull_mode,
+            priority_scheduling: gates.enabled("PriorityBasedScheduling"),
             ..SchedulerConfig::default()
         }
     }
+}
+
+/// What the scheduler is told besides its options: the feature gates and how to reach estimators (flags
+/// shared with the controller-manager in `all-in-one`).
+pub struct SchedulerSettings<'a> {
+    pub options: &'a SchedulerOptions,
+    pub gates: &'a FeatureGates,
+    pub estimator: &'a EstimatorConnectionArgs,
 }
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
@@ -89,7 +134,11 @@ pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
             work: client,
             election: election_client,
         },
-        &args.options,
+        SchedulerSettings {
+            options: &args.options,
+            gates: &args.feature_gates,
+            estimator: &args.estimator,
+        },
         metrics,
         election,
         cancel.child_token(),
@@ -120,12 +169,15 @@ pub struct SchedulerClients {
 pub async fn spawn_scheduler(
     tasks: &mut tokio::task::JoinSet<()>,
     clients: SchedulerClients,
-    options: &SchedulerOptions,
+    settings: SchedulerSettings<'_>,
     metrics: SchedulerMetrics,
     election: Option<LeaderElectionConfig>,
     cancel: CancellationToken,
 ) -> anyhow::Result<tokio::sync::mpsc::Receiver<anyhow::Error>> {
-    let scheduler_config = options.config();
+    let scheduler_config =
+        settings
+            .options
+            .config(&clients.work, settings.gates, settings.estimator);
     let (failed, failure) = tokio::sync::mpsc::channel::<anyhow::Error>(1);
     let client = clients.work.clone();
     // One scheduling term: runs until leadership ends (or shutdown).

@@ -3,13 +3,18 @@
 //! that stay unready in a member longer than the unschedulable threshold are taken from that member, so the
 //! scheduler places them elsewhere.
 //!
-//! Karmada asks a per-cluster estimator how many pods are unschedulable. We read what the member reports in
-//! `aggregatedStatus` (member-sim's Deployment status: `replicas` counts the pods it created, Pending ones
-//! included; `readyReplicas` those Ready): the shortfall `assigned − readyReplicas` of a member that has created
-//! all its pods and observed its latest spec is timed from when it was first seen; once it has lasted the
-//! threshold, the member's assignment drops to its ready replicas (never below: ready replicas are never taken
-//! away). A member without fresh status (no item, not applied, health Unknown, status missing, or still rolling
-//! out) is left alone and untimed: no decision on stale data.
+//! As Karmada, a member whose scheduler estimator answers `GetUnschedulableReplicas` (pods unschedulable longer
+//! than the threshold, counted by the estimator) gives up that many replicas — when its ready replicas (from
+//! `aggregatedStatus`) are fewer than assigned, never below its ready replicas, and only when the assignment
+//! covers them ([`plan`]'s `unschedulable` answers).
+//!
+//! A member without an estimator is judged from what it reports in `aggregatedStatus` (member-sim's Deployment
+//! status: `replicas` counts the pods it created, Pending ones included; `readyReplicas` those Ready): the
+//! shortfall `assigned − readyReplicas` of a member that has created all its pods and observed its latest spec is
+//! timed from when it was first seen; once it has lasted the threshold, the member's assignment drops to its
+//! ready replicas (never below: ready replicas are never taken away). A member without fresh status (no item,
+//! not applied, health Unknown, status missing, or still rolling out) is left alone and untimed: no decision on
+//! stale data.
 
 use std::collections::BTreeMap;
 
@@ -93,10 +98,39 @@ fn ready_replicas(
     Some(int(reflected, "readyReplicas").unwrap_or(0).max(0))
 }
 
-/// The plan for one binding.
+/// The ready replicas a member reports (`aggregatedStatus[].status.readyReplicas`), `None` when it reports none.
+pub fn reported_ready(status: Option<&ResourceBindingStatus>, cluster: &str) -> Option<i64> {
+    let item = status?
+        .aggregated_status
+        .iter()
+        .find(|i| i.cluster_name == cluster)?;
+    int(item.status.as_ref()?, "readyReplicas")
+}
+
+/// The clusters worth asking their estimators about: those with fewer ready replicas than assigned (or none
+/// reported), for a binding the descheduler handles.
+pub fn undesired_clusters(
+    spec: &ResourceBindingSpec,
+    status: Option<&ResourceBindingStatus>,
+) -> Vec<String> {
+    if !applies(spec) {
+        return Vec::new();
+    }
+    spec.clusters
+        .iter()
+        .filter(|t| {
+            reported_ready(status, &t.name).is_none_or(|ready| ready < i64::from(t.replicas))
+        })
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+/// The plan for one binding; `unschedulable` holds the estimators' answers by cluster (members without an
+/// estimator are judged by their reported status and the clocks in `tracked`).
 pub fn plan(
     spec: &ResourceBindingSpec,
     status: Option<&ResourceBindingStatus>,
+    unschedulable: &BTreeMap<String, i32>,
     tracked: &BTreeMap<String, Timestamp>,
     now: Timestamp,
     threshold: SignedDuration,
@@ -108,7 +142,20 @@ pub fn plan(
     let mut clusters = Vec::new();
     for target in &spec.clusters {
         let mut next = target.clone();
-        if let Some(ready) = ready_replicas(status, &target.name, target.replicas) {
+        if let Some(&stuck) = unschedulable.get(&target.name) {
+            let ready = reported_ready(status, &target.name).unwrap_or(-1);
+            if ready < i64::from(target.replicas) && stuck > 0 && target.replicas >= stuck {
+                let mut keep = target.replicas - stuck;
+                if i64::from(keep) < ready {
+                    keep = i32::try_from(ready).unwrap_or(keep);
+                }
+                if keep < target.replicas {
+                    out.evicted
+                        .push((target.name.clone(), target.replicas - keep));
+                    next.replicas = keep;
+                }
+            }
+        } else if let Some(ready) = ready_replicas(status, &target.name, target.replicas) {
             let shortfall = i64::from(target.replicas) - ready;
             if shortfall > 0 {
                 let since = tracked.get(&target.name).copied().unwrap_or(now).min(now);
@@ -315,7 +362,7 @@ mod tests {
                 .into_iter()
                 .map(|(c, s)| (c.to_string(), t(s)))
                 .collect();
-            let out = plan(&s, Some(&st), &tracked, t(now), threshold);
+            let out = plan(&s, Some(&st), &BTreeMap::new(), &tracked, t(now), threshold);
             let got = out.clusters.map(|c| {
                 c.into_iter()
                     .map(|t| (t.name, t.replicas))
@@ -337,6 +384,91 @@ mod tests {
                 .map(|(c, s)| (c.to_string(), t(s)))
                 .collect();
             assert_eq!(out.tracked, want_tracked, "{name}");
+        }
+    }
+
+    #[test]
+    fn estimators_answers_decide_as_karmadas_descheduler() {
+        use ResourceHealth::{Healthy, Unhealthy};
+        let s = spec(aggregated(), &[("a", 5), ("b", 3), ("c", 2)]);
+        let st = status(&[
+            ("a", json!({"replicas": 5, "readyReplicas": 2}), Unhealthy),
+            ("b", json!({"replicas": 3, "readyReplicas": 3}), Healthy),
+            ("c", json!({"replicas": 2, "readyReplicas": 0}), Unhealthy),
+        ]);
+        assert_eq!(undesired_clusters(&s, Some(&st)), ["a", "c"]);
+        type Case<'a> = (
+            &'a str,
+            Vec<(&'a str, i32)>,
+            Option<Vec<(&'a str, i32)>>,
+            Vec<(&'a str, i32)>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "a: 3 stuck, 2 ready",
+                vec![("a", 3)],
+                Some(vec![("a", 2), ("b", 3), ("c", 2)]),
+                vec![("a", 3)],
+            ),
+            (
+                "never below ready",
+                vec![("a", 5)],
+                Some(vec![("a", 2), ("b", 3), ("c", 2)]),
+                vec![("a", 3)],
+            ),
+            ("nothing stuck", vec![("a", 0), ("c", 0)], None, vec![]),
+            (
+                "more stuck than assigned: left alone",
+                vec![("c", 3)],
+                None,
+                vec![],
+            ),
+            (
+                "c loses all",
+                vec![("c", 2)],
+                Some(vec![("a", 5), ("b", 3)]),
+                vec![("c", 2)],
+            ),
+            (
+                "a ready member is not touched",
+                vec![("b", 2)],
+                None,
+                vec![],
+            ),
+        ];
+        for (name, answers, clusters, evicted) in cases {
+            let answers: BTreeMap<String, i32> = answers
+                .into_iter()
+                .map(|(c, n)| (c.to_string(), n))
+                .collect();
+            let out = plan(
+                &s,
+                Some(&st),
+                &answers,
+                &BTreeMap::new(),
+                t(0),
+                SignedDuration::from_mins(5),
+            );
+            let got = out.clusters.map(|c| {
+                c.into_iter()
+                    .map(|t| (t.name, t.replicas))
+                    .collect::<Vec<_>>()
+            });
+            let want = clusters.map(|c| {
+                c.into_iter()
+                    .map(|(n, r)| (n.to_string(), r))
+                    .collect::<Vec<_>>()
+            });
+            assert_eq!(got, want, "{name}");
+            let want_evicted: Vec<(String, i32)> = evicted
+                .into_iter()
+                .map(|(n, r)| (n.to_string(), r))
+                .collect();
+            assert_eq!(out.evicted, want_evicted, "{name}");
+            assert!(
+                answers.keys().all(|c| !out.tracked.contains_key(c)),
+                "{name}: no clocks for members with an estimator"
+            );
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The descheduler (karmada-descheduler, reference/karmada.md §5.5): every `interval`, each ResourceBinding of a
-//! Deployment with a dynamic division (Aggregated or dynamic weights) is checked for replicas that stay unready
-//! in a member beyond `unschedulable_threshold` ([`decide`]); those replicas are taken from that member's
+//! Deployment with a dynamic division (Aggregated or dynamic weights) is checked for replicas that stay
+//! unschedulable in a member beyond `unschedulable_threshold` — asked of the member's scheduler estimator
+//! (`GetUnschedulableReplicas`) where there is one, else read from its reported status ([`decide`]); those
+//! replicas are taken from that member's
 //! assignment in `spec.clusters` (a replace with the read resourceVersion; a 409 waits for the next round) so the
 //! scheduler places them elsewhere. When each shortfall was first seen is kept in memory: a restart only starts
 //! the clocks over, which delays, never hastens, a deschedule.
@@ -12,6 +14,7 @@
 pub mod decide;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -34,12 +37,24 @@ pub const EVENT_DESCHEDULE_SUCCEED: &str = "DescheduleBindingSucceed";
 pub const EVENT_DESCHEDULE_FAILED: &str = "DescheduleBindingFailed";
 
 /// Settings.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct DeschedulerConfig {
     /// `--descheduling-interval` (2 minutes).
     pub interval: Duration,
     /// `--unschedulable-threshold` (5 minutes).
     pub unschedulable_threshold: Duration,
+    /// The members' scheduler estimators (members without one are judged by their status).
+    pub estimators: Option<Arc<karmada_scheduler_estimator::EstimatorClients>>,
+}
+
+impl std::fmt::Debug for DeschedulerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeschedulerConfig")
+            .field("interval", &self.interval)
+            .field("unschedulable_threshold", &self.unschedulable_threshold)
+            .field("estimators", &self.estimators.is_some())
+            .finish()
+    }
 }
 
 impl Default for DeschedulerConfig {
@@ -47,8 +62,42 @@ impl Default for DeschedulerConfig {
         Self {
             interval: Duration::from_secs(120),
             unschedulable_threshold: Duration::from_secs(300),
+            estimators: None,
         }
     }
+}
+
+/// The members' `GetUnschedulableReplicas` answers for `binding`'s undesired clusters (those with an estimator
+/// that answered).
+async fn unschedulable_answers(
+    config: &DeschedulerConfig,
+    binding: &ResourceBinding,
+) -> BTreeMap<String, i32> {
+    let Some(estimators) = &config.estimators else {
+        return BTreeMap::new();
+    };
+    let clusters = decide::undesired_clusters(&binding.spec, binding.status.as_ref());
+    let calls = clusters.iter().map(|cluster| async move {
+        match estimators
+            .unschedulable_replicas(
+                cluster,
+                &binding.spec.resource,
+                config.unschedulable_threshold,
+            )
+            .await
+        {
+            Ok(count) => Some((cluster.clone(), count)),
+            Err(err) => {
+                tracing::debug!(%err, "no unschedulable count; judging by status");
+                None
+            }
+        }
+    });
+    futures::future::join_all(calls)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -165,9 +214,11 @@ async fn round(
         }
         let uid = binding.metadata.uid.clone().unwrap_or_default();
         let tracked = clocks.remove(&uid).unwrap_or_default();
+        let answers = unschedulable_answers(config, &binding).await;
         let plan = decide::plan(
             &binding.spec,
             binding.status.as_ref(),
+            &answers,
             &tracked,
             now,
             threshold,

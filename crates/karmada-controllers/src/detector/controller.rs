@@ -67,6 +67,9 @@ pub struct DetectorConfig {
     pub filter: DetectorFilter,
     /// The PropagationPolicyPreemption feature gate (Karmada's default: off).
     pub preemption: bool,
+    /// The PriorityBasedScheduling feature gate (Karmada's default: on): bindings carry
+    /// `spec.schedulePriority` resolved from the policy's PriorityClass.
+    pub priority_scheduling: bool,
     /// Concurrent template reconciles (`--concurrent-resource-template-syncs`, default 5).
     pub workers: usize,
     /// Most template keys waiting at once.
@@ -83,6 +86,7 @@ impl std::fmt::Debug for DetectorConfig {
         f.debug_struct("DetectorConfig")
             .field("filter", &self.filter)
             .field("preemption", &self.preemption)
+            .field("priority_scheduling", &self.priority_scheduling)
             .field("workers", &self.workers)
             .field("queue_capacity", &self.queue_capacity)
             .field("discovery_period", &self.discovery_period)
@@ -96,6 +100,7 @@ impl Default for DetectorConfig {
         Self {
             filter: DetectorFilter::default(),
             preemption: false,
+            priority_scheduling: true,
             workers: 64,
             queue_capacity: 65_536,
             discovery_period: Duration::from_secs(30),
@@ -461,9 +466,18 @@ impl Detector {
             claimed_object = Some(patched);
             tracing::info!(template = %key, policy = %describe(policy), "claimed template");
         }
-        let priority = self.schedule_priority(policy).await;
-        let desired = desired_binding(&template, policy, &self.config.interpreter, priority)
+        let priority = if self.config.priority_scheduling {
+            self.schedule_priority(policy).await
+        } else {
+            None
+        };
+        let mut desired = desired_binding(&template, policy, &self.config.interpreter, priority)
             .map_err(invalid)?;
+        if !self.config.priority_scheduling
+            && let Some(spec) = desired.get_mut("spec").and_then(Value::as_object_mut)
+        {
+            spec.remove("schedulePriority");
+        }
         let changed = match self.write_binding(key, &template, desired).await? {
             Written::Yes => true,
             Written::No => false,

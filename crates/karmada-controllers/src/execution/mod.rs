@@ -38,6 +38,18 @@ pub async fn run_with_status(
     metrics: ExecutionMetrics,
     cancel: tokio_util::sync::CancellationToken,
 ) {
+    run_chosen(client, config, metrics, (true, true), cancel).await;
+}
+
+/// Like [`run_with_status`], running only the controllers chosen as `(execution, work status)` (the
+/// controller-manager's `--controllers`).
+pub async fn run_chosen(
+    client: kube::Client,
+    config: ExecutionConfig,
+    metrics: ExecutionMetrics,
+    (execution, status_on): (bool, bool),
+    cancel: tokio_util::sync::CancellationToken,
+) {
     let (requeue, receiver) = work_requeue();
     let status = WorkStatusConfig {
         served: config.served.clone(),
@@ -47,9 +59,26 @@ pub async fn run_with_status(
         // The same registry: both controllers read one Work watch and one cache.
         informers: config.informers.clone(),
     };
+    let execution_client = client.clone();
+    let execution_cancel = cancel.clone();
     tokio::join!(
-        run(client.clone(), config, metrics, receiver, cancel.clone()),
-        work_status::run(client, status, requeue, cancel),
+        async move {
+            if execution {
+                run(
+                    execution_client,
+                    config,
+                    metrics,
+                    receiver,
+                    execution_cancel,
+                )
+                .await;
+            }
+        },
+        async move {
+            if status_on {
+                work_status::run(client, status, requeue, cancel).await;
+            }
+        },
     );
 }
 

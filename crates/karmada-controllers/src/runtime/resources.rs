@@ -106,6 +106,15 @@ pub fn endpoint_slice() -> ApiResource {
     resource("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices")
 }
 
+pub fn scheduler_profile() -> ApiResource {
+    resource(
+        karmada_api::scheduling::GROUP,
+        karmada_api::scheduling::VERSION,
+        "SchedulerProfile",
+        "schedulerprofiles",
+    )
+}
+
 pub fn cluster() -> ApiResource {
     crate::cluster::api::cluster_resource()
 }

@@ -39,12 +39,15 @@ fn ready_status(cluster: &Value) -> Option<&str> {
 }
 
 /// Whether a Cluster update can change where bindings go: labels, spec (taints, region, ...), deletion,
-/// readiness or API enablements. Resource summaries alone (every status heartbeat) do not requeue.
+/// readiness, API enablements or the measured API latency (which ClusterLatency filters and scores by; the
+/// status controller rewrites it only when it moves by half). Resource summaries alone (every status
+/// heartbeat) do not requeue.
 pub fn cluster_changed(old: &Value, new: &Value) -> bool {
     let at = |object: &Value, pointer: &str| object.pointer(pointer).cloned();
     [
         "/metadata/labels",
         "/metadata/deletionTimestamp",
+        "/metadata/annotations/cluster.karmada.io~1api-latency",
         "/spec",
         "/status/apiEnablements",
     ]

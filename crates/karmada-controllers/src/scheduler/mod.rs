@@ -1,9 +1,12 @@
 //! The scheduler runner: Karmada's karmada-scheduler as a watch-driven controller over the pure core in
 //! `karmada_scheduler`. [`runner::run`] is the entry point; [`decision`] holds what it writes, decided purely;
-//! [`metrics`] the Prometheus metrics with Karmada's names; [`view`] reads a binding without its aggregated status.
+//! [`metrics`] the Prometheus metrics with Karmada's names; [`view`] reads a binding without its aggregated status;
+//! [`profiles`] the live SchedulerProfiles; [`queue`] the priority scheduling queue.
 
 pub mod decision;
 pub mod metrics;
+pub mod profiles;
+pub mod queue;
 pub mod runner;
 pub mod view;
 

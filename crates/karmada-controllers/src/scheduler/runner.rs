@@ -10,25 +10,38 @@
 //! summary is in the condition message and in the `ScheduleBindingSucceed` / `ScheduleBindingFailed` event
 //! recorded on the binding and on its template.
 //!
-//! Failures (NoClusterFit, Unschedulable, SchedulerError) are written as Scheduled=False with the reason and
-//! retried with per-binding exponential backoff; the applied-placement annotation is written only on success, so
-//! a failed placement keeps triggering until it schedules. Cluster changes that can move bindings (labels,
-//! spec, readiness, API enablements, deletion) requeue every binding.
+//! Failures (NoClusterFit, Unschedulable, SchedulerError) are written as Scheduled=False with the reason; the
+//! applied-placement annotation is written only on success, so a failed placement keeps triggering until it
+//! schedules. NoClusterFit parks the binding as unschedulable until a cluster or profile changes (at most
+//! 5 minutes); other failures retry with per-binding exponential backoff ([`super::queue`]). Cluster changes that
+//! can move bindings (labels, spec, readiness, API enablements, the measured API latency, deletion) and
+//! SchedulerProfile changes requeue every binding.
 //!
-//! Invariants: nothing is scheduled before the three caches hold their first list; the core is pure and fast
-//! (microseconds per binding for tens of clusters), so it runs on the worker itself.
+//! Plugin sets: bindings naming this scheduler use the plugins `--plugins` chose; bindings naming a
+//! SchedulerProfile use that profile, watched live ([`super::profiles`]). With `--enable-scheduler-estimator`
+//! the feasible clusters' estimators are asked before Select, and their answers bound the general estimate.
+//! With the PriorityBasedScheduling gate the queue takes higher `spec.schedulePriority.priority` first.
+//!
+//! Invariants: nothing is scheduled before the caches (bindings, clusters, profiles) hold their first list; the
+//! core is pure and fast (microseconds per binding for tens of clusters), so it runs on the worker itself.
 
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use k8s_openapi::api::core::v1::ObjectReference;
-use karmada_api::{Cluster, ResourceBinding};
-use karmada_scheduler::framework::{DEFAULT_SCHEDULER_NAME, Framework};
+use karmada_api::{Cluster, ClusterSyncMode, ResourceBinding};
+use karmada_scheduler::framework::DEFAULT_SCHEDULER_NAME;
 use karmada_scheduler::patch::scheduling_result;
 use karmada_scheduler::placement::prepare;
-use karmada_scheduler::scheduler::{ScheduleRequest, schedule};
+use karmada_scheduler::scheduler::{
+    REASON_NO_CLUSTER_FIT, ScheduleRequest, estimator_candidates, schedule_recorded,
+};
 use karmada_scheduler::snapshot::ClusterSnapshot;
 use karmada_scheduler::trigger::{ScheduleTrigger, schedule_trigger, served_by};
+use karmada_scheduler_estimator::EstimatorClients;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -40,11 +53,13 @@ use super::decision::{
     spec_patch, status_patch,
 };
 use super::metrics::{
-    EVENT_BINDING_ADD, EVENT_BINDING_UPDATE, EVENT_CLUSTER_CHANGED, EVENT_SCHEDULE_ATTEMPT_FAILURE,
-    RESULT_ERROR, RESULT_SCHEDULED, SchedulerMetrics,
+    EVENT_BINDING_ADD, EVENT_BINDING_UPDATE, EVENT_CLUSTER_CHANGED, EVENT_POLICY_CHANGED,
+    EVENT_SCHEDULE_ATTEMPT_FAILURE, RESULT_ERROR, RESULT_SCHEDULED, SchedulerMetrics,
 };
+use super::profiles::{Choice, Profiles};
+use super::queue::SchedulingQueue;
 use crate::runtime::own_writes::OwnWrites;
-use crate::runtime::queue::{Backoff, WorkQueue};
+use crate::runtime::queue::Backoff;
 use crate::runtime::runner::ObjectKey;
 use crate::runtime::watch::next_event;
 use crate::runtime::{Cache, CacheWriter};
@@ -60,7 +75,7 @@ pub const EVENT_SCHEDULE_BINDING_FAILED: &str = "ScheduleBindingFailed";
 pub const COMPONENT: &str = "karmada-scheduler";
 
 /// The runner's settings.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SchedulerConfig {
     /// `--scheduler-name`: bindings whose `spec.schedulerName` names another scheduler are left alone.
     pub scheduler_name: String,
@@ -73,6 +88,30 @@ pub struct SchedulerConfig {
     pub backoff_max: Duration,
     /// `--enable-empty-workload-propagation`.
     pub enable_empty_workload_propagation: bool,
+    /// `--plugins` (Karmada's syntax, split at commas): the default plugin set and what profiles may enable.
+    pub plugins: Vec<String>,
+    /// The clusters' scheduler estimators (`--enable-scheduler-estimator`), or none.
+    pub estimators: Option<Arc<EstimatorClients>>,
+    /// `--disable-scheduler-estimator-in-pull-mode`.
+    pub skip_estimators_in_pull_mode: bool,
+    /// Feature gate PriorityBasedScheduling: the queue takes higher `spec.schedulePriority.priority` first.
+    pub priority_scheduling: bool,
+}
+
+impl std::fmt::Debug for SchedulerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SchedulerConfig")
+            .field("scheduler_name", &self.scheduler_name)
+            .field("workers", &self.workers)
+            .field("plugins", &self.plugins)
+            .field("estimators", &self.estimators.as_ref().map(|e| e.config()))
+            .field(
+                "skip_estimators_in_pull_mode",
+                &self.skip_estimators_in_pull_mode,
+            )
+            .field("priority_scheduling", &self.priority_scheduling)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for SchedulerConfig {
@@ -84,6 +123,10 @@ impl Default for SchedulerConfig {
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(60),
             enable_empty_workload_propagation: false,
+            plugins: vec!["*".to_string()],
+            estimators: None,
+            skip_estimators_in_pull_mode: false,
+            priority_scheduling: true,
         }
     }
 }
@@ -111,8 +154,10 @@ struct Runner {
     client: kube::Client,
     config: SchedulerConfig,
     metrics: SchedulerMetrics,
-    framework: Framework,
-    queue: WorkQueue<BindingKey>,
+    profiles: Profiles,
+    queue: SchedulingQueue<BindingKey>,
+    /// `spec.schedulePriority.priority` of each binding, from its watch events (PriorityBasedScheduling only).
+    priorities: Mutex<HashMap<BindingKey, i32>>,
     backoff: Backoff<BindingKey>,
     recorder: EventRecorder,
     /// Compact caches (typed metadata and JSON text, decoded per reconcile): every binding is cached.
@@ -140,13 +185,17 @@ pub async fn run(
 ) -> Result<(), StartError> {
     let registry =
         karmada_scheduler::plan::default_registry().map_err(|e| StartError(e.to_string()))?;
-    let framework = Framework::with_defaults(&registry).map_err(|e| StartError(e.to_string()))?;
+    let profiles = Profiles::new(registry, &config.plugins, &config.scheduler_name)
+        .map_err(|e| StartError(e.to_string()))?;
     let binding_writer = crate::runtime::CacheWriter::new();
     let cluster_binding_writer = crate::runtime::CacheWriter::new();
     let cluster_writer = Writer::new(resources::cluster());
+    let gauge = metrics.clone();
+    let (profiles_listed, profiles_ready) = tokio::sync::watch::channel(false);
     let runner = Arc::new(Runner {
         recorder: EventRecorder::new(client.clone(), COMPONENT),
-        queue: WorkQueue::new(config.queue_capacity),
+        queue: SchedulingQueue::new(config.queue_capacity, move |pending| gauge.pending(pending)),
+        priorities: Mutex::default(),
         backoff: Backoff::new(config.backoff_base, config.backoff_max),
         own_writes: OwnWrites::default(),
         bindings: binding_writer.as_reader(),
@@ -156,10 +205,15 @@ pub async fn run(
         client,
         config,
         metrics,
-        framework,
+        profiles,
     });
     let mut tasks = tokio::task::JoinSet::new();
-    tasks.spawn(runner.queue.clone().run_delays(cancel.clone()));
+    tasks.spawn(runner.queue.clone().run_timers(cancel.clone()));
+    tasks.spawn(watch_profiles(
+        Arc::clone(&runner),
+        profiles_listed,
+        cancel.clone(),
+    ));
     tasks.spawn(watch_bindings(
         Arc::clone(&runner),
         binding_writer,
@@ -181,6 +235,8 @@ pub async fn run(
         let _ = runner.clusters.wait_until_ready().await;
         let _ = runner.bindings.wait_until_ready().await;
         let _ = runner.cluster_bindings.wait_until_ready().await;
+        let mut profiles_ready = profiles_ready;
+        let _ = profiles_ready.wait_for(|listed| *listed).await;
     };
     tokio::select! {
         () = cancel.cancelled() => {}
@@ -244,6 +300,9 @@ async fn watch_bindings(
         let Some(event) = next_event(&mut stream, &cancel, "binding", &resource.kind).await else {
             return;
         };
+        if runner.config.priority_scheduling {
+            runner.note_priority(&event, cluster_scoped);
+        }
         // Compacting drops managedFields too.
         let event = match packer.event(event) {
             Ok(event) => event,
@@ -279,7 +338,13 @@ async fn watch_bindings(
                 }
             }
             watcher::Event::Delete(object) => {
-                runner.backoff.forget(&key_of(object, cluster_scoped))
+                let key = key_of(object, cluster_scoped);
+                runner.backoff.forget(&key);
+                runner
+                    .priorities
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&key);
             }
             watcher::Event::Init => listed.clear(),
             watcher::Event::InitApply(object) => listed.push(key_of(object, cluster_scoped)),
@@ -292,10 +357,56 @@ async fn watch_bindings(
         }
         writer.apply_watcher_event(&event);
         for key in ready {
+            let priority = runner.priority_of(&key);
             tokio::select! {
                 () = cancel.cancelled() => return,
-                () = runner.queue.add(key) => {}
+                () = runner.queue.add(key, priority) => {}
             }
+        }
+    }
+}
+
+/// Keeps the live profiles and requeues every binding when one changes (its bindings' next decision uses it).
+async fn watch_profiles(
+    runner: Arc<Runner>,
+    listed: tokio::sync::watch::Sender<bool>,
+    cancel: CancellationToken,
+) {
+    let resource = resources::scheduler_profile();
+    let api: Api<DynamicObject> = resources::all(&runner.client, &resource);
+    let stream = watcher(api, watcher::Config::default()).default_backoff();
+    futures::pin_mut!(stream);
+    let mut listing = Vec::new();
+    loop {
+        let Some(event) = next_event(&mut stream, &cancel, "profile", &resource.kind).await else {
+            return;
+        };
+        let profile = |object: &DynamicObject| {
+            typed::to_typed::<karmada_api::scheduling::SchedulerProfile>(object)
+                .map_err(|err| tracing::warn!(%err, "SchedulerProfile not readable"))
+                .ok()
+        };
+        match &event {
+            watcher::Event::Init => listing.clear(),
+            watcher::Event::InitApply(object) => listing.extend(profile(object)),
+            watcher::Event::InitDone => {
+                runner.profiles.replace(&std::mem::take(&mut listing));
+                listed.send_replace(true);
+            }
+            watcher::Event::Apply(object) => match profile(object) {
+                Some(profile) => runner.profiles.apply(&profile),
+                None => continue,
+            },
+            watcher::Event::Delete(object) => {
+                runner
+                    .profiles
+                    .remove(object.metadata.name.as_deref().unwrap_or_default());
+            }
+        }
+        if matches!(event, watcher::Event::Apply(_) | watcher::Event::Delete(_))
+            && !runner.requeue_all(EVENT_POLICY_CHANGED, &cancel).await
+        {
+            return;
         }
     }
 }
@@ -332,31 +443,19 @@ async fn watch_clusters(
             continue;
         }
         runner.rebuild_snapshots();
-        if requeue {
-            let mut keys: Vec<BindingKey> = runner
-                .bindings
-                .state()
-                .iter()
-                .map(|b| key_of(b, false))
-                .collect();
-            keys.extend(
-                runner
-                    .cluster_bindings
-                    .state()
-                    .iter()
-                    .map(|b| key_of(b, true)),
-            );
-            for key in keys {
-                // A cluster change is news: retry failed bindings now rather than after their backoff.
-                runner.backoff.forget(&key);
-                runner.metrics.incoming(EVENT_CLUSTER_CHANGED);
-                tokio::select! {
-                    () = cancel.cancelled() => return,
-                    () = runner.queue.add(key) => {}
-                }
-            }
+        if requeue && !runner.requeue_all(EVENT_CLUSTER_CHANGED, &cancel).await {
+            return;
         }
     }
+}
+
+/// What becomes of a binding after a reconcile.
+enum Next {
+    Done,
+    /// A failure worth retrying after its backoff.
+    Retry,
+    /// No cluster fits: wait for a change.
+    Unschedulable,
 }
 
 async fn worker(runner: Arc<Runner>, cancel: CancellationToken) {
@@ -366,20 +465,50 @@ async fn worker(runner: Arc<Runner>, cancel: CancellationToken) {
             result = runner.reconcile(&key) => result,
         };
         runner.queue.done(key.clone()).await;
+        let priority = runner.priority_of(&key);
         match result {
-            Ok(None) => runner.backoff.forget(&key),
-            Ok(Some(delay)) => {
+            Ok(Next::Done) => runner.backoff.forget(&key),
+            Ok(Next::Retry) => {
                 runner.metrics.incoming(EVENT_SCHEDULE_ATTEMPT_FAILURE);
-                runner.queue.add_after(key, delay);
+                let delay = runner.backoff.fail(key.clone());
+                runner.queue.backoff(key, priority, delay);
             }
-            Err(err) if err.is_conflict() => runner.queue.add_after(key, err.retry_after()),
+            Ok(Next::Unschedulable) => {
+                runner.metrics.incoming(EVENT_SCHEDULE_ATTEMPT_FAILURE);
+                runner.queue.unschedulable(key, priority);
+            }
+            Err(err) if err.is_conflict() => runner.queue.backoff(key, priority, err.retry_after()),
             Err(err) => {
                 let delay = runner.backoff.fail(key.clone());
                 tracing::warn!(binding = %key, %err, ?delay, "scheduler: retrying");
-                runner.queue.add_after(key, delay);
+                runner.queue.backoff(key, priority, delay);
             }
         }
     }
+}
+
+/// `spec.schedulePriority.priority` read from a binding's JSON text (0 when absent).
+fn priority_in(body: &str) -> i32 {
+    #[derive(serde::Deserialize, Default)]
+    struct Priority {
+        #[serde(default)]
+        priority: i32,
+    }
+    #[derive(serde::Deserialize, Default)]
+    #[serde(rename_all = "camelCase")]
+    struct Spec {
+        #[serde(default)]
+        schedule_priority: Option<Priority>,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct Body {
+        #[serde(default)]
+        spec: Spec,
+    }
+    serde_json::from_str::<Body>(body)
+        .ok()
+        .and_then(|b| b.spec.schedule_priority)
+        .map_or(0, |p| p.priority)
 }
 
 fn now_rfc3339() -> String {
@@ -389,6 +518,68 @@ fn now_rfc3339() -> String {
 }
 
 impl Runner {
+    fn priority_of(&self, key: &BindingKey) -> i32 {
+        if !self.config.priority_scheduling {
+            return 0;
+        }
+        self.priorities
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Remembers the priority a binding's event carries.
+    fn note_priority(&self, event: &watcher::Event<RawObject>, cluster_scoped: bool) {
+        let object = match event {
+            watcher::Event::Apply(object) | watcher::Event::InitApply(object) => object,
+            _ => return,
+        };
+        let key = BindingKey {
+            cluster_scoped,
+            namespace: object.metadata.namespace.clone().unwrap_or_default(),
+            name: object.metadata.name.clone().unwrap_or_default(),
+        };
+        let priority = priority_in(object.body());
+        let mut priorities = self
+            .priorities
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if priority == 0 {
+            priorities.remove(&key);
+        } else {
+            priorities.insert(key, priority);
+        }
+    }
+
+    /// Queues every binding (a cluster or profile changed); `false` once `cancel` fires.
+    async fn requeue_all(&self, event: &str, cancel: &CancellationToken) -> bool {
+        let mut keys: Vec<BindingKey> = self
+            .bindings
+            .state()
+            .iter()
+            .map(|b| key_of(b, false))
+            .collect();
+        keys.extend(
+            self.cluster_bindings
+                .state()
+                .iter()
+                .map(|b| key_of(b, true)),
+        );
+        for key in keys {
+            // A change is news: retry failed bindings now rather than after their backoff.
+            self.backoff.forget(&key);
+            self.metrics.incoming(event);
+            let priority = self.priority_of(&key);
+            tokio::select! {
+                () = cancel.cancelled() => return false,
+                () = self.queue.add(key, priority) => {}
+            }
+        }
+        true
+    }
+
     fn rebuild_snapshots(&self) {
         let mut snapshots = Vec::new();
         for object in self.clusters.state() {
@@ -429,8 +620,8 @@ impl Runner {
         }
     }
 
-    /// One binding; `Ok(Some(delay))` asks to try again after `delay` (a failed schedule).
-    async fn reconcile(&self, key: &BindingKey) -> Result<Option<Duration>, ControllerError> {
+    /// One binding.
+    async fn reconcile(&self, key: &BindingKey) -> Result<Next, ControllerError> {
         let started = Instant::now();
         let resource = binding_resource(key.cluster_scoped);
         let store = if key.cluster_scoped {
@@ -440,20 +631,25 @@ impl Runner {
         };
         let namespace = (!key.cluster_scoped).then_some(key.namespace.as_str());
         let Some(object) = store.get_named(namespace, &key.name) else {
-            return Ok(None);
+            return Ok(Next::Done);
         };
         if object.metadata().deletion_timestamp.is_some() {
-            return Ok(None);
+            return Ok(Next::Done);
         }
         // Without its aggregated status (see `view`): most reconciles (a fresh scheduler's whole list, every
         // Duplicated binding on a cluster change) end in no write, and the status is most of the text.
         let binding = super::view::read(&object, &resource)?;
-        if !served_by(
-            &binding.metadata,
-            &binding.spec,
-            &self.config.scheduler_name,
-        ) {
-            return Ok(None);
+        let wanted = if binding.spec.scheduler_name.is_empty() {
+            DEFAULT_SCHEDULER_NAME
+        } else {
+            binding.spec.scheduler_name.as_str()
+        };
+        // Ours when it names this scheduler or one of its profiles (and is labelled and not suspended).
+        let Some(choice) = self.profiles.choose(wanted) else {
+            return Ok(Next::Done);
+        };
+        if !served_by(&binding.metadata, &binding.spec, wanted) {
+            return Ok(Next::Done);
         }
         let snapshots = self.snapshots();
         let terminating = |name: &str| snapshots.iter().any(|s| &*s.name == name && s.deleting());
@@ -479,13 +675,48 @@ impl Runner {
                     .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
                     .await?;
             }
-            return Ok(None);
+            return Ok(Next::Done);
         };
         let current = super::view::to_json(&binding)?;
         self.schedule(
-            key, &resource, &current, &binding, &snapshots, trigger, started,
+            key, &resource, &current, &binding, &snapshots, trigger, choice, started,
         )
         .await
+    }
+
+    /// The feasible clusters' estimators' answers (none without `--enable-scheduler-estimator`), and how long
+    /// asking took.
+    async fn accurate_estimates(
+        &self,
+        request: &ScheduleRequest<'_>,
+        framework: &karmada_scheduler::framework::Framework,
+        snapshots: &[ClusterSnapshot],
+    ) -> (
+        Option<karmada_scheduler::scheduler::AccurateEstimates>,
+        Duration,
+    ) {
+        let Some(estimators) = &self.config.estimators else {
+            return (None, Duration::ZERO);
+        };
+        let started = Instant::now();
+        let mut candidates = match estimator_candidates(framework, request, snapshots) {
+            Ok(candidates) => candidates,
+            Err(_) => return (None, Duration::ZERO),
+        };
+        if candidates.is_empty() {
+            return (None, Duration::ZERO);
+        }
+        if self.config.skip_estimators_in_pull_mode {
+            candidates.retain(|name| {
+                snapshots
+                    .iter()
+                    .any(|s| s.name == *name && s.cluster.spec.sync_mode != ClusterSyncMode::Pull)
+            });
+        }
+        let answers = estimators
+            .estimates(&candidates, request.spec.replica_requirements.as_ref())
+            .await;
+        (Some(answers), started.elapsed())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -497,8 +728,9 @@ impl Runner {
         binding: &ResourceBinding,
         snapshots: &[ClusterSnapshot],
         trigger: ScheduleTrigger,
+        choice: Choice,
         started: Instant,
-    ) -> Result<Option<Duration>, ControllerError> {
+    ) -> Result<Next, ControllerError> {
         let schedule_type = schedule_type(trigger);
         let now = now_rfc3339();
         let placement = binding.spec.placement.clone().unwrap_or_default();
@@ -507,21 +739,41 @@ impl Runner {
             .as_ref()
             .map(|s| s.scheduler_observed_affinity_name.as_str())
             .filter(|name| !name.is_empty());
-        let algorithm = Instant::now();
-        let outcome = prepare(&placement, "spec.placement").and_then(|prepared| {
-            let request = ScheduleRequest {
-                spec: &binding.spec,
-                placement: &placement,
-                prepared: &prepared,
-                workload: None,
-                observed_affinity,
-                fresh: trigger == ScheduleTrigger::FreshSchedule,
-                keep_empty: self.config.enable_empty_workload_propagation,
-                scheduler_name: &self.config.scheduler_name,
-            };
-            schedule(&self.framework, &request, snapshots)
-        });
-        self.metrics.algorithm(algorithm.elapsed().as_secs_f64());
+        let wanted = if binding.spec.scheduler_name.is_empty() {
+            DEFAULT_SCHEDULER_NAME
+        } else {
+            binding.spec.scheduler_name.as_str()
+        };
+        let framework = match choice {
+            Choice::Run(framework) => Ok(framework),
+            Choice::Invalid { profile, reason } => Err(format!(
+                "SchedulerProfile {profile} cannot be used by this scheduler, so the binding is left where it is: {reason}"
+            )),
+        };
+        let outcome = match (&framework, prepare(&placement, "spec.placement")) {
+            (Err(invalid), _) => Err(invalid.clone()),
+            (Ok(_), Err(err)) => Err(err.to_string()),
+            (Ok(framework), Ok(prepared)) => {
+                let mut request = ScheduleRequest {
+                    spec: &binding.spec,
+                    placement: &placement,
+                    prepared: &prepared,
+                    workload: None,
+                    observed_affinity,
+                    fresh: trigger == ScheduleTrigger::FreshSchedule,
+                    keep_empty: self.config.enable_empty_workload_propagation,
+                    scheduler_name: wanted,
+                    accurate: None,
+                };
+                let (answers, waited) = self
+                    .accurate_estimates(&request, framework, snapshots)
+                    .await;
+                request.accurate = answers.as_ref();
+                let mut recorder = self.metrics.decision(waited);
+                schedule_recorded(framework, &request, snapshots, &mut recorder)
+                    .map_err(|e| e.to_string())
+            }
+        };
         let generation = binding.metadata.generation;
         let (result, scheduled) = match &outcome {
             Ok(outcome) => {
@@ -532,8 +784,9 @@ impl Runner {
                     Err(err) => (scheduler_error(&err.to_string(), &now), false),
                 }
             }
-            Err(err) => (scheduler_error(&err.to_string(), &now), false),
+            Err(err) => (scheduler_error(err, &now), false),
         };
+        let no_cluster_fits = matches!(&outcome, Ok(o) if o.result.as_ref().is_err_and(|f| f.reason == REASON_NO_CLUSTER_FIT));
         let writes = binding_writes(current, &result, trigger == ScheduleTrigger::FreshSchedule);
         let written = writes.object.is_some() || writes.status.is_some();
         // Merge patches, as Karmada writes them: only what the decision sets travels, and the answers are read
@@ -589,11 +842,13 @@ impl Runner {
             }
             tracing::info!(binding = %key, scheduled, %message, "scheduled binding");
         }
-        if scheduled {
-            Ok(None)
+        Ok(if scheduled {
+            Next::Done
+        } else if no_cluster_fits {
+            Next::Unschedulable
         } else {
-            Ok(Some(self.backoff.fail(key.clone())))
-        }
+            Next::Retry
+        })
     }
 }
 

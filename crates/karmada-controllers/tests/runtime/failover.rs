@@ -824,6 +824,7 @@ async fn descheduler_moves_unschedulable_replicas_away() {
         DeschedulerConfig {
             interval: Duration::from_millis(200),
             unschedulable_threshold: Duration::from_millis(600),
+            estimators: None,
         },
         metrics,
         bed.cp.cancel.child_token(),

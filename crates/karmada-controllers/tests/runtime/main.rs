@@ -11,6 +11,8 @@ mod informer;
 mod leader_election;
 mod namespace;
 mod scheduler;
+mod scheduler_estimator;
+mod scheduler_profiles;
 mod status;
 mod support;
 mod workload_rebalancer;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::detector::{fixture, get_binding, namespace, start_detector};
 use crate::support::{self, ControlPlane, Member};
 
-fn start_scheduler(cp: &ControlPlane, config: SchedulerConfig) -> (SchedulerMetrics, Registry) {
+pub fn start_scheduler(cp: &ControlPlane, config: SchedulerConfig) -> (SchedulerMetrics, Registry) {
     let mut registry = Registry::default();
     let metrics = SchedulerMetrics::register(&mut registry);
     let client = cp.client.clone();
@@ -34,14 +34,14 @@ fn fast_retries() -> SchedulerConfig {
     }
 }
 
-fn scheduled_condition(binding: &Value) -> Option<&Value> {
+pub fn scheduled_condition(binding: &Value) -> Option<&Value> {
     binding["status"]["conditions"]
         .as_array()?
         .iter()
         .find(|c| c["type"] == "Scheduled")
 }
 
-fn clusters(binding: &Value) -> Vec<(String, i64)> {
+pub fn clusters(binding: &Value) -> Vec<(String, i64)> {
     let mut placed: Vec<(String, i64)> = binding["spec"]["clusters"]
         .as_array()
         .map(|list| {
@@ -265,13 +265,15 @@ async fn a_policy_naming_a_missing_cluster_is_unschedulable_without_a_write_loop
         binding["metadata"]["annotations"]["policy.karmada.io/applied-placement"].is_null(),
         "a failed placement is not recorded as applied"
     );
-    // Retries happen (with backoff) but write nothing new: no crash loop, no write loop.
+    // As in Karmada, no cluster fitting parks the binding as unschedulable until a cluster changes: no retry
+    // loop, no write loop.
     let version = binding["metadata"]["resourceVersion"].clone();
-    let failures = metrics.attempts("error", "ReconcileSchedule");
-    support::eventually("more retries", || async {
-        (metrics.attempts("error", "ReconcileSchedule") >= failures + 3).then_some(())
+    support::eventually("parked as unschedulable", || async {
+        (metrics.pending_bindings("unschedulable") == 1).then_some(())
     })
     .await;
+    assert_eq!(metrics.pending_bindings("active"), 0);
+    assert_eq!(metrics.pending_bindings("backoff"), 0);
     let again = get_binding(&cp, "apps", "nginx-ha-deployment")
         .await
         .expect("binding");

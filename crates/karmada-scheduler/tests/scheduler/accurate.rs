@@ -152,6 +152,9 @@ struct Log {
 impl Recorder for Log {
     type Mark = ();
     fn mark(&mut self) {}
+    fn times_plugins(&self) -> bool {
+        true
+    }
     fn step(&mut self, _: (), step: Step) {
         self.steps.push(step);
     }

@@ -1,0 +1,317 @@
+//! The scheduler with the members' scheduler estimators (Karmada's accurate estimator) over gRPC: a member whose
+//! summary shows room its nodes do not have (one node nearly full, the other tainted) gets replicas from the
+//! general estimator alone — more than its nodes can run — and none once its estimator is asked.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use karmada_controllers::detector::controller::DetectorConfig;
+use karmada_controllers::runtime::resources;
+use karmada_controllers::scheduler::{SchedulerConfig, SchedulerMetrics, run};
+use karmada_scheduler_estimator::metrics::EstimatorMetrics;
+use karmada_scheduler_estimator::state::run_watches;
+use karmada_scheduler_estimator::{
+    EstimatorClientConfig, EstimatorClients, EstimatorService, MemberState,
+};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use member_sim::config::SimConfig;
+use prometheus_client::registry::Registry;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::detector::{fixture, get_binding, namespace, start_detector};
+use crate::scheduler::{clusters, scheduled_condition};
+use crate::support::{self, ControlPlane, Member};
+
+async fn member(name: &str) -> Member {
+    Member::start_with(SimConfig {
+        name: name.to_string(),
+        nodes: 2,
+        node_cpu: "4".into(),
+        node_memory: "16Gi".into(),
+        ..SimConfig::default()
+    })
+    .await
+}
+
+/// Starts `member`'s estimator on loopback; its address once it has listed the member.
+async fn start_estimator(member: &Member, cancel: &CancellationToken) -> String {
+    let state = Arc::new(MemberState::new());
+    tokio::spawn(run_watches(
+        member.client.clone(),
+        Arc::clone(&state),
+        cancel.child_token(),
+    ));
+    support::eventually("the estimator listed its member", || async {
+        state.synced().then_some(())
+    })
+    .await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address").to_string();
+    let service = EstimatorService::new(
+        &member.name,
+        state,
+        Some(member.client.clone()),
+        false,
+        EstimatorMetrics::unregistered(),
+    );
+    tokio::spawn(karmada_scheduler_estimator::serve(
+        listener,
+        service,
+        cancel.child_token(),
+    ));
+    address
+}
+
+/// The cluster's summary as the cluster status controller would post it.
+async fn summary(cp: &ControlPlane, cluster: &str, allocated_cpu: &str) {
+    let api: Api<DynamicObject> = resources::all(&cp.client, &resources::cluster());
+    api.patch_status(
+        cluster,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"resourceSummary": {
+            "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "220"},
+            "allocated": {"cpu": allocated_cpu, "pods": "1"}}}})),
+    )
+    .await
+    .expect("summary");
+}
+
+async fn workload(cp: &ControlPlane, name: &str) {
+    let mut deploy = fixture("seed-001/nginx-deploy.yaml");
+    deploy["metadata"]["name"] = json!(name);
+    deploy["metadata"]["namespace"] = json!("apps");
+    deploy["spec"]["replicas"] = json!(4);
+    deploy["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] =
+        json!({"cpu": "2"});
+    cp.create("deployments", deploy).await;
+    cp.create(
+        "propagationpolicies",
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+               "metadata": {"name": name, "namespace": "apps"},
+               "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name}],
+                        "placement": {"replicaScheduling": {"replicaSchedulingType": "Divided",
+                            "replicaDivisionPreference": "Weighted",
+                            "weightPreference": {"dynamicWeight": "AvailableReplicas"}}}}}),
+    )
+    .await;
+}
+
+fn start(cp: &ControlPlane, config: SchedulerConfig, cancel: CancellationToken) {
+    let client = cp.client.clone();
+    let metrics = SchedulerMetrics::register(&mut Registry::default());
+    tokio::spawn(async move {
+        if let Err(err) = run(client, config, metrics, cancel).await {
+            panic!("scheduler: {err}");
+        }
+    });
+}
+
+async fn scheduled(cp: &ControlPlane, binding: &str) -> Value {
+    support::eventually(&format!("{binding} scheduled"), || async {
+        let b = get_binding(cp, "apps", binding).await?;
+        scheduled_condition(&b)
+            .is_some_and(|c| c["status"] == "True")
+            .then_some(b)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_estimator_keeps_replicas_off_a_member_whose_nodes_cannot_run_them() {
+    let cp = ControlPlane::start().await;
+    let crowded = member("crowded").await;
+    let roomy = member("roomy").await;
+    cp.join(&crowded).await;
+    cp.join(&roomy).await;
+    // crowded: node-0 runs a 3-cpu pod (1 cpu left), node-1 is tainted. Its summary shows 5 free cpus.
+    let pods: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(crowded.client.clone(), "default");
+    pods.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "filler"},
+            "spec": {"nodeName": "crowded-node-0", "containers": [{"name": "c", "image": "busybox",
+                     "resources": {"requests": {"cpu": "3"}}}]}}))
+        .expect("pod"),
+    )
+    .await
+    .expect("filler pod");
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(crowded.client.clone());
+    nodes
+        .patch(
+            "crowded-node-1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"taints": [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]}})),
+        )
+        .await
+        .expect("taint");
+    summary(&cp, "crowded", "3").await;
+    summary(&cp, "roomy", "0").await;
+    start_detector(&cp, DetectorConfig::default());
+    namespace(&cp, "apps").await;
+
+    // The general estimator alone: crowded counts for floor(5 / 2) = 2 replicas and gets some.
+    let general = CancellationToken::new();
+    start(&cp, SchedulerConfig::default(), general.clone());
+    workload(&cp, "general").await;
+    let binding = scheduled(&cp, "general-deployment").await;
+    let on_crowded = clusters(&binding)
+        .into_iter()
+        .find(|(name, _)| name == "crowded")
+        .map_or(0, |(_, replicas)| replicas);
+    assert!(
+        on_crowded > 0,
+        "the general estimator overcommits crowded: {:?}",
+        clusters(&binding)
+    );
+    general.cancel();
+
+    // With the estimators: crowded's nodes take no 2-cpu replica, so every replica goes to roomy.
+    let estimators = CancellationToken::new();
+    let addresses: HashMap<String, String> = HashMap::from([
+        (
+            "crowded".to_string(),
+            start_estimator(&crowded, &estimators).await,
+        ),
+        (
+            "roomy".to_string(),
+            start_estimator(&roomy, &estimators).await,
+        ),
+    ]);
+    let clients = EstimatorClients::fixed(addresses, EstimatorClientConfig::default());
+    assert_eq!(
+        clients
+            .max_available_replicas(
+                "crowded",
+                Some(
+                    &serde_json::from_value(json!({"resourceRequest": {"cpu": "2"}}))
+                        .expect("requirements")
+                ),
+            )
+            .await
+            .expect("crowded answers"),
+        0
+    );
+    start(
+        &cp,
+        SchedulerConfig {
+            estimators: Some(clients),
+            ..SchedulerConfig::default()
+        },
+        cp.cancel.child_token(),
+    );
+    workload(&cp, "accurate").await;
+    let binding = scheduled(&cp, "accurate-deployment").await;
+    assert_eq!(clusters(&binding), vec![("roomy".to_string(), 4)]);
+    let explained: Value = serde_json::from_str(
+        binding["metadata"]["annotations"]["scheduling.karmada.io/explanation"]
+            .as_str()
+            .unwrap_or_default(),
+    )
+    .expect("explanation");
+    let crowded_decision = explained["clusters"]
+        .as_array()
+        .and_then(|c| c.iter().find(|d| d["name"] == "crowded"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(crowded_decision["accurateEstimate"], 0, "{explained}");
+    assert_eq!(crowded_decision["estimate"]["replicas"], 2, "{explained}");
+    estimators.cancel();
+}
+
+#[tokio::test]
+async fn the_descheduler_takes_the_replicas_the_estimator_counts_unschedulable() {
+    use karmada_controllers::descheduler::{self, DeschedulerConfig, DeschedulerMetrics};
+    let cp = ControlPlane::start().await;
+    let small = Member::start_with(SimConfig {
+        name: "small".to_string(),
+        nodes: 1,
+        node_cpu: "4".into(),
+        pod_startup_delay: jiff::SignedDuration::from_millis(50),
+        ..SimConfig::default()
+    })
+    .await;
+    cp.join(&small).await;
+    // The member runs 3 replicas of 2 cpu on one 4-cpu node: 2 run, 1 stays Pending (Unschedulable).
+    let mut deploy = fixture("seed-001/nginx-deploy.yaml");
+    deploy["metadata"]["namespace"] = json!("default");
+    deploy["spec"]["replicas"] = json!(3);
+    deploy["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] =
+        json!({"cpu": "2"});
+    let deployments: Api<DynamicObject> = Api::namespaced_with(
+        small.client.clone(),
+        "default",
+        &kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            "apps",
+            "v1",
+            "Deployment",
+        )),
+    );
+    deployments
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(deploy).expect("deployment"),
+        )
+        .await
+        .expect("member deployment");
+    let estimators = CancellationToken::new();
+    let address = start_estimator(&small, &estimators).await;
+    let clients = EstimatorClients::fixed(
+        HashMap::from([("small".to_string(), address)]),
+        EstimatorClientConfig::default(),
+    );
+    let reference: karmada_api::work::ObjectReference = serde_json::from_value(
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "nginx-ha"}),
+    )
+    .expect("reference");
+    support::eventually("one replica unschedulable", || async {
+        let count = clients
+            .unschedulable_replicas("small", &reference, std::time::Duration::from_millis(1))
+            .await
+            .ok()?;
+        (count == 1).then_some(())
+    })
+    .await;
+
+    // The binding assigns 3 to small, whose status (stale) reports 1 ready: judged by status alone it would drop
+    // to 1; the estimator counts 1 unschedulable, so it drops to 2.
+    let binding = json!({
+        "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+        "metadata": {"name": "nginx-ha-deployment", "namespace": "default"},
+        "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "nginx-ha"},
+                 "replicas": 3, "clusters": [{"name": "small", "replicas": 3}],
+                 "placement": {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}}
+    });
+    cp.create("resourcebindings", binding).await;
+    let bindings: Api<DynamicObject> =
+        Api::namespaced_with(cp.client.clone(), "default", &resources::resource_binding());
+    bindings
+        .patch_status(
+            "nginx-ha-deployment",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"status": {"aggregatedStatus": [{"clusterName": "small", "applied": true,
+                "health": "Unhealthy", "status": {"replicas": 3, "readyReplicas": 1}}]}}),
+            ),
+        )
+        .await
+        .expect("binding status");
+    tokio::spawn(descheduler::run(
+        cp.client.clone(),
+        DeschedulerConfig {
+            interval: std::time::Duration::from_millis(200),
+            unschedulable_threshold: std::time::Duration::from_millis(1),
+            estimators: Some(clients),
+        },
+        DeschedulerMetrics::unregistered(),
+        cp.cancel.child_token(),
+    ));
+    support::eventually("small descheduled to what its nodes run", || async {
+        let b = get_binding(&cp, "default", "nginx-ha-deployment").await?;
+        (clusters(&b) == vec![("small".to_string(), 2)]).then_some(())
+    })
+    .await;
+    estimators.cancel();
+}
