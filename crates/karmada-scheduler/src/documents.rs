@@ -13,7 +13,7 @@ use apimachinery::LabelSelector;
 use serde_json::Value;
 
 use crate::error::InputError;
-use crate::framework::Registry;
+use crate::framework::{PluginSelection, Registry};
 use crate::plan::{Plan, PlanInput, plan_with};
 
 /// Policy preference: PropagationPolicy over ClusterPropagationPolicy, priority, match strength, name (asc).
@@ -109,6 +109,16 @@ pub fn plan_documents(
     now: Option<&str>,
     registry: &Registry,
 ) -> Result<Vec<Plan>, InputError> {
+    plan_documents_with(documents, now, registry, None)
+}
+
+/// [`plan_documents`] for a scheduler whose `--plugins` is `plugins`.
+pub fn plan_documents_with(
+    documents: &[Value],
+    now: Option<&str>,
+    registry: &Registry,
+    plugins: Option<&PluginSelection>,
+) -> Result<Vec<Plan>, InputError> {
     let kind = |d: &Value| {
         d.get("kind")
             .and_then(Value::as_str)
@@ -190,6 +200,7 @@ pub fn plan_documents(
             binding,
             profiles: &profiles,
             now,
+            plugins,
         };
         plans.push(plan_with(&input, registry)?);
     }

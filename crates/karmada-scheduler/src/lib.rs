@@ -31,5 +31,5 @@ pub mod snapshot;
 pub mod trigger;
 pub mod workload;
 
-pub use documents::plan_documents;
+pub use documents::{plan_documents, plan_documents_with};
 pub use plan::{Plan, PlanInput, default_registry, plan, plan_with};

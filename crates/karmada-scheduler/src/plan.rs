@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 use crate::custom::clusterlatency::ClusterLatency;
 use crate::error::InputError;
 use crate::explain::Explanation;
-use crate::framework::{DEFAULT_SCHEDULER_NAME, Framework, Registry, SchedulerProfile};
+use crate::framework::{
+    DEFAULT_SCHEDULER_NAME, Framework, PluginSelection, Registry, SchedulerProfile,
+};
 use crate::patch::scheduling_result;
 use crate::placement::prepare;
 use crate::scheduler::{ScheduleRequest, schedule};
@@ -37,6 +39,8 @@ pub struct PlanInput<'a> {
     pub profiles: &'a [Value],
     /// RFC 3339 time for `lastTransitionTime` and `lastScheduledTime`; `None` leaves them out.
     pub now: Option<&'a str>,
+    /// The scheduler's `--plugins` (`None`: `*`).
+    pub plugins: Option<&'a PluginSelection>,
 }
 
 /// The scheduler's answer for one workload.
@@ -150,12 +154,16 @@ pub fn plan_with(input: &PlanInput<'_>, registry: &Registry) -> Result<Plan, Inp
         .iter()
         .map(SchedulerProfile::from_value)
         .collect::<Result<Vec<_>, _>>()?;
+    let default_selection = PluginSelection::default();
+    let selection = input.plugins.unwrap_or(&default_selection);
     let framework = match profiles
         .iter()
         .find(|profile| profile.name == scheduler_name)
     {
-        Some(profile) => Framework::from_profile(registry, profile)?,
-        None if scheduler_name == DEFAULT_SCHEDULER_NAME => Framework::with_defaults(registry)?,
+        Some(profile) => Framework::from_profile_in(registry, selection, profile)?,
+        None if scheduler_name == DEFAULT_SCHEDULER_NAME => {
+            Framework::from_selection(registry, selection)?
+        }
         None => {
             let known: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
             return Err(InputError::new(

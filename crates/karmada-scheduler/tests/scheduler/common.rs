@@ -145,6 +145,7 @@ pub fn run_full(
         binding,
         profiles,
         now: Some("2026-11-29T12:00:00Z"),
+        plugins: None,
     })
     .unwrap_or_else(|error| panic!("plan failed: {error}"))
 }
@@ -172,6 +173,7 @@ pub fn try_run(
         binding: None,
         profiles,
         now: None,
+        plugins: None,
     })
     .map_err(|e| e.to_string())
 }

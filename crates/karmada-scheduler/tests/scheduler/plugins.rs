@@ -316,6 +316,7 @@ fn cluster_latency_example_plugin() {
         binding: None,
         profiles: &profiles,
         now: None,
+        plugins: None,
     };
     let plan = plan_with(&input, &registry).expect("plan");
     let outcome: Vec<(String, Option<i64>, Option<String>)> = plan

@@ -28,5 +28,6 @@ mod plane;
 mod propagation;
 mod pull;
 mod python_client;
+mod scheduling;
 mod service_account_tokens;
 mod status_aggregation;

@@ -288,6 +288,16 @@ impl Plane {
 
     /// Starts a `karmada scheduler` replica (short leader-election periods) logging to `log` in the test dir.
     fn spawn_scheduler(&mut self, log: &str) {
+        self.spawn_scheduler_with(log, &[]);
+    }
+
+    /// Replaces the running scheduler(s) with one started with `extra` arguments (e.g. `--plugins=*,-X`).
+    pub fn restart_scheduler_with(&mut self, extra: &[&str]) {
+        self.components.retain(|(name, _)| *name != "scheduler");
+        self.spawn_scheduler_with("scheduler.log", extra);
+    }
+
+    fn spawn_scheduler_with(&mut self, log: &str, extra: &[&str]) {
         let kubeconfig = self.karmada.kubeconfig.to_str().expect("utf8").to_string();
         let mut args = vec![
             "scheduler",
@@ -298,6 +308,7 @@ impl Plane {
             "--exit-with-stdin",
         ];
         args.extend_from_slice(LEADER_PERIODS);
+        args.extend_from_slice(extra);
         let scheduler = spawn_logged(&bin("karmada"), &args, &self.karmada.dir.path().join(log));
         self.components.push(("scheduler", scheduler));
     }
