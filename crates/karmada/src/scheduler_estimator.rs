@@ -83,6 +83,9 @@ pub struct SchedulerEstimatorArgs {
     /// schedulers look for.
     #[arg(long)]
     pub karmada_kubeconfig: Option<PathBuf>,
+    /// Context in --karmada-kubeconfig (default: its current context).
+    #[arg(long)]
+    pub karmada_context: Option<String>,
     #[arg(long, default_value = "", value_parser = FeatureGates::parse, help = features::help())]
     pub feature_gates: FeatureGates,
     /// Exit when standard input closes (for supervisors and tests).
@@ -129,7 +132,8 @@ pub async fn run(args: SchedulerEstimatorArgs) -> anyhow::Result<()> {
         }
     });
     if let Some(kubeconfig) = &args.karmada_kubeconfig {
-        let control_plane = component::kube_client(kubeconfig, None).await?;
+        let control_plane =
+            component::kube_client(kubeconfig, args.karmada_context.as_deref()).await?;
         publish(&control_plane, &args.cluster_name, bound)
             .await
             .context("publishing the estimator Service to the control plane")?;

@@ -513,3 +513,102 @@ fn clear_errors_for_a_taken_port_and_a_missing_binary() {
     ]);
     assert!(out.failure().contains("cargo build"), "{}", out.stderr);
 }
+
+#[test]
+fn local_up_and_init_start_scheduler_estimators_the_scheduler_asks() {
+    let local = Local::new();
+    let data = local.data.to_str().expect("utf8").to_string();
+    let out = local.local_up_with(&["--all-in-one", "--enable-scheduler-estimator"]);
+    let stdout = out.success().to_string();
+    assert!(stdout.contains("starting scheduler estimators"), "{stdout}");
+    let estimators = |pids: &[(String, i32)]| -> Vec<String> {
+        pids.iter()
+            .map(|(c, _)| c.clone())
+            .filter(|c| c.starts_with("karmada-scheduler-estimator-"))
+            .collect()
+    };
+    let pids = local.pids();
+    assert_eq!(
+        estimators(&pids),
+        [
+            "karmada-scheduler-estimator-member1",
+            "karmada-scheduler-estimator-member2",
+            "karmada-scheduler-estimator-member3"
+        ],
+        "{pids:?}"
+    );
+    // Each publishes itself as Karmada's schedulers look for it.
+    let service = local
+        .kubectl(&["get", "service", "-n", "karmada-system", "karmada-scheduler-estimator-member1", "-o", "json"])
+        .json();
+    assert_eq!(service["spec"]["type"], "ExternalName", "{service}");
+    assert_eq!(service["spec"]["ports"][0]["port"], 10352, "{service}");
+
+    // The scheduler asks them: a divided workload's explanation carries each member's answer.
+    let manifest = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+         "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                  "template": {"metadata": {"labels": {"app": "web"}},
+                               "spec": {"containers": [{"name": "web", "image": "nginx", "resources": {"requests": {"cpu": "500m"}}}]}}}},
+        {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy", "metadata": {"name": "web", "namespace": "default"},
+         "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
+                  "placement": {"replicaScheduling": {"replicaSchedulingType": "Divided",
+                                "weightPreference": {"dynamicWeight": "AvailableReplicas"}}}}}]});
+    let file = local.data.join("web.json");
+    std::fs::write(&file, manifest.to_string()).expect("manifest");
+    local.kubectl(&["apply", "-f", file.to_str().expect("utf8")]).success();
+    let explained = wait_for("the estimators' answers in the explanation", || {
+        let out = local.kubectl(&["get", "resourcebinding", "web-deployment", "-o", "json"]);
+        if !out.ok() {
+            return Err(out.stderr);
+        }
+        let binding = out.json();
+        let text = binding["metadata"]["annotations"]["scheduling.karmada.io/explanation"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let explanation: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+        let answered = explanation["clusters"]
+            .as_array()
+            .map(|c| c.iter().filter(|d| d["accurateEstimate"].is_i64()).count())
+            .unwrap_or(0);
+        if answered == 3 {
+            Ok(explanation)
+        } else {
+            Err(format!("{answered} answers: {explanation}"))
+        }
+    });
+    assert!(explained["scheduled"] == true, "{explained}");
+
+    // init --enable-scheduler-estimator starts what is missing, from the control plane's credentials for each
+    // Push member: stop member1's estimator and ask init for them again.
+    let (_, member1_estimator) = pids
+        .iter()
+        .find(|(c, _)| c == "karmada-scheduler-estimator-member1")
+        .expect("pid");
+    let killed = Command::new("kill")
+        .arg(member1_estimator.to_string())
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    wait_for("member1's estimator stopped", || {
+        if alive(*member1_estimator) { Err("still running".into()) } else { Ok(()) }
+    });
+    let port = local.port.to_string();
+    let init = local.karmadactl(&[
+        "init",
+        "--karmada-data",
+        &data,
+        "--port",
+        &port,
+        "--enable-scheduler-estimator",
+        "--exit-with-stdin",
+    ]);
+    let init_out = init.success().to_string();
+    assert!(init_out.contains("karmada-scheduler-estimator-member1 started"), "{init_out}");
+    assert!(init_out.contains("karmada-scheduler-estimator-member2 is already running"), "{init_out}");
+    let restarted = local.pids();
+    assert_eq!(estimators(&restarted).len(), 3, "{restarted:?}");
+
+    local_down_stops(&local, &data, &restarted);
+}

@@ -62,6 +62,10 @@ pub struct InitArgs {
     /// the API server's log): less memory and CPU than three. Not with the HA flags.
     #[arg(long)]
     pub all_in_one: bool,
+    /// Start a scheduler estimator for every Push member already joined (run init again after joining more)
+    /// and let the scheduler ask them.
+    #[arg(long)]
+    pub enable_scheduler_estimator: bool,
 }
 
 /// What the control plane runs from.
@@ -79,6 +83,8 @@ pub struct ControlPlane {
     pub all_in_one: bool,
     /// More arguments for the controller-manager (or the all-in-one process).
     pub controller_manager_args: Vec<String>,
+    /// The scheduler asks the members' estimators (`--enable-scheduler-estimator`).
+    pub enable_scheduler_estimator: bool,
 }
 
 impl ControlPlane {
@@ -100,6 +106,7 @@ impl ControlPlane {
             enable_failover: false,
             all_in_one: false,
             controller_manager_args: Vec::new(),
+            enable_scheduler_estimator: false,
         })
     }
 
@@ -126,6 +133,7 @@ pub async fn run(args: InitArgs) -> anyhow::Result<()> {
     )?;
     plane.enable_failover = args.enable_failover;
     plane.all_in_one = args.all_in_one;
+    plane.enable_scheduler_estimator = args.enable_scheduler_estimator;
     let ha = super::init_ha::HaOptions {
         etcd_replicas: args.etcd_replicas,
         apiserver_replicas: args.karmada_apiserver_replicas,
@@ -143,6 +151,9 @@ pub async fn run(args: InitArgs) -> anyhow::Result<()> {
         super::init_ha::up(&plane, &ha, &mut progress).await?;
     }
     up(&plane, &mut progress).await?;
+    if plane.enable_scheduler_estimator {
+        start_joined_estimators(&plane, &progress).await?;
+    }
     progress.step("control plane ready", "");
     let kubeconfig = plane.kubeconfig();
     println!();
@@ -217,6 +228,9 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
                     args.extend(os_args(["--enable-failover".as_ref()]));
                 }
                 args.extend(plane.extra_args(ALL_IN_ONE).iter().map(OsString::from));
+                if plane.enable_scheduler_estimator {
+                    args.extend(os_args(["--enable-scheduler-estimator".as_ref()]));
+                }
             }
             let mut child = components::launch(Launch {
                 name: APISERVER,
@@ -288,6 +302,9 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
             ]));
         }
         command_args.extend(plane.extra_args(subcommand).iter().map(OsString::from));
+        if plane.enable_scheduler_estimator && subcommand == "scheduler" {
+            command_args.extend(os_args(["--enable-scheduler-estimator".as_ref()]));
+        }
         // The controller-manager signs Pull-mode agents' certificates with the API server's CA.
         if help.contains("--cluster-signing-cert-file") {
             let pki = data_dir.join("pki");
@@ -315,6 +332,28 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
     }
     for (name, child) in &started {
         progress.note(&format!("{name} started (pid {})", child.id()));
+    }
+    Ok(())
+}
+
+/// One estimator per Push cluster already joined, reading the member with the control plane's credentials.
+async fn start_joined_estimators(plane: &ControlPlane, progress: &Progress) -> anyhow::Result<()> {
+    let karmada = client::from_kubeconfig(&plane.kubeconfig(), Some(KARMADA_CONTEXT)).await?;
+    let clusters = super::join::clusters(&karmada)
+        .list(&Default::default())
+        .await
+        .context("listing clusters")?;
+    for cluster in clusters.items {
+        let cluster = serde_json::to_value(cluster)?;
+        let name = cluster["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        match super::estimators::member_kubeconfig(plane, &karmada, &cluster).await? {
+            Some(kubeconfig) => {
+                super::estimators::start(plane, &karmada, &name, &kubeconfig, None, progress).await?
+            }
+            None => progress.note(&format!(
+                "{name}: no credentials for it in the control plane (Pull mode); no estimator started"
+            )),
+        }
     }
     Ok(())
 }

@@ -77,6 +77,10 @@ pub struct LocalUpArgs {
     /// How often Prometheus scrapes every target and evaluates the rules.
     #[arg(long, default_value = "15s", requires = "monitoring", value_parser = parse_interval)]
     pub monitoring_scrape_interval: String,
+    /// Start a scheduler estimator (karmada-scheduler-estimator) for each member and let the scheduler ask
+    /// them.
+    #[arg(long)]
+    pub enable_scheduler_estimator: bool,
 }
 
 /// A Prometheus duration (`15s`, `500ms`, `1m`).
@@ -144,12 +148,15 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     plane.all_in_one = args.all_in_one;
     plane.enable_failover = args.enable_failover;
     plane.controller_manager_args = args.controller_manager_args.clone();
+    plane.enable_scheduler_estimator = args.enable_scheduler_estimator;
     if args.monitoring {
         // Before anything starts: a missing Prometheus should not leave a half-started federation behind.
         crate::monitoring::prometheus::find_prometheus()?;
     }
     let ports = member_ports(args.port, args.member_port)?;
-    let mut progress = Progress::new(if args.monitoring { 8 } else { 7 });
+    let mut progress = Progress::new(
+        7 + u32::from(args.monitoring) + u32::from(args.enable_scheduler_estimator),
+    );
     init::up(&plane, &mut progress).await?;
     let data_dir = &plane.data_dir;
     let karmada_kubeconfig = plane.kubeconfig();
@@ -206,6 +213,23 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
         "contexts: {KARMADA_CONTEXT}, {}",
         MEMBERS.join(", ")
     ));
+
+    if args.enable_scheduler_estimator {
+        progress.step("starting scheduler estimators", "one per member");
+        for name in MEMBERS {
+            let member_kubeconfig = members_dir.join(format!("{name}.config"));
+            super::estimators::start(
+                &plane,
+                &karmada,
+                name,
+                &member_kubeconfig,
+                Some(name),
+                &progress,
+            )
+            .await
+            .with_context(|| format!("starting the scheduler estimator of {name}"))?;
+        }
+    }
 
     progress.step("waiting for the member clusters to be Ready", "");
     let modes = wait_all_ready(

@@ -6,6 +6,7 @@ pub mod backup;
 pub mod cordon;
 pub mod deinit;
 pub mod describe;
+pub mod estimators;
 pub mod get;
 pub mod init;
 pub mod init_ha;
