@@ -317,3 +317,107 @@ fn the_generated_cases_cover_placements_and_refusals() {
         "{some} cases placed copies, {none} placed none"
     );
 }
+
+#[test]
+fn a_resource_quota_bounds_the_answer_with_the_resource_quota_estimate_gate() {
+    let spec = NodeSpec {
+        cpu: 8000,
+        memory_mi: 16384,
+        pods: 110,
+        ssd: true,
+        zone_a: true,
+        taints: vec![],
+        cordoned: false,
+        bound: vec![],
+    };
+    let nodes = vec![node_json(0, &spec)];
+    let quota: k8s_openapi::api::core::v1::ResourceQuota = serde_json::from_value(json!({
+        "metadata": {"name": "team", "namespace": "default"},
+        "spec": {"hard": {"requests.cpu": "3"}},
+        "status": {"hard": {"requests.cpu": "3"}, "used": {"requests.cpu": "1"}}
+    }))
+    .expect("quota");
+    let answer = |gate: bool| {
+        let state = Arc::new(MemberState::new());
+        state.replace_nodes(
+            nodes
+                .iter()
+                .map(|n| serde_json::from_value::<Node>(n.clone()).expect("node")),
+        );
+        state.replace_pods([]);
+        state.replace_quotas([quota.clone()]);
+        let service = EstimatorService::new(
+            "member1",
+            state,
+            None,
+            gate,
+            EstimatorMetrics::unregistered(),
+        );
+        let template = Template {
+            cpu: 1000,
+            memory_mi: 0,
+            want_ssd: false,
+            want_zone_a: false,
+            tolerations: vec![],
+            tolerate_cordon: false,
+        };
+        let workload =
+            json!({"kind": "Deployment", "metadata": {"name": "web", "namespace": "default"}});
+        let requirements =
+            karmada_interpreter::native::replica_requirements(&workload, &pod_spec(&template))
+                .expect("requirements")
+                .map(|mut r| {
+                    r.namespace = "default".into();
+                    r
+                });
+        service
+            .max_available_replicas(&MaxAvailableReplicasRequest {
+                cluster: "member1".into(),
+                replica_requirements: requirements.as_ref().map(requirements_to_pb),
+                assumed_workloads: Vec::new(),
+            })
+            .expect("answer")
+    };
+    assert_eq!(answer(false), 8, "nodes alone: 8 cores");
+    assert_eq!(answer(true), 2, "the quota leaves 2 cores");
+}
+
+#[test]
+fn a_request_for_another_cluster_is_refused() {
+    let state = Arc::new(MemberState::new());
+    state.replace_nodes([]);
+    state.replace_pods([]);
+    state.replace_quotas([]);
+    let service = EstimatorService::new(
+        "member1",
+        state,
+        None,
+        false,
+        EstimatorMetrics::unregistered(),
+    );
+    let err = service
+        .max_available_replicas(&MaxAvailableReplicasRequest {
+            cluster: "member2".into(),
+            ..Default::default()
+        })
+        .expect_err("wrong cluster");
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert!(
+        err.message()
+            .contains("cluster name does not match, got: member2, desire: member1")
+    );
+    let unsynced = EstimatorService::new(
+        "member1",
+        Arc::new(MemberState::new()),
+        None,
+        false,
+        EstimatorMetrics::unregistered(),
+    );
+    let err = unsynced
+        .max_available_replicas(&MaxAvailableReplicasRequest {
+            cluster: "member1".into(),
+            ..Default::default()
+        })
+        .expect_err("not listed yet");
+    assert_eq!(err.code(), tonic::Code::Unavailable);
+}

@@ -534,6 +534,53 @@ mod tests {
     }
 
     #[test]
+    fn karmadas_controller_gate_and_namespace_flags() {
+        let argv = [
+            "controller-manager",
+            "--kubeconfig",
+            "k.config",
+            "--controllers=*,-namespace,hpaScaleTargetMarker",
+            "--feature-gates=PropagationPolicyPreemption=true,PropagateDeps=false",
+            "--skipped-propagating-namespaces=kube-.*,team-.*-scratch",
+            "--skipped-propagating-apis=networking.k8s.io",
+        ];
+        let args = Cli::try_parse_from(argv).expect("valid flags").args;
+        let controllers = &args.options.controllers;
+        assert!(!controllers.enabled("namespace"));
+        assert!(controllers.enabled("binding"));
+        assert!(controllers.enabled("hpaScaleTargetMarker"));
+        assert!(args.feature_gates.enabled("PropagationPolicyPreemption"));
+        assert!(!args.feature_gates.enabled("PropagateDeps"));
+        assert!(
+            args.feature_gates.enabled("PriorityBasedScheduling"),
+            "Karmada's default"
+        );
+        assert_eq!(
+            args.options.skipped_propagating_namespaces,
+            ["kube-.*", "team-.*-scratch"]
+        );
+        let defaults = Cli::try_parse_from(["controller-manager", "--kubeconfig", "k"])
+            .expect("defaults")
+            .args;
+        assert!(
+            !defaults
+                .feature_gates
+                .enabled("PropagationPolicyPreemption")
+        );
+        assert_eq!(defaults.options.skipped_propagating_namespaces, ["kube-.*"]);
+        let bad = Cli::try_parse_from([
+            "controller-manager",
+            "--kubeconfig",
+            "k",
+            "--feature-gates=Nope=true",
+        ])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(bad.contains("unrecognized feature gate: Nope"), "{bad}");
+    }
+
+    #[test]
     fn zero_workers_are_refused_with_the_flag_named() {
         for flag in [
             "--concurrent-resource-template-syncs=0",

@@ -921,6 +921,23 @@ mod tests {
     }
 
     #[test]
+    fn the_priority_is_read_from_the_binding_text() {
+        let cases = [
+            (
+                r#"{"spec":{"schedulePriority":{"priority":1000},"replicas":2}}"#,
+                1000,
+            ),
+            (r#"{"spec":{"schedulePriority":{"priority":-5}}}"#, -5),
+            (r#"{"spec":{"replicas":2},"status":{"big":[1,2,3]}}"#, 0),
+            (r#"{"kind":"ResourceBinding"}"#, 0),
+            ("not json", 0),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(priority_in(body), expected, "{body}");
+        }
+    }
+
+    #[test]
     fn template_reference_from_spec_resource() {
         let binding: ResourceBinding = serde_json::from_value(json!({
             "metadata": {"name": "nginx-deployment", "namespace": "default"},

@@ -116,3 +116,130 @@ pub fn quota_replicas(quota: &QuotaInfo, claim: &ReplicaClaim) -> Option<i64> {
         .collect();
     times_fits(&quota.free, &constrained).map(|fits| fits.max(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn quota(
+        spec: serde_json::Value,
+        hard: serde_json::Value,
+        used: serde_json::Value,
+    ) -> QuotaInfo {
+        let quota: ResourceQuota = serde_json::from_value(json!({
+            "metadata": {"name": "q", "namespace": "shop"},
+            "spec": spec,
+            "status": {"hard": hard, "used": used},
+        }))
+        .expect("quota");
+        QuotaInfo::new(&quota).expect("digest")
+    }
+
+    fn claim(cpu: i128, memory: i128, priority_class: &str) -> ReplicaClaim {
+        ReplicaClaim {
+            requests: [("cpu".to_string(), cpu), ("memory".to_string(), memory)].into(),
+            namespace: "shop".into(),
+            priority_class_name: priority_class.into(),
+            ..ReplicaClaim::default()
+        }
+    }
+
+    const GI: i128 = 1024 * 1024 * 1024 * 1000;
+
+    #[test]
+    fn quota_table() {
+        let cases = [
+            (
+                "cpu bounds: 10 − 4 cores free, 2 per replica",
+                quota(
+                    json!({}),
+                    json!({"requests.cpu": "10", "requests.memory": "100Gi"}),
+                    json!({"requests.cpu": "4", "requests.memory": "1Gi"}),
+                ),
+                claim(2000, GI, ""),
+                Some(3),
+            ),
+            (
+                "plain names count like requests.*",
+                quota(
+                    json!({}),
+                    json!({"cpu": "10", "memory": "4Gi"}),
+                    json!({"cpu": "0", "memory": "1Gi"}),
+                ),
+                claim(1000, GI, ""),
+                Some(3),
+            ),
+            (
+                "limits are not counted",
+                quota(
+                    json!({}),
+                    json!({"limits.cpu": "1"}),
+                    json!({"limits.cpu": "0"}),
+                ),
+                claim(2000, GI, ""),
+                None,
+            ),
+            (
+                "used missing: the quota does not count",
+                quota(json!({}), json!({"requests.cpu": "1"}), json!({})),
+                claim(2000, GI, ""),
+                None,
+            ),
+            (
+                "over quota already: 0",
+                quota(
+                    json!({}),
+                    json!({"requests.cpu": "1"}),
+                    json!({"requests.cpu": "3"}),
+                ),
+                claim(500, GI, ""),
+                Some(0),
+            ),
+            (
+                "priority-class scope that matches",
+                quota(
+                    json!({"scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}}),
+                    json!({"requests.cpu": "4"}),
+                    json!({"requests.cpu": "0"}),
+                ),
+                claim(1000, GI, "high"),
+                Some(4),
+            ),
+            (
+                "priority-class scope that does not match",
+                quota(
+                    json!({"scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}}),
+                    json!({"requests.cpu": "4"}),
+                    json!({"requests.cpu": "0"}),
+                ),
+                claim(1000, GI, "low"),
+                None,
+            ),
+            (
+                "a Terminating scope never matches",
+                quota(
+                    json!({"scopes": ["Terminating"]}),
+                    json!({"requests.cpu": "4"}),
+                    json!({"requests.cpu": "0"}),
+                ),
+                claim(1000, GI, ""),
+                None,
+            ),
+        ];
+        for (name, quota, claim, expected) in cases {
+            assert_eq!(quota_replicas(&quota, &claim), expected, "{name}");
+        }
+        let other_namespace = ReplicaClaim {
+            namespace: "elsewhere".into(),
+            ..claim(1, 1, "")
+        };
+        let any = quota(
+            json!({}),
+            json!({"requests.cpu": "4"}),
+            json!({"requests.cpu": "0"}),
+        );
+        assert_eq!(quota_replicas(&any, &other_namespace), None);
+    }
+}

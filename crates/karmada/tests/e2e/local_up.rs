@@ -539,7 +539,15 @@ fn local_up_and_init_start_scheduler_estimators_the_scheduler_asks() {
     );
     // Each publishes itself as Karmada's schedulers look for it.
     let service = local
-        .kubectl(&["get", "service", "-n", "karmada-system", "karmada-scheduler-estimator-member1", "-o", "json"])
+        .kubectl(&[
+            "get",
+            "service",
+            "-n",
+            "karmada-system",
+            "karmada-scheduler-estimator-member1",
+            "-o",
+            "json",
+        ])
         .json();
     assert_eq!(service["spec"]["type"], "ExternalName", "{service}");
     assert_eq!(service["spec"]["ports"][0]["port"], 10352, "{service}");
@@ -556,7 +564,9 @@ fn local_up_and_init_start_scheduler_estimators_the_scheduler_asks() {
                                 "weightPreference": {"dynamicWeight": "AvailableReplicas"}}}}}]});
     let file = local.data.join("web.json");
     std::fs::write(&file, manifest.to_string()).expect("manifest");
-    local.kubectl(&["apply", "-f", file.to_str().expect("utf8")]).success();
+    local
+        .kubectl(&["apply", "-f", file.to_str().expect("utf8")])
+        .success();
     let explained = wait_for("the estimators' answers in the explanation", || {
         let out = local.kubectl(&["get", "resourcebinding", "web-deployment", "-o", "json"]);
         if !out.ok() {
@@ -567,7 +577,8 @@ fn local_up_and_init_start_scheduler_estimators_the_scheduler_asks() {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let explanation: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+        let explanation: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
         let answered = explanation["clusters"]
             .as_array()
             .map(|c| c.iter().filter(|d| d["accurateEstimate"].is_i64()).count())
@@ -592,7 +603,11 @@ fn local_up_and_init_start_scheduler_estimators_the_scheduler_asks() {
         .expect("kill");
     assert!(killed.success());
     wait_for("member1's estimator stopped", || {
-        if alive(*member1_estimator) { Err("still running".into()) } else { Ok(()) }
+        if alive(*member1_estimator) {
+            Err("still running".into())
+        } else {
+            Ok(())
+        }
     });
     let port = local.port.to_string();
     let init = local.karmadactl(&[
@@ -605,8 +620,14 @@ fn local_up_and_init_start_scheduler_estimators_the_scheduler_asks() {
         "--exit-with-stdin",
     ]);
     let init_out = init.success().to_string();
-    assert!(init_out.contains("karmada-scheduler-estimator-member1 started"), "{init_out}");
-    assert!(init_out.contains("karmada-scheduler-estimator-member2 is already running"), "{init_out}");
+    assert!(
+        init_out.contains("karmada-scheduler-estimator-member1 started"),
+        "{init_out}"
+    );
+    assert!(
+        init_out.contains("karmada-scheduler-estimator-member2 is already running"),
+        "{init_out}"
+    );
     let restarted = local.pids();
     assert_eq!(estimators(&restarted).len(), 3, "{restarted:?}");
 

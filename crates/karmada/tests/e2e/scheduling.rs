@@ -404,3 +404,66 @@ fn help_lists_karmadas_flags() {
         bad.stderr
     );
 }
+
+#[test]
+fn the_preemption_gate_turns_policy_preemption_on() {
+    let plane = Plane::start_with(
+        &["member1"],
+        &["--feature-gates=PropagationPolicyPreemption=true,PriorityBasedScheduling=true"],
+    );
+    plane.kubectl(&["create", "namespace", "apps"]).success();
+    workload(&plane, "web", 1, json!({"placement": {}}));
+    let owner = |plane: &Plane| -> Result<String, String> {
+        let d = plane.object(&["deployment", "-n", "apps", "web"])?;
+        Ok(
+            d["metadata"]["annotations"]["propagationpolicy.karmada.io/name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        )
+    };
+    wait_for("web claimed by its policy", || {
+        match owner(&plane)?.as_str() {
+            "web" => Ok(()),
+            other => Err(other.to_string()),
+        }
+    });
+    // A PriorityClass for the preempting policy's schedulePriority.
+    plane
+        .karmada
+        .kubectl_stdin(
+            &["apply", "-f", "-"],
+            &json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                    "metadata": {"name": "urgent"}, "value": 1000})
+            .to_string(),
+        )
+        .success();
+    plane
+        .karmada
+        .kubectl_stdin(
+            &["apply", "-f", "-"],
+            &json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+                    "metadata": {"name": "takeover", "namespace": "apps"},
+                    "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
+                             "priority": 10, "preemption": "Always",
+                             "schedulePriority": {"priorityClassSource": "KubePriorityClass", "priorityClassName": "urgent"},
+                             "placement": {}}})
+            .to_string(),
+        )
+        .success();
+    wait_for("web taken over by the preempting policy", || {
+        match owner(&plane)?.as_str() {
+            "takeover" => Ok(()),
+            other => Err(format!("{other}\n{}", plane.logs())),
+        }
+    });
+    // Its binding carries the PriorityClass's value for the scheduler's queue.
+    wait_for("the binding's schedulePriority", || {
+        let b = binding(&plane, "web")?;
+        if b["spec"]["schedulePriority"]["priority"] == 1000 {
+            Ok(())
+        } else {
+            Err(b["spec"].to_string())
+        }
+    });
+}

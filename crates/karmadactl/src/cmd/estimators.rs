@@ -102,10 +102,9 @@ pub async fn member_kubeconfig(
         return Ok(None);
     };
     let secrets: Api<Secret> = Api::namespaced(karmada.clone(), secret_namespace);
-    let Some(secret) = secrets
-        .get_opt(secret_name)
-        .await
-        .with_context(|| format!("reading Secret {secret_namespace}/{secret_name} of cluster {name}"))?
+    let Some(secret) = secrets.get_opt(secret_name).await.with_context(|| {
+        format!("reading Secret {secret_namespace}/{secret_name} of cluster {name}")
+    })?
     else {
         return Ok(None);
     };

@@ -345,7 +345,10 @@ async fn start_joined_estimators(plane: &ControlPlane, progress: &Progress) -> a
         .context("listing clusters")?;
     for cluster in clusters.items {
         let cluster = serde_json::to_value(cluster)?;
-        let name = cluster["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let name = cluster["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         match super::estimators::member_kubeconfig(plane, &karmada, &cluster).await? {
             Some(kubeconfig) => {
                 super::estimators::start(plane, &karmada, &name, &kubeconfig, None, progress).await?
