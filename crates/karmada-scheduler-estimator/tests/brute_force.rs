@@ -330,7 +330,7 @@ fn a_resource_quota_bounds_the_answer_with_the_resource_quota_estimate_gate() {
         cordoned: false,
         bound: vec![],
     };
-    let nodes = vec![node_json(0, &spec)];
+    let nodes = [node_json(0, &spec)];
     let quota: k8s_openapi::api::core::v1::ResourceQuota = serde_json::from_value(json!({
         "metadata": {"name": "team", "namespace": "default"},
         "spec": {"hard": {"requests.cpu": "3"}},
