@@ -79,6 +79,7 @@ fn seed_001_end_to_end_through_the_pure_cores() {
         binding: Some(&binding_json),
         profiles: &[],
         now: None,
+        plugins: None,
     })
     .expect("plan");
     assert!(scheduled.scheduled);
