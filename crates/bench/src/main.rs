@@ -8,6 +8,7 @@ mod api_requests;
 mod apiserver;
 mod clusters;
 mod failover;
+mod live_scheduler;
 mod mcs;
 mod member_sim;
 mod process;
@@ -33,6 +34,8 @@ enum Command {
     Apiserver(apiserver::Args),
     /// The scheduler's pure core at 10 to 5,000 candidate clusters.
     Scheduler(scheduler::Args),
+    /// The live scheduler with a 5-plugin profile, with and without the members' estimators.
+    LiveScheduler(live_scheduler::Args),
     /// Simulated member clusters: idle memory, memory per 1,000 nodes, 100 clusters' start.
     MemberSim(member_sim::Args),
     /// Propagation end to end: distribution latency, throughput, control-plane memory per 1,000 workloads.
@@ -53,6 +56,7 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Apiserver(args) => apiserver::run(args).await,
         Command::Scheduler(args) => scheduler::run(args).await,
+        Command::LiveScheduler(args) => live_scheduler::run(args).await,
         Command::MemberSim(args) => member_sim::run(args).await,
         Command::Propagation(args) => propagation::run(args).await,
         Command::Clusters(args) => clusters::run(args).await,

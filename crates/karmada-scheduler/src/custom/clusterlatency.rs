@@ -4,9 +4,11 @@
 //! Filter: rejects clusters whose API latency exceeds `thresholdMilliseconds` (default 100). Score:
 //! `1000 / latency-ms`, clamped to the framework's 0..=100 (so every latency up to 10 ms scores 100).
 //!
-//! Where the latency comes from: the Cluster annotation `cluster.karmada.io/api-latency` (an annotation rather
-//! than a status field because Karmada's ClusterStatus has no latency field and a probe or operator can set an
-//! annotation without a schema change). Accepted values: a number of milliseconds (`"35"`, `"12.5"`) or a
+//! Where the latency comes from: the Cluster annotation `cluster.karmada.io/api-latency`, which the cluster
+//! status controller writes from the time its health probe of the member takes (rewritten when it moves by half
+//! or more, which requeues bindings in the live scheduler). An annotation rather than a status field because
+//! Karmada's ClusterStatus has no latency field and a probe or operator can set an annotation without a schema
+//! change. Accepted values: a number of milliseconds (`"35"`, `"12.5"`) or a
 //! duration with `ms` or `s` (`"35ms"`, `"0.2s"`). A cluster without the annotation, or with an unreadable
 //! value, is rejected with a detail saying so — a latency-sensitive profile should not guess.
 
