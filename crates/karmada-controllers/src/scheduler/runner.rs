@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use karmada_api::{Cluster, ClusterSyncMode, ResourceBinding};
 use karmada_scheduler::framework::DEFAULT_SCHEDULER_NAME;
@@ -378,8 +379,30 @@ async fn watch_profiles(
     futures::pin_mut!(stream);
     let mut listing = Vec::new();
     loop {
-        let Some(event) = next_event(&mut stream, &cancel, "profile", &resource.kind).await else {
-            return;
+        let event = tokio::select! {
+            () = cancel.cancelled() => return,
+            event = stream.next() => event,
+        };
+        let event = match event {
+            None => return,
+            Some(Ok(event)) => event,
+            Some(Err(watcher::Error::InitialListFailed(kube::Error::Api(status))))
+                if status.code == 404 =>
+            {
+                // A control plane without the kind (Karmada's own): the default plugin set only, and the watch
+                // keeps retrying in case the kind appears.
+                if !*listed.borrow() {
+                    tracing::warn!(
+                        "SchedulerProfiles are not served by this control plane; scheduling with the default plugins"
+                    );
+                    listed.send_replace(true);
+                }
+                continue;
+            }
+            Some(Err(err)) => {
+                tracing::debug!(%err, "profile watch error; retrying");
+                continue;
+            }
         };
         let profile = |object: &DynamicObject| {
             typed::to_typed::<karmada_api::scheduling::SchedulerProfile>(object)
