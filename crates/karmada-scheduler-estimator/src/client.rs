@@ -18,6 +18,7 @@ use karmada_scheduler::scheduler::AccurateEstimates;
 use kube::Api;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::cache::{AnswerCache, Lookup, shape_of};
 use crate::pb::messages::{
     MaxAvailableReplicasRequest, ObjectReference, UnschedulableReplicasRequest,
 };
@@ -39,6 +40,8 @@ pub struct EstimatorClientConfig {
     pub port: u16,
     /// `--scheduler-estimator-timeout` (Karmada's default 3 s).
     pub timeout: Duration,
+    /// `--scheduler-estimator-cache-ttl`: how long an answer is reused for the same requirements (zero: never).
+    pub cache_ttl: Duration,
 }
 
 impl Default for EstimatorClientConfig {
@@ -48,6 +51,7 @@ impl Default for EstimatorClientConfig {
             prefix: DEFAULT_SERVICE_PREFIX.into(),
             port: DEFAULT_PORT,
             timeout: Duration::from_secs(3),
+            cache_ttl: Duration::from_secs(1),
         }
     }
 }
@@ -71,6 +75,14 @@ pub struct EstimatorClients {
     resolver: Resolver,
     config: EstimatorClientConfig,
     slots: Mutex<HashMap<String, Slot>>,
+    answers: AnswerCache,
+    /// One call in flight per member and requirements: the bindings decided meanwhile wait for its answer.
+    in_flight: Mutex<HashMap<(String, u64), Arc<tokio::sync::Mutex<()>>>>,
+    /// Refreshes of stale answers, owned here (dropped with the clients) and one per member and requirements.
+    refreshes: Mutex<(
+        tokio::task::JoinSet<()>,
+        std::collections::HashSet<(String, u64)>,
+    )>,
 }
 
 /// Why a cluster's estimator gave no answer.
@@ -87,8 +99,11 @@ impl EstimatorClients {
     pub fn new(control_plane: kube::Client, config: EstimatorClientConfig) -> Arc<Self> {
         Arc::new(Self {
             resolver: Resolver::Services(control_plane),
+            answers: AnswerCache::new(config.cache_ttl),
             config,
             slots: Mutex::default(),
+            in_flight: Mutex::default(),
+            refreshes: Mutex::default(),
         })
     }
 
@@ -96,8 +111,11 @@ impl EstimatorClients {
     pub fn fixed(addresses: HashMap<String, String>, config: EstimatorClientConfig) -> Arc<Self> {
         Arc::new(Self {
             resolver: Resolver::Fixed(addresses),
+            answers: AnswerCache::new(config.cache_ttl),
             config,
             slots: Mutex::default(),
+            in_flight: Mutex::default(),
+            refreshes: Mutex::default(),
         })
     }
 
@@ -216,23 +234,27 @@ impl EstimatorClients {
         }
     }
 
-    /// Asks every cluster in `clusters` at once; clusters without an answer (or answering Karmada's -1) are
-    /// left out.
+    /// Asks every cluster in `clusters` at once (a cluster answered within the cache ttl for the same
+    /// requirements is not asked again; a stale answer is used while it is refreshed in the background);
+    /// clusters without an answer (or answering Karmada's -1) are left out.
     pub async fn estimates(
-        &self,
+        self: &Arc<Self>,
         clusters: &[Arc<str>],
         requirements: Option<&ReplicaRequirements>,
     ) -> AccurateEstimates {
+        let shape = shape_of(requirements);
+        let now = Instant::now();
         let calls = clusters.iter().map(|cluster| async move {
-            match self.max_available_replicas(cluster, requirements).await {
-                Ok(answer) if answer != UNAUTHENTIC_REPLICA => {
-                    Some((cluster.to_string(), i64::from(answer)))
+            match self.answers.lookup(cluster, shape, now) {
+                Lookup::Fresh(kept) => Some((cluster.to_string(), kept)),
+                Lookup::Stale(kept) => {
+                    self.refresh(cluster, shape, requirements);
+                    Some((cluster.to_string(), kept))
                 }
-                Ok(_) => None,
-                Err(err) => {
-                    tracing::debug!(%err, "no accurate estimate");
-                    None
-                }
+                Lookup::Missing => self
+                    .fetch(cluster, shape, requirements)
+                    .await
+                    .map(|answer| (cluster.to_string(), answer)),
             }
         });
         futures::future::join_all(calls)
@@ -240,6 +262,101 @@ impl EstimatorClients {
             .into_iter()
             .flatten()
             .collect()
+    }
+
+    /// Asks `cluster` (one call at a time per cluster and requirements: a caller finding one in flight waits
+    /// for its answer) and keeps the answer.
+    async fn fetch(
+        &self,
+        cluster: &str,
+        shape: u64,
+        requirements: Option<&ReplicaRequirements>,
+    ) -> Option<i64> {
+        let gate = (!self.config.cache_ttl.is_zero()).then(|| {
+            Arc::clone(
+                self.in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .entry((cluster.to_string(), shape))
+                    .or_default(),
+            )
+        });
+        let turn = match &gate {
+            Some(gate) => Some(Arc::clone(gate).lock_owned().await),
+            None => None,
+        };
+        // Answered while this one waited for its turn.
+        if turn.is_some()
+            && let Some(kept) = self.answers.get(cluster, shape, Instant::now())
+        {
+            drop(turn);
+            self.release(gate, cluster, shape);
+            return Some(kept);
+        }
+        let answer = self.max_available_replicas(cluster, requirements).await;
+        drop(turn);
+        self.release(gate, cluster, shape);
+        match answer {
+            Ok(answer) if answer != UNAUTHENTIC_REPLICA => {
+                self.answers
+                    .put(cluster, shape, i64::from(answer), Instant::now());
+                Some(i64::from(answer))
+            }
+            Ok(_) => None,
+            Err(err) => {
+                tracing::debug!(%err, "no accurate estimate");
+                None
+            }
+        }
+    }
+
+    /// Refreshes `cluster`'s stale answer in the background, unless a refresh of it is under way.
+    fn refresh(
+        self: &Arc<Self>,
+        cluster: &str,
+        shape: u64,
+        requirements: Option<&ReplicaRequirements>,
+    ) {
+        let key = (cluster.to_string(), shape);
+        let mut refreshes = self
+            .refreshes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (tasks, running) = &mut *refreshes;
+        while tasks.try_join_next().is_some() {}
+        if !running.insert(key.clone()) {
+            return;
+        }
+        let clients = Arc::clone(self);
+        let requirements = requirements.cloned();
+        tasks.spawn(async move {
+            clients.fetch(&key.0, key.1, requirements.as_ref()).await;
+            clients
+                .refreshes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .1
+                .remove(&key);
+        });
+    }
+
+    /// Forgets the in-flight gate of `(cluster, shape)` once nobody else holds it.
+    fn release(&self, gate: Option<Arc<tokio::sync::Mutex<()>>>, cluster: &str, shape: u64) {
+        let Some(gate) = gate else { return };
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // The map's reference and this one: no caller waits.
+        if Arc::strong_count(&gate) <= 2 {
+            in_flight.remove(&(cluster.to_string(), shape));
+        }
+    }
+
+    /// The scheduler placed `delta` more replicas with `requirements` on `cluster` (negative: took some away), so
+    /// kept answers follow ([`AnswerCache::assume`]).
+    pub fn assume(&self, cluster: &str, requirements: Option<&ReplicaRequirements>, delta: i64) {
+        self.answers.assume(cluster, shape_of(requirements), delta);
     }
 
     /// One cluster's `GetUnschedulableReplicas` answer for `resource`.

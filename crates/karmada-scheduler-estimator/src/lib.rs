@@ -6,10 +6,11 @@
 //! [`pb`] holds the generated protobuf code (`proto/`, Karmada's package, message and field names and numbers)
 //! and the conversions to and from the API types; [`state`] the member cache the server answers from; [`server`]
 //! the gRPC service; [`client`] what the scheduler and descheduler call, finding each cluster's estimator as
-//! Karmada does (an ExternalName Service `karmada-scheduler-estimator-<cluster>` in `karmada-system`);
-//! [`workload`] the pure part of `GetUnschedulableReplicas`. The estimate itself is the pure
+//! Karmada does (an ExternalName Service `karmada-scheduler-estimator-<cluster>` in `karmada-system`), with
+//! [`cache`] reusing answers for a moment; [`workload`] the pure part of `GetUnschedulableReplicas`. The estimate itself is the pure
 //! `karmada_scheduler::accurate`.
 
+pub mod cache;
 pub mod client;
 pub mod metrics;
 pub mod pb;

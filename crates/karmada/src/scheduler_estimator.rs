@@ -41,6 +41,17 @@ pub struct EstimatorConnectionArgs {
     /// The port of the estimator Services (their target port is where each estimator serves).
     #[arg(long, default_value_t = DEFAULT_PORT)]
     pub scheduler_estimator_port: u16,
+    /// How long an estimator's answer is reused for bindings with the same replica requirements, less what the
+    /// scheduler placed there meanwhile; 0 asks for every binding.
+    #[arg(long, default_value = "1s", value_parser = parse_duration_or_zero)]
+    pub scheduler_estimator_cache_ttl: Duration,
+}
+
+fn parse_duration_or_zero(text: &str) -> Result<Duration, String> {
+    if text.trim() == "0" {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(text)
 }
 
 impl EstimatorConnectionArgs {
@@ -50,6 +61,7 @@ impl EstimatorConnectionArgs {
             prefix: self.scheduler_estimator_service_prefix.clone(),
             port: self.scheduler_estimator_port,
             timeout: self.scheduler_estimator_timeout,
+            cache_ttl: self.scheduler_estimator_cache_ttl,
         }
     }
 

@@ -707,6 +707,37 @@ impl Runner {
         .await
     }
 
+    /// Tells the estimators' answer cache what this decision moves (before its write, so a binding decided
+    /// meanwhile does not count the same room; a failed write only makes an answer smaller than it is).
+    fn assume_placement(
+        &self,
+        binding: &ResourceBinding,
+        result: &karmada_scheduler::patch::SchedulingResult,
+    ) {
+        let Some(estimators) = &self.config.estimators else {
+            return;
+        };
+        let Some(requirements) = binding.spec.replica_requirements.as_ref() else {
+            return;
+        };
+        let Some(new) = &result.clusters else {
+            return;
+        };
+        let replicas_of = |target: &Value| {
+            (
+                target["name"].as_str().unwrap_or_default().to_string(),
+                target["replicas"].as_i64().unwrap_or(0),
+            )
+        };
+        let mut deltas: HashMap<String, i64> = new.iter().map(replicas_of).collect();
+        for old in &binding.spec.clusters {
+            *deltas.entry(old.name.clone()).or_insert(0) -= i64::from(old.replicas);
+        }
+        for (cluster, delta) in deltas {
+            estimators.assume(&cluster, Some(requirements), delta);
+        }
+    }
+
     /// The feasible clusters' estimators' answers (none without `--enable-scheduler-estimator`), and how long
     /// asking took.
     async fn accurate_estimates(
@@ -822,6 +853,7 @@ impl Runner {
             .unwrap_or_default();
         let mut generation = binding.metadata.generation;
         if writes.object.is_some() {
+            self.assume_placement(binding, &result);
             let patch = spec_patch(&result, &version);
             let updated = api
                 .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))

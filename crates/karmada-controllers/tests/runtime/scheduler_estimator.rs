@@ -36,6 +36,14 @@ async fn member(name: &str) -> Member {
 
 /// Starts `member`'s estimator on loopback; its address once it has listed the member.
 async fn start_estimator(member: &Member, cancel: &CancellationToken) -> String {
+    start_estimator_with(member, EstimatorMetrics::unregistered(), cancel).await
+}
+
+async fn start_estimator_with(
+    member: &Member,
+    metrics: EstimatorMetrics,
+    cancel: &CancellationToken,
+) -> String {
     let state = Arc::new(MemberState::new());
     tokio::spawn(run_watches(
         member.client.clone(),
@@ -55,7 +63,7 @@ async fn start_estimator(member: &Member, cancel: &CancellationToken) -> String 
         state,
         Some(member.client.clone()),
         false,
-        EstimatorMetrics::unregistered(),
+        metrics,
     );
     tokio::spawn(karmada_scheduler_estimator::serve(
         listener,
@@ -313,5 +321,161 @@ async fn the_descheduler_takes_the_replicas_the_estimator_counts_unschedulable()
         (clusters(&b) == vec![("small".to_string(), 2)]).then_some(())
     })
     .await;
+    estimators.cancel();
+}
+
+/// A Deployment of 2 replicas of 2 cpu and a policy putting all of them on `cluster`.
+async fn pinned_workload(cp: &ControlPlane, name: &str, cluster: &str) {
+    let mut deploy = fixture("seed-001/nginx-deploy.yaml");
+    deploy["metadata"]["name"] = json!(name);
+    deploy["metadata"]["namespace"] = json!("apps");
+    deploy["spec"]["replicas"] = json!(2);
+    deploy["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] =
+        json!({"cpu": "2"});
+    cp.create("deployments", deploy).await;
+    cp.create(
+        "propagationpolicies",
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+               "metadata": {"name": name, "namespace": "apps"},
+               "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name}],
+                        "placement": {"clusterAffinity": {"clusterNames": [cluster]},
+                            "replicaScheduling": {"replicaSchedulingType": "Divided",
+                                                  "replicaDivisionPreference": "Aggregated"}}}}),
+    )
+    .await;
+}
+
+/// Waits until every binding in `names` has a Scheduled condition; the replicas placed on `cluster` and how many
+/// bindings were scheduled.
+async fn decided(cp: &ControlPlane, names: &[String], cluster: &str) -> (i64, usize) {
+    let mut placed = 0;
+    let mut scheduled = 0;
+    for name in names {
+        let binding = support::eventually(&format!("{name} decided"), || async {
+            let b = get_binding(cp, "apps", &format!("{name}-deployment")).await?;
+            scheduled_condition(&b).is_some().then_some(b)
+        })
+        .await;
+        if scheduled_condition(&binding).is_some_and(|c| c["status"] == "True") {
+            scheduled += 1;
+        }
+        placed += clusters(&binding)
+            .into_iter()
+            .filter(|(name, _)| name == cluster)
+            .map(|(_, replicas)| replicas)
+            .sum::<i64>();
+    }
+    (placed, scheduled)
+}
+
+#[tokio::test]
+async fn a_burst_never_gets_more_replicas_than_the_estimator_counts_room_for() {
+    let cp = ControlPlane::start().await;
+    // Two 4-cpu nodes and no pods: room for four 2-cpu replicas, which the summary shows too.
+    let small = member("small").await;
+    cp.join(&small).await;
+    summary(&cp, "small", "0").await;
+    start_detector(&cp, DetectorConfig::default());
+    namespace(&cp, "apps").await;
+
+    // Nothing runs the placed replicas on the member, as in a burst decided before any pod exists. The general
+    // estimator sees the same summary for each binding and places all three (6 replicas on room for 4).
+    let general = CancellationToken::new();
+    start(&cp, SchedulerConfig::default(), general.clone());
+    let names: Vec<String> = (0..3).map(|i| format!("general-{i}")).collect();
+    for name in &names {
+        pinned_workload(&cp, name, "small").await;
+    }
+    assert_eq!(
+        decided(&cp, &names, "small").await,
+        (6, 3),
+        "general estimator"
+    );
+    general.cancel();
+
+    // With the estimator (answers kept for the whole test): each decision takes what it placed off the kept
+    // answer, so two bindings fit and the third is refused.
+    let estimators = CancellationToken::new();
+    let address = start_estimator(&small, &estimators).await;
+    let clients = EstimatorClients::fixed(
+        HashMap::from([("small".to_string(), address)]),
+        EstimatorClientConfig {
+            cache_ttl: std::time::Duration::from_secs(600),
+            ..EstimatorClientConfig::default()
+        },
+    );
+    start(
+        &cp,
+        SchedulerConfig {
+            estimators: Some(clients),
+            ..SchedulerConfig::default()
+        },
+        cp.cancel.child_token(),
+    );
+    let names: Vec<String> = (0..3).map(|i| format!("accurate-{i}")).collect();
+    for name in &names {
+        pinned_workload(&cp, name, "small").await;
+    }
+    assert_eq!(
+        decided(&cp, &names, "small").await,
+        (4, 2),
+        "with the estimator"
+    );
+    estimators.cancel();
+}
+
+#[tokio::test]
+async fn bindings_decided_together_ask_an_estimator_once() {
+    let small = member("small").await;
+    let mut registry = Registry::default();
+    let metrics = EstimatorMetrics::register(&mut registry);
+    let estimators = CancellationToken::new();
+    let address = start_estimator_with(&small, metrics, &estimators).await;
+    let requests = || {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+        text.lines()
+            .find(|l| {
+                l.starts_with("karmada_scheduler_estimator_estimating_request_total")
+                    && l.contains("type=\"MaxAvailableReplicas\"")
+            })
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let requirements: karmada_api::ReplicaRequirements =
+        serde_json::from_value(json!({"resourceRequest": {"cpu": "2"}})).expect("requirements");
+    let clusters: [Arc<str>; 1] = [Arc::from("small")];
+
+    let cached = EstimatorClients::fixed(
+        HashMap::from([("small".to_string(), address.clone())]),
+        EstimatorClientConfig {
+            cache_ttl: std::time::Duration::from_secs(600),
+            ..EstimatorClientConfig::default()
+        },
+    );
+    let answers = futures::future::join_all(
+        (0..10).map(|_| cached.estimates(&clusters, Some(&requirements))),
+    )
+    .await;
+    for answer in &answers {
+        assert_eq!(answer.get("small"), Some(&4), "{answers:?}");
+    }
+    assert_eq!(requests(), 1, "ten bindings at once, one call");
+    cached.assume("small", Some(&requirements), 3);
+    let answer = cached.estimates(&clusters, Some(&requirements)).await;
+    assert_eq!(answer.get("small"), Some(&1), "three placed since");
+    assert_eq!(requests(), 1, "answered from what was kept");
+
+    let uncached = EstimatorClients::fixed(
+        HashMap::from([("small".to_string(), address)]),
+        EstimatorClientConfig {
+            cache_ttl: std::time::Duration::ZERO,
+            ..EstimatorClientConfig::default()
+        },
+    );
+    futures::future::join_all((0..10).map(|_| uncached.estimates(&clusters, Some(&requirements))))
+        .await;
+    assert_eq!(requests(), 11, "a zero ttl asks for every binding");
     estimators.cancel();
 }
