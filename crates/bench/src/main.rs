@@ -21,6 +21,11 @@ mod store_latency;
 
 use clap::{Parser, Subcommand};
 
+/// The allocator of the `karmada` binary: the in-process benchmarks (the live scheduler) run the components'
+/// code and should allocate as they do.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Parser)]
 #[command(name = "karmada-bench", about = "karmada-rs benchmarks")]
 struct Cli {
