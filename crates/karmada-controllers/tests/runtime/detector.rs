@@ -381,6 +381,63 @@ async fn preemption_moves_the_claim_to_the_higher_priority_policy() {
 }
 
 #[tokio::test]
+async fn without_the_preemption_gate_a_claim_stays_with_its_policy() {
+    let cp = ControlPlane::start().await;
+    // Karmada's default: PropagationPolicyPreemption off.
+    start_detector(&cp, DetectorConfig::default());
+    namespace(&cp, "apps").await;
+    cp.create("deployments", deployment("apps", "web", 2, json!({})))
+        .await;
+    let low = cp
+        .create(
+            "propagationpolicies",
+            policy(
+                "apps",
+                "low",
+                json!({"priority": 1, "resourceSelectors": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}]}),
+            ),
+        )
+        .await;
+    let low_id = label(&low, PP_ID).expect("id").to_string();
+    support::eventually("claimed by low", || async {
+        let b = get_binding(&cp, "apps", "web-deployment").await?;
+        (label(&b, PP_ID) == Some(low_id.as_str())).then_some(())
+    })
+    .await;
+    // A preempting policy for web and for an unclaimed `marker`: once it has claimed marker, it has been matched
+    // against web too.
+    cp.create("deployments", deployment("apps", "marker", 1, json!({})))
+        .await;
+    let high = cp
+        .create(
+            "propagationpolicies",
+            policy(
+                "apps",
+                "high",
+                json!({"priority": 10, "preemption": "Always", "resourceSelectors": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "marker"}]}),
+            ),
+        )
+        .await;
+    let high_id = label(&high, PP_ID).expect("id").to_string();
+    support::eventually("marker claimed by high", || async {
+        let b = get_binding(&cp, "apps", "marker-deployment").await?;
+        (label(&b, PP_ID) == Some(high_id.as_str())).then_some(())
+    })
+    .await;
+    let template = get_deployment(&cp, "apps", "web")
+        .await
+        .expect("deployment");
+    assert_eq!(label(&template, PP_ID), Some(low_id.as_str()));
+    let binding = get_binding(&cp, "apps", "web-deployment")
+        .await
+        .expect("binding");
+    assert_eq!(label(&binding, PP_ID), Some(low_id.as_str()));
+}
+
+#[tokio::test]
 async fn policy_deletion_releases_the_claim_and_keeps_the_binding_and_template_deletion_removes_it()
 {
     let cp = ControlPlane::start().await;
