@@ -77,13 +77,19 @@ pub struct EstimatorClients {
     slots: Mutex<HashMap<String, Slot>>,
     answers: AnswerCache,
     /// One call in flight per member and requirements: the bindings decided meanwhile wait for its answer.
-    in_flight: Mutex<HashMap<(String, u64), Arc<tokio::sync::Mutex<()>>>>,
+    in_flight: Mutex<HashMap<AnswerKey, Arc<tokio::sync::Mutex<()>>>>,
     /// Refreshes of stale answers, owned here (dropped with the clients) and one per member and requirements.
-    refreshes: Mutex<(
-        tokio::task::JoinSet<()>,
-        std::collections::HashSet<(String, u64)>,
-    )>,
+    refreshes: Mutex<Refreshes>,
 }
+
+/// A member and the shape of the replica requirements asked about.
+type AnswerKey = (String, u64);
+
+/// The background refreshes running, and which answers they refresh.
+type Refreshes = (
+    tokio::task::JoinSet<()>,
+    std::collections::HashSet<AnswerKey>,
+);
 
 /// Why a cluster's estimator gave no answer.
 #[derive(Debug, thiserror::Error)]

@@ -91,6 +91,10 @@ pub struct SchedulerEstimatorArgs {
     /// Where `/metrics` and `/healthz` are served; port 0 picks a free port (printed in the log).
     #[arg(long, default_value = "127.0.0.1:0")]
     pub metrics_bind_address: SocketAddr,
+    /// Once `/metrics` is bound, write its address (`host:port`) to this file (how `karmadactl local-up
+    /// --monitoring` finds it to scrape).
+    #[arg(long)]
+    pub metrics_address_file: Option<PathBuf>,
     /// Kubeconfig of the Karmada control plane: publish this estimator there as the ExternalName Service
     /// schedulers look for.
     #[arg(long)]
@@ -107,17 +111,18 @@ pub struct SchedulerEstimatorArgs {
 
 pub async fn run(args: SchedulerEstimatorArgs) -> anyhow::Result<()> {
     let member = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
-    let mut registry = prometheus_client::registry::Registry::default();
-    let metrics = EstimatorMetrics::register(&mut registry);
+    let mut registries = component::registries(true);
+    let metrics = EstimatorMetrics::register(&mut registries.metrics);
     let cancel = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let serve =
-        component::serve_metrics(args.metrics_bind_address, registry, cancel.child_token()).await?;
-    tasks.spawn(async move {
-        if let Err(err) = serve.await {
-            tracing::warn!(%err, "metrics server stopped");
-        }
-    });
+    component::serve_metrics(
+        &mut tasks,
+        args.metrics_bind_address,
+        args.metrics_address_file.as_deref(),
+        registries,
+        cancel.child_token(),
+    )
+    .await?;
     let state = Arc::new(MemberState::new());
     tasks.spawn(karmada_scheduler_estimator::state::run_watches(
         member.clone(),

@@ -389,7 +389,6 @@ pub fn ready_status(cluster: &serde_json::Value) -> (String, String) {
 
 /// GET /metrics at the address a component logged as "serving metrics" (it binds port 0).
 pub fn metrics_from_log(log: &str) -> Result<String, String> {
-    use std::io::Read;
     let after = log
         .split_once("serving metrics")
         .ok_or("metrics address not logged yet")?
@@ -399,8 +398,13 @@ pub fn metrics_from_log(log: &str) -> Result<String, String> {
         .ok_or("no address in the log line")?
         .1;
     let port: String = addr.chars().take_while(char::is_ascii_digit).collect();
-    let mut stream =
-        std::net::TcpStream::connect(format!("127.0.0.1:{port}")).map_err(|e| e.to_string())?;
+    metrics_at(&format!("127.0.0.1:{port}"))
+}
+
+/// GET /metrics at `address` (`host:port`).
+pub fn metrics_at(address: &str) -> Result<String, String> {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(address).map_err(|e| e.to_string())?;
     stream
         .write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         .map_err(|e| e.to_string())?;

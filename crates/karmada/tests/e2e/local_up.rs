@@ -590,6 +590,26 @@ fn local_up_and_init_start_scheduler_estimators_the_scheduler_asks() {
         }
     });
     assert!(explained["scheduled"] == true, "{explained}");
+    // Each publishes its /metrics address beside its pid file (what `local-up --monitoring` scrapes), serving
+    // Karmada's estimator metrics and the process's.
+    for member in ["member1", "member2", "member3"] {
+        let file = local
+            .data
+            .join(format!("karmada-scheduler-estimator-{member}.metrics"));
+        let address =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let text = crate::harness::metrics_at(address.trim()).expect("estimator /metrics");
+        assert!(
+            text.contains(
+                "karmada_scheduler_estimator_estimating_request_total{result=\"success\",type=\"MaxAvailableReplicas\"}"
+            ),
+            "{member}: {text}"
+        );
+        assert!(
+            text.contains("process_cpu_seconds_total"),
+            "{member}: {text}"
+        );
+    }
 
     // init --enable-scheduler-estimator starts what is missing, from the control plane's credentials for each
     // Push member: stop member1's estimator and ask init for them again.

@@ -155,15 +155,6 @@ fn query_range(address: &str, promql: &str, seconds: u64) -> Result<Vec<Value>, 
     series_of(address, &path, promql)
 }
 
-/// Scheduler metrics that issue 34 adds (extension points, plugins, pending bindings). Until the scheduler exports
-/// them, the panels that read them cannot have data, and are listed as unchecked instead of failing; once it does,
-/// they are checked like every other panel. Remove this list when issue 34 has landed.
-const AWAITING_ISSUE_34: &[&str] = &[
-    "karmada_scheduler_framework_extension_point_duration_seconds",
-    "karmada_scheduler_plugin_execution_duration_seconds",
-    "scheduler_pending_bindings",
-];
-
 /// One query of a dashboard.
 struct DashboardQuery {
     dashboard: String,
@@ -465,7 +456,6 @@ fn a_real_prometheus_answers_every_dashboard_query_and_fires_the_seeds_alerts() 
     }
     // Every dashboard query returns series as Grafana asks it over the test's time: a range (Grafana's rate
     // interval is four scrapes, 4 s here), or the present for a table; annotations return the test's events.
-    let mut unchecked = Vec::new();
     for DashboardQuery {
         dashboard,
         title,
@@ -473,13 +463,6 @@ fn a_real_prometheus_answers_every_dashboard_query_and_fires_the_seeds_alerts() 
         instant,
     } in dashboard_queries()
     {
-        if let Some(metric) = AWAITING_ISSUE_34.iter().find(|m| expr.contains(**m))
-            && query(&address, &format!(r#"count({{__name__=~".*{metric}.*"}})"#))
-                .is_ok_and(|series| series.is_empty())
-        {
-            unchecked.push(format!("{dashboard} / {title}"));
-            continue;
-        }
         let promql = expr.replace("$__rate_interval", "4s");
         let answer = if instant {
             query(&address, &promql)
@@ -493,12 +476,6 @@ fn a_real_prometheus_answers_every_dashboard_query_and_fires_the_seeds_alerts() 
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    if !unchecked.is_empty() {
-        eprintln!(
-            "not checked until the scheduler exports issue 34's metrics: {}",
-            unchecked.join(", ")
-        );
-    }
 
     // The controller-manager logs JSON, as --logging-format json asked.
     let log = std::fs::read_to_string(local.data.join("logs/karmada-controller-manager.log"))

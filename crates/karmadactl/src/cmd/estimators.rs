@@ -55,6 +55,9 @@ pub async fn start(
         karmada_kubeconfig.as_os_str().to_os_string(),
         "--karmada-context".into(),
         KARMADA_CONTEXT.into(),
+        // Beside the pid file, where `local-up --monitoring` finds what to scrape.
+        "--metrics-address-file".into(),
+        components::metrics_address_file(&plane.data_dir, &name).into_os_string(),
     ];
     if let Some(context) = context {
         args.extend(["--context".into(), context.into()]);

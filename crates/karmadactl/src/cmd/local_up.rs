@@ -154,9 +154,8 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
         crate::monitoring::prometheus::find_prometheus()?;
     }
     let ports = member_ports(args.port, args.member_port)?;
-    let mut progress = Progress::new(
-        7 + u32::from(args.monitoring) + u32::from(args.enable_scheduler_estimator),
-    );
+    let mut progress =
+        Progress::new(7 + u32::from(args.monitoring) + u32::from(args.enable_scheduler_estimator));
     init::up(&plane, &mut progress).await?;
     let data_dir = &plane.data_dir;
     let karmada_kubeconfig = plane.kubeconfig();

@@ -222,6 +222,7 @@ pub fn component_targets(data_dir: &Path) -> Vec<Target> {
             targets.push(target);
         }
     }
+    targets.extend(estimator_targets(data_dir));
     let agents = data_dir.join("agents");
     let mut entries: Vec<_> = std::fs::read_dir(&agents)
         .into_iter()
@@ -249,6 +250,40 @@ pub fn component_targets(data_dir: &Path) -> Vec<Target> {
         }
     }
     targets
+}
+
+/// The scheduler estimators running from `data_dir` (`karmada-scheduler-estimator-<cluster>.pid`) that published
+/// their metrics address, one target each, labelled with the cluster.
+fn estimator_targets(data_dir: &Path) -> Vec<Target> {
+    let prefix = crate::cmd::estimators::component("");
+    let mut clusters: Vec<String> = std::fs::read_dir(data_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let cluster = file.strip_prefix(&prefix)?.strip_suffix(".pid")?;
+            (!cluster.is_empty()).then(|| cluster.to_string())
+        })
+        .collect();
+    clusters.sort();
+    clusters
+        .into_iter()
+        .filter_map(|cluster| {
+            let name = crate::cmd::estimators::component(&cluster);
+            components::live_pid(data_dir, &name)?;
+            let address = published_address(&components::metrics_address_file(data_dir, &name))?;
+            Some(Target {
+                scrape: name,
+                job: "karmada-scheduler-estimator".to_string(),
+                address,
+                tls: None,
+                labels: BTreeMap::from([("cluster".to_string(), cluster)]),
+                path: "/metrics",
+                slower: 1,
+            })
+        })
+        .collect()
 }
 
 /// What `local-up --monitoring` asked for.
@@ -475,6 +510,51 @@ mod tests {
         assert!(scrapes[1].get("scrape_interval").is_none());
         assert_eq!(scrapes[2]["metrics_path"], "/metrics/placements");
         assert_eq!(scrapes[2]["scrape_interval"], "4s");
+    }
+
+    #[test]
+    fn running_scheduler_estimators_that_published_an_address_are_targets() {
+        let dir = tempfile::tempdir().unwrap();
+        // A live process whose command line names the data directory, as local-up's estimators' do.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "read line", "sh"])
+            .arg(dir.path())
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id().to_string();
+        for (cluster, address) in [("member1", Some("127.0.0.1:41001")), ("member2", None)] {
+            let name = crate::cmd::estimators::component(cluster);
+            std::fs::write(components::pid_file(dir.path(), &name), &pid).unwrap();
+            if let Some(address) = address {
+                std::fs::write(components::metrics_address_file(dir.path(), &name), address)
+                    .unwrap();
+            }
+        }
+        // A stale pid file (no such process) is not a target.
+        let stale = crate::cmd::estimators::component("member3");
+        std::fs::write(components::pid_file(dir.path(), &stale), "999999999").unwrap();
+        std::fs::write(
+            components::metrics_address_file(dir.path(), &stale),
+            "127.0.0.1:41003",
+        )
+        .unwrap();
+        let targets = component_targets(dir.path());
+        drop(child.stdin.take());
+        child.wait().unwrap();
+        let found: Vec<(String, String, String, BTreeMap<String, String>)> = targets
+            .into_iter()
+            .map(|t| (t.scrape, t.job, t.address, t.labels))
+            .collect();
+        assert_eq!(
+            found,
+            vec![(
+                "karmada-scheduler-estimator-member1".to_string(),
+                "karmada-scheduler-estimator".to_string(),
+                "127.0.0.1:41001".to_string(),
+                BTreeMap::from([("cluster".to_string(), "member1".to_string())]),
+            )]
+        );
     }
 
     #[test]
