@@ -222,8 +222,19 @@ impl EstimatorClients {
         request.set_timeout(self.config.timeout);
         let call =
             tokio::time::timeout(self.config.timeout, client.max_available_replicas(request));
-        match call.await {
-            Ok(Ok(response)) => Ok(response.into_inner().max_replicas),
+        self.settle(cluster, call.await)
+            .map(|response| response.max_replicas)
+    }
+
+    /// A call's outcome: its answer, or why there is none (a connection found Unavailable is dropped, so the
+    /// next call dials again).
+    fn settle<T>(
+        &self,
+        cluster: &str,
+        outcome: Result<Result<tonic::Response<T>, tonic::Status>, tokio::time::error::Elapsed>,
+    ) -> Result<T, EstimatorError> {
+        match outcome {
+            Ok(Ok(response)) => Ok(response.into_inner()),
             Ok(Err(status)) => {
                 if status.code() == tonic::Code::Unavailable {
                     self.forget(cluster);
@@ -388,22 +399,8 @@ impl EstimatorClients {
             self.config.timeout,
             client.get_unschedulable_replicas(request),
         );
-        match call.await {
-            Ok(Ok(response)) => Ok(response.into_inner().unschedulable_replicas),
-            Ok(Err(status)) => {
-                if status.code() == tonic::Code::Unavailable {
-                    self.forget(cluster);
-                }
-                Err(EstimatorError::Call {
-                    cluster: cluster.to_string(),
-                    message: status.message().to_string(),
-                })
-            }
-            Err(_) => Err(EstimatorError::Call {
-                cluster: cluster.to_string(),
-                message: format!("no answer within {:?}", self.config.timeout),
-            }),
-        }
+        self.settle(cluster, call.await)
+            .map(|response| response.unschedulable_replicas)
     }
 }
 

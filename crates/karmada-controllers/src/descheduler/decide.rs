@@ -189,6 +189,25 @@ mod tests {
 
     use super::*;
 
+    /// `out` takes `clusters` to the placement given (None: unchanged) and evicts `evicted`, in case `name`.
+    fn assert_placed(
+        name: &str,
+        out: &DeschedulePlan,
+        clusters: Option<Vec<(&str, i32)>>,
+        evicted: Vec<(&str, i32)>,
+    ) {
+        let got = out.clusters.as_ref().map(|c| {
+            c.iter()
+                .map(|t| (t.name.clone(), t.replicas))
+                .collect::<Vec<_>>()
+        });
+        let owned = |pairs: Vec<(&str, i32)>| -> Vec<(String, i32)> {
+            pairs.into_iter().map(|(n, r)| (n.to_string(), r)).collect()
+        };
+        assert_eq!(got, clusters.map(owned), "{name}");
+        assert_eq!(out.evicted, owned(evicted), "{name}");
+    }
+
     fn t(s: i64) -> Timestamp {
         Timestamp::from_second(1_800_000_000 + s).expect("t")
     }
@@ -363,22 +382,7 @@ mod tests {
                 .map(|(c, s)| (c.to_string(), t(s)))
                 .collect();
             let out = plan(&s, Some(&st), &BTreeMap::new(), &tracked, t(now), threshold);
-            let got = out.clusters.map(|c| {
-                c.into_iter()
-                    .map(|t| (t.name, t.replicas))
-                    .collect::<Vec<_>>()
-            });
-            let want = clusters.map(|c| {
-                c.into_iter()
-                    .map(|(n, r)| (n.to_string(), r))
-                    .collect::<Vec<_>>()
-            });
-            assert_eq!(got, want, "{name}");
-            let want_evicted: Vec<(String, i32)> = evicted
-                .into_iter()
-                .map(|(n, r)| (n.to_string(), r))
-                .collect();
-            assert_eq!(out.evicted, want_evicted, "{name}");
+            assert_placed(name, &out, clusters, evicted);
             let want_tracked: BTreeMap<String, Timestamp> = expected_tracked
                 .into_iter()
                 .map(|(c, s)| (c.to_string(), t(s)))
@@ -449,22 +453,7 @@ mod tests {
                 t(0),
                 SignedDuration::from_mins(5),
             );
-            let got = out.clusters.map(|c| {
-                c.into_iter()
-                    .map(|t| (t.name, t.replicas))
-                    .collect::<Vec<_>>()
-            });
-            let want = clusters.map(|c| {
-                c.into_iter()
-                    .map(|(n, r)| (n.to_string(), r))
-                    .collect::<Vec<_>>()
-            });
-            assert_eq!(got, want, "{name}");
-            let want_evicted: Vec<(String, i32)> = evicted
-                .into_iter()
-                .map(|(n, r)| (n.to_string(), r))
-                .collect();
-            assert_eq!(out.evicted, want_evicted, "{name}");
+            assert_placed(name, &out, clusters, evicted);
             assert!(
                 answers.keys().all(|c| !out.tracked.contains_key(c)),
                 "{name}: no clocks for members with an estimator"
