@@ -87,11 +87,12 @@ async fn summary(cp: &ControlPlane, cluster: &str, allocated_cpu: &str) {
     .expect("summary");
 }
 
-async fn workload(cp: &ControlPlane, name: &str) {
+/// A Deployment `name` in `apps` of `replicas` replicas of 2 cpu, and a policy placing it by `placement`.
+async fn workload_placed(cp: &ControlPlane, name: &str, replicas: i64, placement: Value) {
     let mut deploy = fixture("seed-001/nginx-deploy.yaml");
     deploy["metadata"]["name"] = json!(name);
     deploy["metadata"]["namespace"] = json!("apps");
-    deploy["spec"]["replicas"] = json!(4);
+    deploy["spec"]["replicas"] = json!(replicas);
     deploy["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] =
         json!({"cpu": "2"});
     cp.create("deployments", deploy).await;
@@ -100,11 +101,17 @@ async fn workload(cp: &ControlPlane, name: &str) {
         json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
                "metadata": {"name": name, "namespace": "apps"},
                "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name}],
-                        "placement": {"replicaScheduling": {"replicaSchedulingType": "Divided",
-                            "replicaDivisionPreference": "Weighted",
-                            "weightPreference": {"dynamicWeight": "AvailableReplicas"}}}}}),
+                        "placement": placement}}),
     )
     .await;
+}
+
+/// 4 replicas divided by the members' available replicas.
+async fn workload(cp: &ControlPlane, name: &str) {
+    let placement = json!({"replicaScheduling": {"replicaSchedulingType": "Divided",
+        "replicaDivisionPreference": "Weighted",
+        "weightPreference": {"dynamicWeight": "AvailableReplicas"}}});
+    workload_placed(cp, name, 4, placement).await;
 }
 
 fn start(cp: &ControlPlane, config: SchedulerConfig, cancel: CancellationToken) {
@@ -324,25 +331,11 @@ async fn the_descheduler_takes_the_replicas_the_estimator_counts_unschedulable()
     estimators.cancel();
 }
 
-/// A Deployment of 2 replicas of 2 cpu and a policy putting all of them on `cluster`.
+/// 2 replicas of 2 cpu, all of them on `cluster`.
 async fn pinned_workload(cp: &ControlPlane, name: &str, cluster: &str) {
-    let mut deploy = fixture("seed-001/nginx-deploy.yaml");
-    deploy["metadata"]["name"] = json!(name);
-    deploy["metadata"]["namespace"] = json!("apps");
-    deploy["spec"]["replicas"] = json!(2);
-    deploy["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] =
-        json!({"cpu": "2"});
-    cp.create("deployments", deploy).await;
-    cp.create(
-        "propagationpolicies",
-        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
-               "metadata": {"name": name, "namespace": "apps"},
-               "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name}],
-                        "placement": {"clusterAffinity": {"clusterNames": [cluster]},
-                            "replicaScheduling": {"replicaSchedulingType": "Divided",
-                                                  "replicaDivisionPreference": "Aggregated"}}}}),
-    )
-    .await;
+    let placement = json!({"clusterAffinity": {"clusterNames": [cluster]},
+        "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}});
+    workload_placed(cp, name, 2, placement).await;
 }
 
 /// Waits until every binding in `names` has a Scheduled condition; the replicas placed on `cluster` and how many
