@@ -40,4 +40,4 @@ pub use resource::{GroupVersionKind, Printer, PrinterColumn, ResourceDef, ScaleS
 pub use schema::{
     SchemaPatchMeta, SchemaWalker, apply_defaults, prune, unknown_field_message, unknown_fields,
 };
-pub use status::ApiError;
+pub use status::{ApiError, Status, StatusCause, StatusDetails};

@@ -1,7 +1,12 @@
 //! API errors and the `Status` body kube-apiserver sends for them. Every error a client sees
 //! becomes a [`Status`] here, in one place.
+//!
+//! The body is a typed struct rather than a JSON literal so its field order and omissions are
+//! those of Go's `metav1.Status` (declaration order; `omitempty` fields left out when empty):
+//! clients that log or compare error bodies see kube-apiserver's exact bytes.
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::field::FieldError;
 
@@ -14,7 +19,7 @@ pub struct ApiError {
     pub reason: String,
     pub message: String,
     /// The Status `details` object (`name`, `group`, `kind`, `causes`), when there is one.
-    pub details: Option<Value>,
+    pub details: Option<StatusDetails>,
     /// For 429/503 answers: the `Retry-After` header.
     pub retry_after_seconds: Option<u32>,
 }
@@ -30,7 +35,7 @@ impl ApiError {
         }
     }
 
-    fn with_details(mut self, details: Value) -> Self {
+    fn with_details(mut self, details: StatusDetails) -> Self {
         self.details = Some(details);
         self
     }
@@ -42,7 +47,7 @@ impl ApiError {
             "NotFound",
             format!("{} \"{name}\" not found", qualified(resource, group)),
         )
-        .with_details(json!({"name": name, "group": group, "kind": resource}))
+        .with_details(StatusDetails::named(group, resource, name))
     }
 
     /// The path or type is unknown.
@@ -52,7 +57,7 @@ impl ApiError {
             "NotFound",
             "the server could not find the requested resource",
         )
-        .with_details(json!({}))
+        .with_details(StatusDetails::default())
     }
 
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
@@ -61,7 +66,7 @@ impl ApiError {
             "AlreadyExists",
             format!("{} \"{name}\" already exists", qualified(resource, group)),
         )
-        .with_details(json!({"name": name, "group": group, "kind": resource}))
+        .with_details(StatusDetails::named(group, resource, name))
     }
 
     /// A resourceVersion precondition failed.
@@ -74,11 +79,11 @@ impl ApiError {
                 qualified(resource, group)
             ),
         )
-        .with_details(json!({"name": name, "group": group, "kind": resource}))
+        .with_details(StatusDetails::named(group, resource, name))
     }
 
     /// A conflict with a custom explanation (e.g. server-side apply field conflicts).
-    pub fn conflict_with(message: impl Into<String>, details: Value) -> Self {
+    pub fn conflict_with(message: impl Into<String>, details: StatusDetails) -> Self {
         Self::new(409, "Conflict", message).with_details(details)
     }
 
@@ -97,16 +102,19 @@ impl ApiError {
                     .join(", ")
             ),
         };
-        let causes: Vec<Value> = errors
+        let causes = errors
             .iter()
-            .map(|e| json!({"reason": e.kind.reason(), "message": e.message(), "field": e.field}))
+            .map(|e| StatusCause::new(e.kind.reason(), e.message(), &e.field))
             .collect();
         Self::new(
             422,
             "Invalid",
             format!("{qualified_kind} \"{name}\" is invalid: {summary}"),
         )
-        .with_details(json!({"name": name, "group": group, "kind": kind, "causes": causes}))
+        .with_details(StatusDetails {
+            causes,
+            ..StatusDetails::named(group, kind, name)
+        })
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -173,32 +181,156 @@ impl ApiError {
     }
 
     /// The `Status` object for the response body.
-    pub fn to_status(&self) -> Value {
-        let mut status = json!({
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        });
-        if let Some(details) = &self.details {
-            status["details"] = details.clone();
+    pub fn status(&self) -> Status {
+        let mut details = self.details.clone();
+        // kube-apiserver repeats Retry-After in the details of a 429 (`NewTooManyRequests`).
+        if let (429, Some(seconds)) = (self.code, self.retry_after_seconds) {
+            details
+                .get_or_insert_with(StatusDetails::default)
+                .retry_after_seconds = seconds;
         }
-        status
+        Status {
+            status: "Failure".into(),
+            message: self.message.clone(),
+            reason: self.reason.clone(),
+            details,
+            code: self.code,
+            ..Status::default()
+        }
     }
+
+    /// [`Self::status`] as JSON, e.g. for a watch `ERROR` event.
+    pub fn to_status(&self) -> Value {
+        self.status().to_value()
+    }
+}
+
+/// `metav1.Status`, fields in Go's declaration order, which is the order kube-apiserver writes
+/// them in: `kind, apiVersion, metadata, status, message, reason, details, code`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub kind: String,
+    pub api_version: String,
+    /// `ListMeta`, a non-pointer struct: always present, `{}` here.
+    #[serde(default)]
+    pub metadata: serde_json::Map<String, Value>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub status: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<StatusDetails>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub code: u16,
+}
+
+impl Default for Status {
+    fn default() -> Self {
+        Self {
+            kind: "Status".into(),
+            api_version: "v1".into(),
+            metadata: serde_json::Map::new(),
+            status: String::new(),
+            message: String::new(),
+            reason: String::new(),
+            details: None,
+            code: 0,
+        }
+    }
+}
+
+impl Status {
+    pub fn to_value(&self) -> Value {
+        // A struct of strings, numbers and maps always serializes.
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The compact JSON body, as written on the wire.
+    pub fn to_json(&self) -> String {
+        self.to_value().to_string()
+    }
+}
+
+/// `metav1.StatusDetails`; every field is `omitempty` in Go.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusDetails {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// kube-apiserver puts the resource (plural) here for most errors, the Kind for `Invalid`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<StatusCause>,
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub retry_after_seconds: u32,
+}
+
+impl StatusDetails {
+    pub fn named(group: &str, kind: &str, name: &str) -> Self {
+        Self {
+            name: name.into(),
+            group: group.into(),
+            kind: kind.into(),
+            ..Self::default()
+        }
+    }
+
+    pub fn with_causes(causes: Vec<StatusCause>) -> Self {
+        Self {
+            causes,
+            ..Self::default()
+        }
+    }
+}
+
+/// `metav1.StatusCause`: `reason, message, field`, each `omitempty`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusCause {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub field: String,
+}
+
+impl StatusCause {
+    pub fn new(reason: &str, message: impl Into<String>, field: &str) -> Self {
+        Self {
+            reason: reason.into(),
+            message: message.into(),
+            field: field.into(),
+        }
+    }
+}
+
+fn is_zero(code: &u16) -> bool {
+    *code == 0
+}
+
+fn is_zero_u32(seconds: &u32) -> bool {
+    *seconds == 0
 }
 
 /// A successful deletion's Status body.
 pub fn success_status(group: &str, kind: &str, name: &str, uid: &str) -> Value {
-    json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-        "details": {"name": name, "group": group, "kind": kind, "uid": uid},
-    })
+    Status {
+        status: "Success".into(),
+        details: Some(StatusDetails {
+            uid: uid.into(),
+            ..StatusDetails::named(group, kind, name)
+        }),
+        ..Status::default()
+    }
+    .to_value()
 }
 
 fn qualified(name: &str, group: &str) -> String {

@@ -294,8 +294,8 @@ async fn handle(
 
 /// kube-apiserver's 401 answer.
 fn unauthorized() -> Response<Body> {
-    let status = ApiError::unauthorized().to_status();
-    let mut response = Response::new(Body::from(status.to_string()));
+    let status = ApiError::unauthorized().status();
+    let mut response = Response::new(Body::from(status.to_json()));
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

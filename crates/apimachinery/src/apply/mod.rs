@@ -18,10 +18,10 @@ pub mod fieldset;
 mod managed;
 
 use jiff::Timestamp;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::patch::{PatchError, PatchMeta, strategic_merge};
-use crate::status::ApiError;
+use crate::status::{ApiError, StatusCause, StatusDetails};
 use crate::time::format_timestamp;
 pub use fieldset::{FieldPath, FieldSet, PathElement, fields_of};
 pub use managed::{
@@ -58,17 +58,17 @@ impl ApplyError {
     pub fn to_api_error(&self) -> ApiError {
         match self {
             Self::Conflicts(conflicts) => {
-                let causes: Vec<Value> = conflicts
+                let causes = conflicts
                     .iter()
                     .map(|c| {
-                        json!({
-                            "reason": "FieldManagerConflict",
-                            "message": format!("conflict with \"{}\" using {}", c.manager, c.api_version),
-                            "field": c.field,
-                        })
+                        StatusCause::new(
+                            "FieldManagerConflict",
+                            format!("conflict with \"{}\" using {}", c.manager, c.api_version),
+                            &c.field,
+                        )
                     })
                     .collect();
-                ApiError::conflict_with(self.to_string(), json!({"causes": causes}))
+                ApiError::conflict_with(self.to_string(), StatusDetails::with_causes(causes))
             }
             Self::Invalid(message) => ApiError::bad_request(message.clone()),
             Self::Patch(error) => error.to_api_error(),

@@ -131,10 +131,8 @@ fn conflicts_with_another_manager_unless_forced() {
         "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using apps/v1: .spec.replicas"
     );
     assert_eq!(
-        api_error.details,
-        Some(
-            json!({"causes": [{"reason": "FieldManagerConflict", "message": "conflict with \"kubectl-client-side-apply\" using apps/v1", "field": ".spec.replicas"}]})
-        )
+        api_error.to_status()["details"],
+        json!({"causes": [{"reason": "FieldManagerConflict", "message": "conflict with \"kubectl-client-side-apply\" using apps/v1", "field": ".spec.replicas"}]})
     );
 
     let forced = apply(Some(&created), &applied, "kubectl", true, &meta(), now)

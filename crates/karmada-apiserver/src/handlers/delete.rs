@@ -2,7 +2,7 @@
 //! Orphan — the latter two become finalizers the garbage collector works off), finalizers and
 //! `deletionTimestamp`, namespace termination, dry-run.
 
-use apimachinery::{ApiError, ResourceDef};
+use apimachinery::{ApiError, ResourceDef, StatusDetails};
 use serde_json::{Value, json};
 use store::StoreError;
 
@@ -147,7 +147,7 @@ async fn delete_attempt(
                 "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
                 objects::uid_of(&live)
             ),
-            json!({"name": name, "group": def.group, "kind": def.plural}),
+            StatusDetails::named(&def.group, &def.plural, name),
         ));
     }
     if let Some(rv) = &options.precondition_resource_version
@@ -157,7 +157,7 @@ async fn delete_attempt(
             format!(
                 "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {revision}"
             ),
-            json!({"name": name, "group": def.group, "kind": def.plural}),
+            StatusDetails::named(&def.group, &def.plural, name),
         ));
     }
     if objects::is_deleting(&live) {

@@ -11,7 +11,7 @@ pub mod scale;
 pub mod token_request;
 pub mod update;
 
-use apimachinery::{ApiError, FieldError, ResourceDef};
+use apimachinery::{ApiError, FieldError, ResourceDef, StatusCause, StatusDetails};
 use serde_json::Value;
 
 use crate::server::ApiServer;
@@ -223,10 +223,14 @@ pub(crate) async fn require_namespace(
                 "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
                 def.group_resource()
             ));
-            err.details = Some(serde_json::json!({
-                "name": name, "group": def.group, "kind": def.plural,
-                "causes": [{"reason": "NamespaceTerminating", "message": cause, "field": "metadata.namespace"}],
-            }));
+            err.details = Some(StatusDetails {
+                causes: vec![StatusCause::new(
+                    "NamespaceTerminating",
+                    cause,
+                    "metadata.namespace",
+                )],
+                ..StatusDetails::named(&def.group, &def.plural, name)
+            });
             Err(err)
         }
         Some(_) => Ok(()),

@@ -8,9 +8,11 @@
 //! neither is known.
 
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use apimachinery::{ApiError, ApplyError, Conflict, FieldError, ResourceDef, apply};
+use apimachinery::{
+    ApiError, ApplyError, Conflict, FieldError, ResourceDef, StatusCause, StatusDetails, apply,
+};
 
 /// One field another manager owns that an apply would change.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,14 +48,14 @@ impl FieldManagerConflict {
 /// .spec.replicas`, or one `conflicts with "m":` block per manager (sorted) listing `- path`
 /// lines; one `FieldManagerConflict` cause per field.
 pub fn apply_conflict_error(conflicts: &[FieldManagerConflict]) -> ApiError {
-    let causes: Vec<Value> = conflicts
+    let causes = conflicts
         .iter()
         .map(|c| {
-            json!({
-                "reason": "FieldManagerConflict",
-                "message": format!("conflict with {}", c.manager_label()),
-                "field": c.path,
-            })
+            StatusCause::new(
+                "FieldManagerConflict",
+                format!("conflict with {}", c.manager_label()),
+                &c.path,
+            )
         })
         .collect();
     let message = match conflicts {
@@ -87,7 +89,7 @@ pub fn apply_conflict_error(conflicts: &[FieldManagerConflict]) -> ApiError {
             )
         }
     };
-    ApiError::conflict_with(message, json!({"causes": causes}))
+    ApiError::conflict_with(message, StatusDetails::with_causes(causes))
 }
 
 /// Applies the configuration in `body` for `manager`; `live` is `Null` when creating.

@@ -341,3 +341,67 @@ async fn unsupported_media_type_and_bad_verbs() {
     )
     .await;
 }
+
+/// The field names of a JSON object in the order they appear in `raw`.
+fn top_level_keys(raw: &[u8]) -> Vec<String> {
+    let body: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(raw).expect("a JSON object");
+    body.keys().cloned().collect()
+}
+
+#[tokio::test]
+async fn status_bodies_on_the_wire_are_kube_apiservers_bytes() {
+    let h = Harness::new().await;
+    let missing = h.get(&format!("{CM}/absent")).await;
+    assert_eq!(
+        std::str::from_utf8(&missing.raw).unwrap().trim_end(),
+        r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"absent\" not found","reason":"NotFound","details":{"name":"absent","kind":"configmaps"},"code":404}"#
+    );
+
+    let mut invalid = super::harness::deployment("web", 1);
+    invalid["spec"]["replicas"] = json!(-1);
+    let reply = h
+        .post("/apis/apps/v1/namespaces/default/deployments", &invalid)
+        .await;
+    assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        top_level_keys(&reply.raw),
+        [
+            "kind",
+            "apiVersion",
+            "metadata",
+            "status",
+            "message",
+            "reason",
+            "details",
+            "code"
+        ]
+    );
+    let details: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_value(reply.body["details"].clone()).unwrap();
+    assert_eq!(
+        details.keys().collect::<Vec<_>>(),
+        ["name", "group", "kind", "causes"]
+    );
+    let cause: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_value(reply.body["details"]["causes"][0].clone()).unwrap();
+    assert_eq!(
+        cause.keys().collect::<Vec<_>>(),
+        ["reason", "message", "field"]
+    );
+
+    h.create_configmap("default", "w1", json!({})).await;
+    let old = h.revision().await;
+    h.create_configmap("default", "w2", json!({})).await;
+    h.store.compact(h.revision().await).await.unwrap();
+    let expired = h
+        .get(&format!("{CM}?watch=true&resourceVersion={old}"))
+        .await;
+    assert_eq!(
+        std::str::from_utf8(&expired.raw).unwrap().trim_end(),
+        format!(
+            r#"{{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"too old resource version: {old} ({})","reason":"Expired","code":410}}"#,
+            old + 1
+        )
+    );
+}

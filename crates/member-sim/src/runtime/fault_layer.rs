@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use apimachinery::ApiError;
 use axum::body::Body;
 use http::{HeaderValue, Request, Response, StatusCode, header};
-use serde_json::json;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tower::{Layer, Service, ServiceExt};
@@ -140,16 +140,8 @@ fn text_response(status: StatusCode, text: &'static str) -> Response<Body> {
 }
 
 fn status_response(code: StatusCode, reason: &str, message: &str) -> Response<Body> {
-    let status = json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code.as_u16(),
-    });
-    let mut response = Response::new(Body::from(status.to_string()));
+    let status = ApiError::new(code.as_u16(), reason, message).status();
+    let mut response = Response::new(Body::from(status.to_json()));
     *response.status_mut() = code;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
