@@ -16,4 +16,5 @@ pub mod protobuf;
 mod review_discovery;
 mod schema;
 pub mod tables;
+mod value_structs;
 mod versions;

@@ -3,6 +3,9 @@
 //! Invariant: every schema returned here is self-contained — all `$ref`s are inlined, so a
 //! consumer can walk `properties` without a definitions table. Recursive types (only
 //! `JSONSchemaProps` in scope) are cut at the first repetition and replaced by an open object.
+//!
+//! The schemas also say what Go always serializes, as `default:`s (see [`mark_go_zero_values`]);
+//! the API server fills them in on every write, so objects have kube-apiserver's shape.
 
 use std::collections::BTreeMap;
 
@@ -14,8 +17,11 @@ use serde_json::{Map, Value};
 pub(crate) fn inlined_schema_for<T: JsonSchema>() -> Option<Value> {
     let mut generator = SchemaSettings::openapi3().into_generator();
     let root = generator.subschema_for::<T>().to_value();
-    let definitions: BTreeMap<String, Value> =
+    let mut definitions: BTreeMap<String, Value> =
         generator.take_definitions(false).into_iter().collect();
+    for (name, definition) in definitions.iter_mut() {
+        mark_go_zero_values(name, definition);
+    }
     let mut stack = Vec::new();
     let inlined = inline(&root, &definitions, &mut stack);
     inlined.is_object().then_some(inlined)
@@ -79,6 +85,64 @@ fn inline(schema: &Value, definitions: &BTreeMap<String, Value>, stack: &mut Vec
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+/// Gives the properties Go's `encoding/json` always writes a `default:` of their zero value, as
+/// kube-apiserver's OpenAPI v3 documents do: required properties (Go fields without `omitempty`)
+/// of scalar or list type, and value-struct properties (`{}`, even under `omitempty`). Required
+/// strings that are timestamps are left alone (a zero `metav1.Time` is `null`), as are required
+/// objects that may be pointers. Lists get `[]` where Go would write `null` for a nil slice:
+/// clients decode both, and strict ones (the Python client's models) reject `null`.
+fn mark_go_zero_values(definition_name: &str, definition: &mut Value) {
+    let required: Vec<String> = definition
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let value_structs = crate::value_structs::value_struct_fields(definition_name);
+    let Some(properties) = definition
+        .get_mut("properties")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for (name, property) in properties.iter_mut() {
+        let Some(property) = property.as_object_mut() else {
+            continue;
+        };
+        if property.contains_key("default") {
+            continue;
+        }
+        let zero = if value_structs.contains(&name.as_str()) {
+            Some(Value::Object(Map::new()))
+        } else if required.contains(name) {
+            scalar_zero(property)
+        } else {
+            None
+        };
+        if let Some(zero) = zero {
+            property.insert("default".into(), zero);
+        }
+    }
+}
+
+/// The zero value of a scalar or list property, as Go writes it; `None` for anything else.
+fn scalar_zero(property: &Map<String, Value>) -> Option<Value> {
+    if property.get("format").and_then(Value::as_str) == Some("date-time") {
+        return None;
+    }
+    match property.get("type").and_then(Value::as_str)? {
+        "string" => Some(Value::String(String::new())),
+        "integer" | "number" => Some(Value::from(0)),
+        "boolean" => Some(Value::Bool(false)),
+        "array" => Some(Value::Array(Vec::new())),
+        _ => None,
     }
 }
 
@@ -160,7 +224,32 @@ pub(crate) fn int_or_string_component() -> Value {
 mod tests {
     use serde_json::json;
 
-    use super::{publish_int_or_string, strip_descriptions};
+    use super::{inlined_schema_for, publish_int_or_string, strip_descriptions};
+
+    #[test]
+    fn go_zero_values_become_defaults() {
+        use k8s_openapi::api::core::v1::{Pod, Service};
+        let pod = inlined_schema_for::<Pod>().unwrap();
+        let status = &pod["properties"]["status"];
+        assert_eq!(status["default"], json!({}), "Pod.status is a value struct");
+        let container = &status["properties"]["containerStatuses"]["items"]["properties"];
+        assert_eq!(container["imageID"]["default"], json!(""));
+        assert_eq!(container["ready"]["default"], json!(false));
+        assert_eq!(container["restartCount"]["default"], json!(0));
+        assert_eq!(container["lastState"]["default"], json!({}));
+        // A pointer (optional, not a value struct) gets nothing.
+        assert!(container["started"].get("default").is_none());
+        assert!(container["containerID"].get("default").is_none());
+        // A zero metav1.Time is null in Go: no default.
+        let conditions = &status["properties"]["conditions"]["items"]["properties"];
+        assert!(conditions["lastProbeTime"].get("default").is_none());
+
+        let service = inlined_schema_for::<Service>().unwrap();
+        let mut object = json!({"spec": {"ports": [{"port": 80}]}});
+        apimachinery::schema::apply_defaults(&service, &mut object);
+        assert_eq!(object["status"], json!({"loadBalancer": {}}));
+        assert_eq!(object["spec"]["ports"][0], json!({"port": 80}));
+    }
 
     #[test]
     fn int_or_string_is_published_as_kube_apiserver_does() {

@@ -128,6 +128,19 @@ pub fn prune_and_default(def: &ResourceDef, object: &mut Value) {
     }
 }
 
+/// Gives a built-in object the shape kube-apiserver's Go types give it: every field Go always
+/// serializes is present with its zero value (the `default:`s `apiserver_views` puts in the
+/// built-in schemas). Runs on the object about to be stored, after admission and the
+/// handlers' own changes, so whoever wrote it (kubectl, a controller, member-sim's kubelet)
+/// and however (create, update, patch, apply, status), what is stored and served has that shape.
+pub fn shape_builtin(def: &ResourceDef, object: &mut Value) {
+    if def.builtin
+        && let Some(schema) = &def.schema
+    {
+        apimachinery::schema::apply_defaults(schema, object);
+    }
+}
+
 /// The kinds a CustomResourceDefinition defines, or why it is invalid.
 pub fn crd_resource_defs(crd: &Value) -> Result<Vec<ResourceDef>, Vec<FieldError>> {
     crate::crd::resource_defs_from_crd(crd)

@@ -53,11 +53,20 @@ pub fn decode(def: &ResourceDef, kv: &KeyValue) -> Result<Value, ApiError> {
     Ok(object)
 }
 
+/// A stored object converted to `def`, a version served as a view of another, in that version's
+/// shape: its Go type may always write fields the stored one omits (`autoscaling/v1`
+/// `status.currentReplicas`).
+pub fn served_view(def: &ResourceDef, stored: Value) -> Value {
+    let mut object = conversion::to_served(def, stored);
+    crate::hooks::shape_builtin(def, &mut object);
+    object
+}
+
 /// Sets `apiVersion`, `kind` and `metadata.resourceVersion` on an object read from the store,
 /// converting it first when `def` is a version served as a view of another (`autoscaling/v1` HPA).
 pub fn stamp(def: &ResourceDef, object: &mut Value, revision: u64) {
     if conversion::storage_version(def).is_some() {
-        *object = conversion::to_served(def, std::mem::take(object));
+        *object = served_view(def, std::mem::take(object));
     }
     if let Some(map) = object.as_object_mut() {
         map.insert("apiVersion".into(), Value::String(def.api_version()));

@@ -37,7 +37,7 @@ pub(crate) fn present(def: &ResourceDef, written: Written) -> Written {
         // A Status (an immediate delete's answer) has no version to convert.
         return written;
     }
-    let mut object = conversion::to_served(def, written.object);
+    let mut object = crate::storage::served_view(def, written.object);
     if let Some(map) = object.as_object_mut() {
         map.insert("apiVersion".into(), Value::String(def.api_version()));
     }

@@ -75,6 +75,7 @@ async fn create_stored(
     if !options.apply {
         hooks::record_update(def, None, &mut object, &options.field_manager, now);
     }
+    hooks::shape_builtin(def, &mut object);
     let name = objects::name_of(&object).to_string();
     if options.dry_run {
         return Ok(Written {

@@ -273,6 +273,7 @@ async fn try_commit(
     if is_crd(def) {
         crate::crds::check_update(def, &next)?;
     }
+    hooks::shape_builtin(def, &mut next);
     if objects::same_content(live, &next) {
         return Ok(Some(Written {
             code: 200,
