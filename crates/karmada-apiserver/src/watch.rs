@@ -371,6 +371,15 @@ impl EncodedObjects {
 mod tests {
     use super::*;
 
+    #[test]
+    fn an_error_event_carries_the_status_in_kube_apiservers_bytes() {
+        let event = line("ERROR", ApiError::expired(3, 17).to_status());
+        assert_eq!(
+            std::str::from_utf8(&event).unwrap(),
+            "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old resource version: 3 (17)\",\"reason\":\"Expired\",\"code\":410}}\n"
+        );
+    }
+
     fn key(i: u64) -> (String, u64, String) {
         ("/registry/works/w".to_string(), i, "v1alpha1".to_string())
     }

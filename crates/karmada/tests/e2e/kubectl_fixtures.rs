@@ -24,6 +24,20 @@ use Outcome::*;
 fn expectations() -> Vec<Expect> {
     vec![
         Expect {
+            file: "api-shape/samples.yaml",
+            outcome: Applied {
+                objects: &[
+                    ("", "namespace/shape"),
+                    ("shape", "deployment/web"),
+                    ("shape", "service/web"),
+                    ("shape", "horizontalpodautoscaler/web"),
+                    ("", "storageclass/shape-fast"),
+                    ("", "customresourcedefinition/widgets.example.com"),
+                ],
+                warnings: &[],
+            },
+        },
+        Expect {
             file: "seed-000/01-nginx-propagation.yaml",
             outcome: Applied {
                 objects: &[("default", "propagationpolicy/nginx-propagation")],
