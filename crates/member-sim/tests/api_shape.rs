@@ -12,17 +12,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::{AsyncBufReadExt, StreamExt};
 use member_sim::SimConfig;
-use member_sim::runtime::{ClusterOptions, cluster, faults_file};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-const DEADLINE: Duration = Duration::from_secs(120);
+mod common;
+use common::live::{self, DEADLINE, eventually};
 
 /// A served kind, from discovery.
 #[derive(Clone, Debug)]
@@ -140,21 +139,6 @@ fn watch_all(
     })
 }
 
-/// Polls `check` until it returns true, failing after [`DEADLINE`].
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let waited = tokio::time::timeout(DEADLINE, async {
-        while !check().await {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await;
-    assert!(waited.is_ok(), "timed out waiting for {what}");
-}
-
 /// Where `original` and its read-back differ: `unknown field` (lost), `missing field` (the
 /// type always writes it) or a changed value. Numbers compare by value (`1` and `1.0`), and a
 /// field that is `null` may be absent from the read-back.
@@ -270,9 +254,6 @@ fn label(object: &Value) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_served_kind_reads_back_through_typed_clients_in_every_state() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
     let cancel = CancellationToken::new();
     let config = SimConfig {
         name: "shape".into(),
@@ -280,26 +261,8 @@ async fn every_served_kind_reads_back_through_typed_clients_in_every_state() {
         pod_startup_delay: jiff::SignedDuration::from_secs(2),
         ..SimConfig::default()
     };
-    let running = cluster::start(
-        ClusterOptions {
-            config,
-            scale_mode: false,
-            store: Arc::new(store::memory::MemoryStore::new()),
-            listener,
-            tls: None,
-            authn: Arc::new(apiserver_auth::authn::Authenticator::new(None)),
-            service_account_tokens: None,
-            faults_path: faults_file::path(dir.path(), "shape"),
-            dns: None,
-        },
-        cancel.clone(),
-    )
-    .await
-    .expect("cluster starts");
-    let client = kube::Client::try_from(kube::Config::new(
-        format!("http://{}", running.address).parse().expect("uri"),
-    ))
-    .expect("socket client");
+    let running = live::start(config, dir.path(), &cancel).await;
+    let client = live::socket_client(&running);
 
     let served = served_kinds(&client).await;
     let unmapped: Vec<String> = served

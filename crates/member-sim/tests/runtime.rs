@@ -3,43 +3,23 @@
 //! changes what socket clients get (and nothing for the controllers), and stopping the cluster
 //! ends every task.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
 use kube::api::{ListParams, PostParams};
 use member_sim::SimConfig;
 use member_sim::faults::Fault;
-use member_sim::runtime::{ClusterOptions, cluster, faults_file};
+use member_sim::runtime::faults_file;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-const DEADLINE: Duration = Duration::from_secs(60);
-
-/// Polls `check` until it returns true, failing after [`DEADLINE`].
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let waited = tokio::time::timeout(DEADLINE, async {
-        while !check().await {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
-    assert!(waited.is_ok(), "timed out waiting for {what}");
-}
+mod common;
+use common::live::{self, DEADLINE, eventually};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_runs_workloads_and_enacts_faults_from_its_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let faults_path = faults_file::path(dir.path(), "rt");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
     let cancel = CancellationToken::new();
     let config = SimConfig {
         name: "rt".into(),
@@ -48,31 +28,13 @@ async fn a_cluster_runs_workloads_and_enacts_faults_from_its_file() {
         pod_startup_delay: jiff::SignedDuration::from_millis(200),
         ..SimConfig::default()
     };
-    let running = cluster::start(
-        ClusterOptions {
-            config,
-            scale_mode: false,
-            store: Arc::new(store::memory::MemoryStore::new()),
-            listener,
-            tls: None,
-            authn: Arc::new(apiserver_auth::authn::Authenticator::new(None)),
-            service_account_tokens: None,
-            faults_path: faults_path.clone(),
-            dns: None,
-        },
-        cancel.clone(),
-    )
-    .await
-    .expect("cluster starts");
+    let running = live::start(config, dir.path(), &cancel).await;
 
     let nodes: Api<Node> = Api::all(running.client.clone());
     let listed = nodes.list(&ListParams::default()).await.expect("nodes");
     assert_eq!(listed.items.len(), 2, "nodes exist once start returns");
 
-    let socket = kube::Client::try_from(kube::Config::new(
-        format!("http://{}", running.address).parse().expect("uri"),
-    ))
-    .expect("socket client");
+    let socket = live::socket_client(&running);
     let version = socket.apiserver_version().await.expect("version");
     assert_eq!(
         (version.git_version.as_str(), version.minor.as_str()),

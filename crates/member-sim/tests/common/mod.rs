@@ -1,6 +1,8 @@
 //! Test harness: a simulated cluster driven through time.
 #![allow(dead_code)]
 
+pub mod live;
+
 use jiff::{SignedDuration, Timestamp};
 use member_sim::config::SimConfig;
 use member_sim::faults::Faults;
