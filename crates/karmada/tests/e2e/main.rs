@@ -8,6 +8,7 @@ mod all_in_one;
 mod cluster_proxy;
 mod clusters;
 mod crash;
+mod events;
 mod failover;
 mod ha;
 mod harness;
