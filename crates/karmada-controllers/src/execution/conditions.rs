@@ -109,6 +109,15 @@ pub fn upsert(conditions: &mut Vec<Condition>, mut new: Condition) -> bool {
     }
 }
 
+/// Execution's conditions first, in a stable order for readers: Applied, then Dispatching, then the others.
+pub fn sort(conditions: &mut [Condition]) {
+    conditions.sort_by_key(|c| match c.type_.as_str() {
+        WORK_CONDITION_APPLIED => 0,
+        WORK_CONDITION_DISPATCHING => 1,
+        _ => 2,
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

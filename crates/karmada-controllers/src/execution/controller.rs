@@ -23,9 +23,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use karmada_api::Cluster;
 use karmada_api::Work;
-use karmada_api::work::{
-    FINALIZER_EXECUTION_CONTROLLER, WORK_CONDITION_APPLIED, WORK_CONDITION_DISPATCHING,
-};
+use karmada_api::work::FINALIZER_EXECUTION_CONTROLLER;
 use karmada_interpreter::Interpreter;
 use kube::api::{DynamicObject, PostParams};
 use kube::runtime::reflector::{Store, store::Writer};
@@ -37,6 +35,7 @@ use super::ServedClusters;
 use super::apply::{ApplyError, MemberApplier, Settled};
 use super::conditions;
 use super::discovery::MemberResources;
+use super::handoff::ConditionHandoff;
 use super::metrics::{ApplyResult, ExecutionMetrics};
 use super::queue::{
     Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_changes,
@@ -63,6 +62,9 @@ pub struct ExecutionConfig {
     /// Where the Work watch comes from; [`super::run_with_status`] hands the same registry to the work status
     /// controller, so both read one watch and one cache.
     pub informers: Informers,
+    /// Where a successful Applied condition goes to be written with the Work's manifest statuses (set by
+    /// [`super::run_with_status`]); without it, execution writes every condition itself.
+    pub handoff: Option<ConditionHandoff>,
 }
 
 impl ExecutionConfig {
@@ -74,6 +76,7 @@ impl ExecutionConfig {
             concurrency: 16,
             resync: Duration::from_secs(600),
             informers: Informers::default(),
+            handoff: None,
         }
     }
 }
@@ -328,6 +331,9 @@ async fn reconcile(
     let work_name = work.metadata.name.as_deref().unwrap_or_default();
     if work.metadata.deletion_timestamp.is_some() {
         ctx.metrics.forget(&namespace, work_name);
+        if let Some(handoff) = &ctx.config.handoff {
+            handoff.withdraw(&ObjectKey::of(&object));
+        }
         return delete(&ctx, work, &reference, cluster.as_deref(), cluster_name).await;
     }
     let Some(cluster) = cluster else {
@@ -370,7 +376,7 @@ async fn reconcile(
     }
     if suspended {
         ctx.metrics.forget(&namespace, work_name);
-        write_status(&ctx, &work, status).await?;
+        write_status(&ctx, &work, status, false).await?;
         return Ok(Action::await_change());
     }
     ctx.metrics
@@ -432,7 +438,7 @@ async fn reconcile(
     crate::metrics::global().observe_sync_workload(ok, syncing.elapsed());
     let message = applied.message.clone();
     let applied_changed = conditions::upsert(&mut status.conditions, applied);
-    write_status(&ctx, &work, status).await?;
+    write_status(&ctx, &work, status, ok).await?;
     if applied_changed {
         let (event_type, reason, text) = if ok {
             (
@@ -457,27 +463,42 @@ async fn reconcile(
     }
 }
 
+/// Writes the conditions in `status` when they changed: a success (`applied`) through the handoff when there is
+/// one (the work status controller writes it with the manifest statuses), anything else at once.
 async fn write_status(
     ctx: &Context,
     work: &Work,
     status: karmada_api::work::WorkStatus,
+    applied: bool,
 ) -> Result<(), ControllerError> {
-    if work.status.as_ref() == Some(&status) {
-        return Ok(());
-    }
-    let mut updated = work.clone();
-    // Keep our conditions first in a stable order for readers (Applied, then Dispatching, then others).
     let mut status = status;
-    status.conditions.sort_by_key(|c| match c.type_.as_str() {
-        WORK_CONDITION_APPLIED => 0,
-        WORK_CONDITION_DISPATCHING => 1,
-        _ => 2,
-    });
+    conditions::sort(&mut status.conditions);
+    let key = ObjectKey::new(
+        work.metadata.namespace.as_deref(),
+        work.metadata.name.as_deref().unwrap_or_default(),
+    );
     if work.status.as_ref() == Some(&status) {
+        // Already stored; anything still pending would only repeat or undo it.
+        if let Some(handoff) = &ctx.config.handoff {
+            handoff.withdraw(&key);
+        }
         return Ok(());
     }
-    updated.status = Some(status);
-    write_conditions(&ctx.client, &updated).await
+    match &ctx.config.handoff {
+        Some(handoff) if applied => {
+            handoff.leave(key, status.conditions).await;
+            Ok(())
+        }
+        handoff => {
+            // Written now: an older success still pending must not land after it.
+            if let Some(handoff) = handoff {
+                handoff.withdraw(&key);
+            }
+            let mut updated = work.clone();
+            updated.status = Some(status);
+            write_conditions(&ctx.client, &updated).await
+        }
+    }
 }
 
 async fn delete(

@@ -3,7 +3,8 @@
 //! Push mode runs it in the controller-manager for every Push cluster; Pull mode runs it in an agent for
 //! exactly one cluster — [`ServedClusters`] says which, and the member's client always comes through
 //! [`crate::runtime::MemberClients`]. [`run_with_status`] runs it together with the work status controller
-//! ([`crate::status::work_status`]), which hands it the Works whose member objects drifted.
+//! ([`crate::status::work_status`]), which hands it the Works whose member objects drifted and to which it hands
+//! its successful Applied conditions ([`handoff`]), so a Work's first status is one write.
 //!
 //! Pure cores: [`conditions`] (Applied and Dispatching), [`drift`] (does a member object already say what the
 //! manifest says). Runtime: [`discovery`] (a manifest's resource in a member), [`apply`] (one manifest against
@@ -15,6 +16,7 @@ pub mod conditions;
 pub mod controller;
 pub mod discovery;
 pub mod drift;
+pub mod handoff;
 pub mod metrics;
 pub mod queue;
 
@@ -22,6 +24,7 @@ use karmada_api::{Cluster, ClusterSyncMode};
 use kube::runtime::watcher;
 
 pub use controller::{ExecutionConfig, run};
+pub use handoff::{ConditionHandoff, HandoffReceiver, condition_handoff};
 pub use metrics::ExecutionMetrics;
 pub use queue::{WorkRequeue, WorkRequeueReceiver, work_requeue};
 
@@ -30,8 +33,9 @@ use crate::runtime::{RawObject, resources};
 use crate::status::work_status::{self, WorkStatusConfig};
 
 /// The execution and work status controllers for `config.served`, wired together (drift the work status
-/// controller sees is re-applied by execution): what the controller-manager (Push) and an agent (one Pull
-/// cluster) run. Returns when `cancel` fires.
+/// controller sees is re-applied by execution, and execution's Applied condition is written with the manifest
+/// statuses, [`handoff`]): what the controller-manager (Push) and an agent (one Pull cluster) run. Returns when
+/// `cancel` fires.
 pub async fn run_with_status(
     client: kube::Client,
     config: ExecutionConfig,
@@ -45,12 +49,21 @@ pub async fn run_with_status(
 /// controller-manager's `--controllers`).
 pub async fn run_chosen(
     client: kube::Client,
-    config: ExecutionConfig,
+    mut config: ExecutionConfig,
     metrics: ExecutionMetrics,
     (execution, status_on): (bool, bool),
     cancel: tokio_util::sync::CancellationToken,
 ) {
     let (requeue, receiver) = work_requeue();
+    // The Applied condition is handed over only when the work status controller runs to write it.
+    let handed = if execution && status_on {
+        let (handoff, handed) = condition_handoff();
+        config.handoff = Some(handoff);
+        Some(handed)
+    } else {
+        config.handoff = None;
+        None
+    };
     let status = WorkStatusConfig {
         served: config.served.clone(),
         members: config.members.clone(),
@@ -76,7 +89,7 @@ pub async fn run_chosen(
         },
         async move {
             if status_on {
-                work_status::run(client, status, requeue, cancel).await;
+                work_status::run_with_handoff(client, status, requeue, handed, cancel).await;
             }
         },
     );

@@ -5,7 +5,8 @@
 //! `karmada.io/managed=true`. A member event brings back the owning Work (named by the object's
 //! `work.karmada.io/namespace` and `work.karmada.io/name` annotations), whose manifest statuses are then
 //! rebuilt: identifier, the status the interpreter reflects, and its health. Writes carry the Work's
-//! resourceVersion.
+//! resourceVersion. Run with a [`HandoffReceiver`] (as [`crate::execution::run_with_status`] does), the same
+//! write also carries execution's successful Applied condition ([`crate::execution::handoff`]).
 //!
 //! Drift: when a member object no longer contains what its manifest says ([`crate::execution::drift`]) or is
 //! deleted, the Work is handed to the execution controller ([`WorkRequeue`]), which applies it again.
@@ -22,6 +23,7 @@ use std::time::Duration;
 
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use karmada_api::work::{ManifestStatus, ResourceIdentifier};
 use karmada_api::{Cluster, Work};
 use karmada_interpreter::Interpreter;
@@ -37,6 +39,7 @@ use crate::execution::ServedClusters;
 use crate::execution::controller::{key, work_reference, works_watch_config};
 use crate::execution::discovery::{DiscoveryError, MemberResource, MemberResources, type_of};
 use crate::execution::drift::covers;
+use crate::execution::handoff::{self, HandoffReceiver, PendingConditions};
 use crate::execution::queue::{
     Backoffs, REQUEUE_CAPACITY, WorkRequeue, log_errors, next_event, object_ref, reflect_events,
     spec_changes,
@@ -103,13 +106,16 @@ struct Context {
     recorder: EventRecorder,
     backoff: Backoffs<(String, String)>,
     cancel: CancellationToken,
+    /// Execution's successful conditions, written with the manifest statuses
+    /// ([`crate::execution::handoff`]).
+    pending: Option<PendingConditions>,
 }
 
 /// How long member events of one Work are gathered before it is reconciled (the most its status lags). A
 /// member object passes through several statuses in quick succession (created, observed, scaled, ready) and
-/// the execution controller writes the Applied condition right after creating it; gathering lets one write
-/// carry what a burst of member events says, and lets the cache see execution's write first (instead of a
-/// 409). Status is not on the propagation path, so nothing a user waits for is delayed.
+/// the execution controller hands over the Applied condition right after creating it; gathering lets one write
+/// carry the condition and what a burst of member events says. Status is not on the propagation path, so
+/// nothing a user waits for is delayed.
 const WINDOW: Duration = Duration::from_millis(500);
 
 /// Event reason on Works whose member status could not be reflected (Karmada's).
@@ -125,6 +131,22 @@ pub async fn run(
     requeue: WorkRequeue,
     cancel: CancellationToken,
 ) {
+    run_with_handoff(client, config, requeue, None, cancel).await;
+}
+
+/// [`run`], also writing the conditions execution hands over (`handoff`, its receiving end) with each Work's
+/// manifest statuses.
+pub async fn run_with_handoff(
+    client: kube::Client,
+    config: WorkStatusConfig,
+    requeue: WorkRequeue,
+    handoff: Option<HandoffReceiver>,
+    cancel: CancellationToken,
+) {
+    let (pending, handed) = match handoff {
+        Some(receiver) => (Some(receiver.pending), Some(receiver.woken)),
+        None => (None, None),
+    };
     let cluster_writer = Writer::new(resources::cluster());
     let clusters = cluster_writer.as_reader();
     let (wake, woken) = mpsc::channel(REQUEUE_CAPACITY);
@@ -141,6 +163,7 @@ pub async fn run(
         recorder: EventRecorder::new(client.clone(), "work-status-controller"),
         backoff: Backoffs::new(Duration::from_secs(60)),
         cancel: cancel.clone(),
+        pending,
     });
     let feeder = tokio::spawn(feed_clusters(
         reflect_events(
@@ -163,7 +186,9 @@ pub async fn run(
     let _ = context.works.set(works.clone());
     let own = spec_changes(subscription.events)
         .filter_map(|work| std::future::ready(work.ok().map(|w| ObjectKey::of(&w))));
-    let woken = crate::status::coalesce::coalesced(woken, WINDOW);
+    // Handed-over conditions wait in the same window as member events, so both land in one write.
+    let handed = futures::stream::iter(handed).flatten();
+    let woken = crate::status::coalesce::coalesced(futures::stream::select(woken, handed), WINDOW);
     runner::run(
         Loop {
             name: "work-status-controller",
@@ -397,8 +422,13 @@ async fn reconcile(
     let Some(cluster_name) = cluster_of_execution_namespace(&namespace) else {
         return Ok(Action::await_change());
     };
-    if !ctx.config.served.may_serve(cluster_name) || object.metadata().deletion_timestamp.is_some()
-    {
+    if !ctx.config.served.may_serve(cluster_name) {
+        return Ok(Action::await_change());
+    }
+    if object.metadata().deletion_timestamp.is_some() {
+        if let Some(pending) = &ctx.pending {
+            pending.forget(&ObjectKey::of(&object));
+        }
         return Ok(Action::await_change());
     }
     let Some(cluster) = ctx
@@ -413,10 +443,43 @@ async fn reconcile(
         return Ok(Action::await_change());
     }
     let work: Work = object.decode()?;
-    let member = ctx.config.members.client(&cluster).await?;
+    let handed = ctx
+        .pending
+        .as_ref()
+        .and_then(|pending| pending.peek(&ObjectKey::of(&object)));
+    let statuses = match collect_statuses(&ctx, &work, cluster_name, &cluster).await {
+        Ok(Collected::Statuses(statuses)) => statuses,
+        Ok(Collected::NotYet(after)) => return Ok(Action::requeue(after)),
+        Err(err) => {
+            // The member cannot be read now: execution's conditions do not wait for it.
+            if let Some(handed) = &handed {
+                write(&ctx, &object, &work, Some(handed.as_slice()), None).await?;
+            }
+            return Err(err);
+        }
+    };
+    write(&ctx, &object, &work, handed.as_deref(), Some(statuses)).await?;
+    ctx.backoff.succeeded(&key(&object));
+    Ok(Action::await_change())
+}
+
+/// What a Work's member objects say now.
+enum Collected {
+    Statuses(Vec<ManifestStatus>),
+    /// A member watch has not listed yet: look again after this long.
+    NotYet(Duration),
+}
+
+async fn collect_statuses(
+    ctx: &Arc<Context>,
+    work: &Work,
+    cluster_name: &str,
+    cluster: &Cluster,
+) -> Result<Collected, ControllerError> {
+    let member = ctx.config.members.client(cluster).await?;
     let mut statuses = Vec::new();
     for (ordinal, manifest) in work.spec.workload.manifests.iter().enumerate() {
-        let watch = match member_watch(&ctx, cluster_name, &member, manifest).await {
+        let watch = match member_watch(ctx, cluster_name, &member, manifest).await {
             Ok(watch) => watch,
             // Execution reports the missing kind on the Applied condition; there is no status to collect.
             Err(DiscoveryError::MissingKind { .. } | DiscoveryError::Malformed) => continue,
@@ -428,7 +491,7 @@ async fn reconcile(
             }
         };
         if !watch.ready.load(Ordering::Acquire) {
-            return Ok(Action::requeue(Duration::from_millis(100)));
+            return Ok(Collected::NotYet(Duration::from_millis(100)));
         }
         let id = identifier(ordinal, manifest, &watch.resource);
         let namespace = (!id.namespace.is_empty()).then_some(id.namespace.as_str());
@@ -437,7 +500,7 @@ async fn reconcile(
         };
         // Only the object this Work owns (another Work, or none, may own a same-named object).
         if found.annotation(ANNOTATION_WORK_NAME) != work.metadata.name.as_deref()
-            || found.annotation(ANNOTATION_WORK_NAMESPACE) != Some(namespace_of(&work))
+            || found.annotation(ANNOTATION_WORK_NAMESPACE) != Some(namespace_of(work))
         {
             continue;
         }
@@ -448,7 +511,7 @@ async fn reconcile(
                 let message = format!("reflecting the status of {}/{}: {err}", id.kind, id.name);
                 ctx.recorder
                     .record(
-                        &work_reference(&work),
+                        &work_reference(work),
                         EventType::Warning,
                         EVENT_REFLECT_STATUS_FAILED,
                         &message,
@@ -463,25 +526,43 @@ async fn reconcile(
             health: Some(observed.health),
         });
     }
-    let current = work
-        .status
-        .as_ref()
-        .map(|s| s.manifest_statuses.clone())
-        .unwrap_or_default();
-    if current != statuses {
-        // Only this controller's part of the status; the Applied condition is execution's.
+    Ok(Collected::Statuses(statuses))
+}
+
+/// Writes what changed of this controller's part of the status (`statuses`) and of execution's handed-over
+/// conditions (`handed`, merged by type into the Work's), in one merge patch conditional on the version read.
+async fn write(
+    ctx: &Context,
+    object: &CompactObject,
+    work: &Work,
+    handed: Option<&[Condition]>,
+    statuses: Option<Vec<ManifestStatus>>,
+) -> Result<(), ControllerError> {
+    let status = work.status.clone().unwrap_or_default();
+    let mut fields = serde_json::Map::new();
+    if let Some(statuses) = statuses
+        && status.manifest_statuses != statuses
+    {
+        fields.insert("manifestStatuses".into(), serde_json::to_value(&statuses)?);
+    }
+    if let Some(conditions) = handed.and_then(|h| handoff::merged(&status.conditions, h)) {
+        fields.insert("conditions".into(), serde_json::to_value(&conditions)?);
+    }
+    if !fields.is_empty() {
         crate::runtime::status_write::merge_status(
             &ctx.client,
             &resources::work(),
-            Some(&namespace),
+            work.metadata.namespace.as_deref(),
             work.metadata.name.as_deref().unwrap_or_default(),
             work.metadata.resource_version.as_deref(),
-            serde_json::json!({ "manifestStatuses": serde_json::to_value(&statuses)? }),
+            Value::Object(fields),
         )
         .await?;
     }
-    ctx.backoff.succeeded(&key(&object));
-    Ok(Action::await_change())
+    if let (Some(pending), Some(handed)) = (&ctx.pending, handed) {
+        pending.written(&ObjectKey::of(object), handed);
+    }
+    Ok(())
 }
 
 fn namespace_of(work: &Work) -> &str {

@@ -800,8 +800,8 @@ async fn execution_and_work_status_share_one_work_watch() {
             ),
         )
         .await;
-    // Applied comes from execution and manifestStatuses from work status: each reconciles only Works of its
-    // subscription, so both controllers are subscribed by now.
+    // Applied comes from execution (handed over, written with the statuses) and manifestStatuses from work
+    // status: each reconciles only Works of its subscription, so both controllers are subscribed by now.
     eventually("Applied=True and a manifest status", || async {
         let work = get_work(&control_plane, "member1", "web-1").await?;
         (applied(&work)?.0 == "True" && work["status"]["manifestStatuses"].get(0).is_some())
