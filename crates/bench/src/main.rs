@@ -14,6 +14,7 @@ mod member_sim;
 mod process;
 mod propagation;
 mod report;
+mod scale;
 mod scheduler;
 mod scrape;
 mod stats;
@@ -54,6 +55,9 @@ enum Command {
     Scrape(scrape::Args),
     /// Multi-cluster Services: provider endpoint change → consumer DNS answer, and DNS queries per second.
     Mcs(mcs::Args),
+    /// Scale: 100 members in one member-sim, 5,000 workloads half Duplicated, half Divided: time until all
+    /// applied, distribution latency, CPU per (workload × member), RSS, idle cluster status collection.
+    Scale(scale::Args),
 }
 
 #[tokio::main]
@@ -68,5 +72,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Failover(args) => failover::run(args).await,
         Command::Scrape(args) => scrape::run(args).await,
         Command::Mcs(args) => mcs::run(args).await,
+        Command::Scale(args) => scale::run(args).await,
     }
 }

@@ -85,11 +85,11 @@ impl Mode {
         }
     }
 }
-const LABEL: (&str, &str) = ("bench", "propagation");
+pub(crate) const LABEL: (&str, &str) = ("bench", "propagation");
 
 /// A component process and the name its log and RSS are reported under.
-struct Proc {
-    process: Process,
+pub(crate) struct Proc {
+    pub(crate) process: Process,
     name: String,
 }
 
@@ -107,23 +107,27 @@ impl Proc {
 }
 
 /// The federation under test.
-struct Federation {
+pub(crate) struct Federation {
     layout: Layout,
     control_plane: Vec<Proc>,
-    members: Proc,
+    pub(crate) members: Proc,
     karmadactl: PathBuf,
     /// The API server's data directory, where `register` records the agents it started.
     data: PathBuf,
-    karmada: Client,
-    member_clients: Vec<(String, Client)>,
+    pub(crate) karmada: Client,
+    pub(crate) member_clients: Vec<(String, Client)>,
     launcher: Launcher,
     kubeconfig: PathBuf,
     _dir: tempfile::TempDir,
 }
 
-/// The controller-manager with a 2 s status period, signing the Pull agents' client certificates with the API
-/// server's CA.
-fn start_controller_manager(launcher: &Launcher, apiserver: &ApiServer) -> anyhow::Result<Process> {
+/// The controller-manager with the cluster status period `status_period` (`2s` here, Karmada's default `10s` in
+/// the scale benchmark), signing the Pull agents' client certificates with the API server's CA.
+fn start_controller_manager(
+    launcher: &Launcher,
+    apiserver: &ApiServer,
+    status_period: &str,
+) -> anyhow::Result<Process> {
     let pki = apiserver.data.join("pki");
     let ca_cert = pki.join("ca.crt").to_string_lossy().to_string();
     let ca_key = pki.join("ca.key").to_string_lossy().to_string();
@@ -134,7 +138,7 @@ fn start_controller_manager(launcher: &Launcher, apiserver: &ApiServer) -> anyho
         "127.0.0.1:0",
         &[
             "--cluster-status-update-frequency",
-            "2s",
+            status_period,
             "--cluster-success-threshold",
             "1s",
             "--cluster-signing-cert-file",
@@ -242,11 +246,12 @@ impl Federation {
         StoreWrites::read_all(&clients).await
     }
 
-    async fn start(
+    pub(crate) async fn start(
         binary: &Path,
         members: u32,
         mode: Mode,
         layout: Layout,
+        status_period: &str,
         logs: &Path,
     ) -> anyhow::Result<Federation> {
         let dir = tempfile::tempdir()?;
@@ -255,7 +260,8 @@ impl Federation {
         let (apiserver, components) = match layout {
             Layout::Processes => {
                 let apiserver = start_apiserver(&launcher, data, READY_TIMEOUT).await?;
-                let controller_manager = start_controller_manager(&launcher, &apiserver)?;
+                let controller_manager =
+                    start_controller_manager(&launcher, &apiserver, status_period)?;
                 let scheduler = start_scheduler(&launcher, &apiserver.kubeconfig)?;
                 let components = vec![
                     Proc::new(controller_manager, "controller-manager"),
@@ -309,12 +315,12 @@ impl Federation {
         })
     }
 
-    fn rss_mib(&self) -> f64 {
+    pub(crate) fn rss_mib(&self) -> f64 {
         self.control_plane.iter().map(Proc::rss_mib).sum()
     }
 
     /// CPU seconds used so far by each control-plane process, then by the member-sims.
-    fn cpu_seconds(&self) -> (Vec<(String, f64)>, f64) {
+    pub(crate) fn cpu_seconds(&self) -> (Vec<(String, f64)>, f64) {
         let control_plane = self
             .control_plane
             .iter()
@@ -332,7 +338,7 @@ impl Federation {
     }
 
     /// Each control-plane process's RSS now.
-    fn rss_each(&self) -> Vec<(String, f64)> {
+    pub(crate) fn rss_each(&self) -> Vec<(String, f64)> {
         self.control_plane
             .iter()
             .map(|p| (p.name.clone(), p.rss_mib()))
@@ -381,9 +387,13 @@ fn cpu_row(
 }
 
 /// First time each (member, Deployment name) was seen.
-type Seen = Arc<Mutex<HashMap<(usize, String), Instant>>>;
+pub(crate) type Seen = Arc<Mutex<HashMap<(usize, String), Instant>>>;
 
-fn watch_members(federation: &Federation, seen: Seen, stop: &tokio_util::sync::CancellationToken) {
+pub(crate) fn watch_members(
+    federation: &Federation,
+    seen: Seen,
+    stop: &tokio_util::sync::CancellationToken,
+) {
     for (index, (_, client)) in federation.member_clients.iter().enumerate() {
         let api: Api<Deployment> = Api::namespaced(client.clone(), "bench");
         let seen = seen.clone();
@@ -551,7 +561,7 @@ async fn wait_all_seen(seen: &Seen, names: &[String], members: usize) -> anyhow:
 }
 
 /// The last 40 lines of every log in `dir`, for an error report.
-fn log_tails(dir: &Path) -> anyhow::Result<String> {
+pub(crate) fn log_tails(dir: &Path) -> anyhow::Result<String> {
     let tails: Vec<String> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|entry| {
@@ -577,7 +587,8 @@ async fn measure(
     // KARMADA_BENCH_KEEP_LOGS keeps the components' logs for a look after the run.
     let logs = LogDir::from_env()?;
     let layout = args.layout;
-    let mut federation = match Federation::start(binary, members, mode, layout, logs.path()).await {
+    let started = Federation::start(binary, members, mode, layout, "2s", logs.path()).await;
+    let mut federation = match started {
         Ok(f) => f,
         Err(err) => return Err(err.context(log_tails(logs.path())?)),
     };
@@ -592,7 +603,7 @@ async fn measure(
 
 /// One line on stderr as a phase starts, stamped with the wall clock so outside probes (CPU samplers, `perf`) can
 /// be lined up with the phases.
-fn progress(setup: &str, phase: &str) {
+pub(crate) fn progress(setup: &str, phase: &str) {
     eprintln!("{} {setup}: {phase}", jiff::Timestamp::now());
 }
 
