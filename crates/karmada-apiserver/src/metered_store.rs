@@ -110,10 +110,6 @@ impl Store for MeteredStore {
         self.inner.current_revision().await
     }
 
-    async fn current_revision_under(&self, prefix: &str) -> StoreResult<Revision> {
-        self.inner.current_revision_under(prefix).await
-    }
-
     async fn compacted_revision(&self) -> StoreResult<Revision> {
         self.inner.compacted_revision().await
     }

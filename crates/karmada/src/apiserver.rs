@@ -73,18 +73,7 @@ pub struct ApiserverArgs {
     /// Extra DNS names or IPs for the serving certificate.
     #[arg(long = "tls-san", value_delimiter = ',')]
     pub tls_sans: Vec<String>,
-    /// How long an Event is kept after its last write with --volatile-events (kube-apiserver's flag).
-    #[arg(long = "event-ttl", default_value = "1h", value_parser = crate::component::parse_duration)]
-    pub event_ttl: std::time::Duration,
-    /// Keep Events in memory beside the embedded (or memory) store instead of in it, as an events etcd of their
-    /// own would: no durable write per Event, gone after a restart, expired --event-ttl after their last write.
-    /// Ignored with etcd (replicas share Events there).
-    #[arg(long)]
-    pub volatile_events: bool,
 }
-
-/// Where Events are kept, under every group that serves them: apart from durable state.
-const EVENT_PREFIXES: [&str; 2] = ["/registry/core/events/", "/registry/events.k8s.io/events/"];
 
 /// A started API server: serving on its socket until its cancel token fires.
 pub struct RunningApiServer {
@@ -94,8 +83,6 @@ pub struct RunningApiServer {
     serve: std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<()>> + Send>>,
     cancel: CancellationToken,
     compactor: tokio::task::JoinHandle<()>,
-    /// Expiry and compaction of the Events kept in memory.
-    event_expiry: Option<tokio::task::JoinHandle<()>>,
     backup_socket: Option<tokio::task::JoinHandle<()>>,
     /// Where the certificates live (`None` in plain-HTTP test mode).
     pub pki_dir: Option<PathBuf>,
@@ -124,9 +111,6 @@ impl RunningApiServer {
         self.cancel.cancel();
         self.server.shutdown().await;
         let _ = self.compactor.await;
-        if let Some(task) = self.event_expiry {
-            let _ = task.await;
-        }
         if let Some(task) = self.backup_socket {
             let _ = task.await;
         }
@@ -151,26 +135,7 @@ pub async fn start(
 ) -> anyhow::Result<RunningApiServer> {
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating data directory {}", args.data_dir.display()))?;
-    let (durable, embedded) = open_store(args).await?;
-    let (store, event_expiry) = if args.etcd_servers.is_empty() && args.volatile_events {
-        let split = Arc::new(
-            store::split::SplitStore::open(
-                durable,
-                EVENT_PREFIXES.iter().map(|p| p.to_string()).collect(),
-                args.event_ttl,
-            )
-            .await
-            .context("keeping Events apart from the store")?,
-        );
-        let maintained = split.clone();
-        let cancel = cancel.clone();
-        let task = tokio::spawn(async move {
-            maintained.maintain(Default::default(), cancel).await;
-        });
-        (split as Arc<dyn store::Store>, Some(task))
-    } else {
-        (durable, None)
-    };
+    let (store, embedded) = open_store(args).await?;
     let backup_socket = match embedded {
         Some(redb) => Some(crate::backup_socket::spawn(
             &args.data_dir,
@@ -301,7 +266,6 @@ pub async fn start(
         serve: Box::pin(async move { serve.await.map_err(anyhow::Error::from) }),
         cancel,
         compactor,
-        event_expiry,
         backup_socket,
         pki_dir,
     })

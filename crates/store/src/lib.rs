@@ -17,8 +17,7 @@
 //!   revision it fails with [`StoreError::FutureRevision`]. A range at exactly the compacted
 //!   revision still succeeds.
 //!
-//! Modules: [`memory`] and [`redb_backend`] are the backends, [`split`] keeps some prefixes (Events) in memory
-//! beside a durable one, [`conformance`] the suite they
+//! Modules: [`memory`] and [`redb_backend`] are the backends, [`conformance`] the suite they
 //! pass, [`compactor`] automatic compaction, [`bench`](mod@bench) the raw commit-rate measurement.
 #![warn(missing_docs)]
 
@@ -32,7 +31,6 @@ pub mod compactor;
 pub mod conformance;
 pub mod memory;
 pub mod redb_backend;
-pub mod split;
 mod watch_hub;
 
 /// The store's global, monotonically increasing revision. `0` means "nothing written yet".
@@ -184,12 +182,6 @@ pub trait Store: Send + Sync + 'static {
 
     /// The current revision.
     async fn current_revision(&self) -> StoreResult<Revision>;
-    /// The current revision of the keys under `prefix`: the store's, unless those keys are kept apart with a
-    /// revision sequence of their own ([`split`]).
-    async fn current_revision_under(&self, prefix: &str) -> StoreResult<Revision> {
-        let _ = prefix;
-        self.current_revision().await
-    }
 
     /// The oldest revision still readable and watchable from.
     async fn compacted_revision(&self) -> StoreResult<Revision>;

@@ -115,21 +115,6 @@ impl MemoryStore {
         }
     }
 
-    /// An empty store whose history starts after `revision`: its first write is `revision + 1`, and watching
-    /// from below `revision` answers [`StoreError::Compacted`]. A store kept apart from a durable one (see
-    /// [`crate::split`]) starts where the durable one stands, so its revisions after a restart do not repeat
-    /// older ones a client may still hold.
-    pub fn starting_at(revision: Revision) -> Self {
-        MemoryStore {
-            state: Mutex::new(MemState {
-                revision,
-                compacted: revision,
-                ..MemState::default()
-            }),
-            ring: EventRing::new(revision, revision, None),
-        }
-    }
-
     /// Records a mutation's event; called with the state lock held so ring order is revision order.
     fn publish(&self, event: WatchEvent) {
         self.ring.append([Arc::new(event)]);

@@ -211,7 +211,7 @@ async fn collect(
         } else if requested > 0 {
             let current = server
                 .store
-                .current_revision_under(&prefix)
+                .current_revision()
                 .await
                 .map_err(storage::store_error)?;
             if requested > current {

@@ -12,8 +12,6 @@ pub struct Server {
     pub dir: tempfile::TempDir,
     pub kubeconfig: PathBuf,
     cache: PathBuf,
-    /// The API server's extra flags, given again on a restart.
-    extra_args: Vec<String>,
 }
 
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -43,7 +41,6 @@ impl Server {
             dir,
             kubeconfig,
             cache,
-            extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
         };
         server.wait_ready();
         server
@@ -79,20 +76,17 @@ impl Server {
             dir,
             kubeconfig,
             cache,
-            extra_args: Vec::new(),
         };
         server.wait_ready();
         server
     }
 
-    /// SIGKILLs the server (no chance to flush anything) and starts it again on the same data, with the same
-    /// flags.
+    /// SIGKILLs the server (no chance to flush anything) and starts it again on the same data.
     pub fn kill_and_restart(&mut self) {
         self.child.kill().expect("SIGKILL server");
         self.child.wait().expect("reap server");
         std::fs::remove_file(&self.kubeconfig).expect("remove kubeconfig");
-        let extra: Vec<&str> = self.extra_args.iter().map(String::as_str).collect();
-        self.child = spawn(self.dir.path(), "apiserver", &extra);
+        self.child = spawn(self.dir.path(), "apiserver", &[]);
         self.wait_ready();
     }
 

@@ -8,7 +8,6 @@ mod all_in_one;
 mod cluster_proxy;
 mod clusters;
 mod crash;
-mod events;
 mod failover;
 mod ha;
 mod harness;
