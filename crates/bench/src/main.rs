@@ -6,6 +6,7 @@
 
 mod api_requests;
 mod apiserver;
+mod bindings;
 mod clusters;
 mod failover;
 mod live_scheduler;

@@ -437,36 +437,20 @@ fn watch_scheduled(
     scheduled: Scheduled,
     stop: &tokio_util::sync::CancellationToken,
 ) {
-    let resource = kube::api::ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk("work.karmada.io", "v1alpha2", "ResourceBinding"),
-        "resourcebindings",
-    );
-    let api: Api<kube::api::DynamicObject> =
-        Api::namespaced_with(federation.karmada.clone(), "bench", &resource);
-    let stop = stop.clone();
-    tokio::spawn(async move {
-        let mut stream = watcher::watcher(api, watcher::Config::default()).boxed();
-        loop {
-            let event = tokio::select! {
-                () = stop.cancelled() => return,
-                e = stream.next() => e,
-            };
-            let Some(event) = event else { return };
-            let (Ok(watcher::Event::Apply(binding)) | Ok(watcher::Event::InitApply(binding))) =
-                event
-            else {
-                continue;
-            };
+    crate::bindings::watch(&federation.karmada, "bench", stop, move |binding| {
+        let scheduled = scheduled.clone();
+        async move {
             let placed = binding.data["spec"]["clusters"]
                 .as_array()
                 .is_some_and(|clusters| !clusters.is_empty());
-            let template = binding.data["spec"]["resource"]["name"].as_str();
-            let Some(template) = template else { continue };
+            let Some(template) = crate::bindings::template(&binding) else {
+                return;
+            };
             let now = Instant::now();
             let mut times = scheduled.lock().await;
-            times.created.entry(template.to_string()).or_insert(now);
+            times.created.entry(template.clone()).or_insert(now);
             if placed {
-                times.placed.entry(template.to_string()).or_insert(now);
+                times.placed.entry(template).or_insert(now);
             }
         }
     });

@@ -17,12 +17,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, DynamicObject, PostParams};
-use kube::runtime::watcher;
 use serde_json::json;
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 use crate::process::{LogDir, karmada_binary};
 use crate::propagation::{
@@ -76,35 +75,15 @@ fn is_fully_applied(binding: &DynamicObject) -> bool {
         })
 }
 
-fn watch_applied(
-    karmada: &kube::Client,
-    applied: Applied,
-    stop: &tokio_util::sync::CancellationToken,
-) {
-    let resource = kube::api::ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk("work.karmada.io", "v1alpha2", "ResourceBinding"),
-        "resourcebindings",
-    );
-    let api: Api<DynamicObject> = Api::namespaced_with(karmada.clone(), NAMESPACE, &resource);
-    let stop = stop.clone();
-    tokio::spawn(async move {
-        let mut stream = watcher::watcher(api, watcher::Config::default()).boxed();
-        loop {
-            let event = tokio::select! {
-                () = stop.cancelled() => return,
-                e = stream.next() => e,
-            };
-            let Some(event) = event else { return };
-            let (Ok(watcher::Event::Apply(binding)) | Ok(watcher::Event::InitApply(binding))) =
-                event
-            else {
-                continue;
-            };
+fn watch_applied(karmada: &kube::Client, applied: Applied, stop: &CancellationToken) {
+    crate::bindings::watch(karmada, NAMESPACE, stop, move |binding| {
+        let applied = applied.clone();
+        async move {
             if !is_fully_applied(&binding) {
-                continue;
+                return;
             }
-            let Some(template) = binding.data["spec"]["resource"]["name"].as_str() else {
-                continue;
+            let Some(template) = crate::bindings::template(&binding) else {
+                return;
             };
             let placed = binding.data["spec"]["clusters"]
                 .as_array()
@@ -112,7 +91,7 @@ fn watch_applied(
             applied
                 .lock()
                 .await
-                .entry(template.to_string())
+                .entry(template)
                 .or_insert((Instant::now(), placed));
         }
     });
