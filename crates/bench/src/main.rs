@@ -8,6 +8,7 @@ mod api_requests;
 mod apiserver;
 mod bindings;
 mod clusters;
+mod creates;
 mod failover;
 mod live_scheduler;
 mod mcs;

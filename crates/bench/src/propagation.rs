@@ -591,27 +591,9 @@ pub(crate) fn progress(setup: &str, phase: &str) {
     eprintln!("{} {setup}: {phase}", jiff::Timestamp::now());
 }
 
-/// Creates `names` as fast as 32 clients can.
+/// Creates the bench Deployments named `names` as fast as 32 clients can.
 pub(crate) async fn create_burst(api: &Api<Deployment>, names: &[String]) -> anyhow::Result<()> {
-    let queue = Arc::new(Mutex::new(names.to_vec()));
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..32 {
-        let api = api.clone();
-        let queue = queue.clone();
-        tasks.spawn(async move {
-            loop {
-                let Some(name) = queue.lock().await.pop() else {
-                    return anyhow::Ok(());
-                };
-                api.create(&PostParams::default(), &deployment(&name)?)
-                    .await?;
-            }
-        });
-    }
-    while let Some(result) = tasks.join_next().await {
-        result??;
-    }
-    Ok(())
+    crate::creates::burst(api, deployments(names)?).await
 }
 
 /// Sends `signal` (`STOP`, `CONT`) to process `pid`.
@@ -996,32 +978,17 @@ fn batch_names(prefix: &str, count: u32) -> Vec<String> {
     (0..count).map(|i| format!("{prefix}-{i:05}")).collect()
 }
 
-/// Creates `names` at `rate` per second, each create on its own task (a slow answer does not hold back the
-/// next); returns when each create was acknowledged.
+/// Creates the bench Deployments named `names` at `rate` per second; returns when each was acknowledged.
 async fn create_paced(
     api: &Api<Deployment>,
     names: &[String],
     rate: u32,
 ) -> anyhow::Result<HashMap<String, Instant>> {
-    let interval = Duration::from_secs_f64(1.0 / f64::from(rate.max(1)));
-    let acked: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
-    let mut ticker = tokio::time::interval(interval);
-    let mut tasks = tokio::task::JoinSet::new();
-    for name in names.iter().cloned() {
-        ticker.tick().await;
-        let api = api.clone();
-        let acked = acked.clone();
-        tasks.spawn(async move {
-            let object = deployment(&name)?;
-            api.create(&PostParams::default(), &object).await?;
-            acked.lock().await.insert(name, Instant::now());
-            anyhow::Ok(())
-        });
-    }
-    while let Some(result) = tasks.join_next().await {
-        result??;
-    }
-    Ok(std::mem::take(&mut *acked.lock().await))
+    crate::creates::paced(api, deployments(names)?, rate).await
+}
+
+fn deployments(names: &[String]) -> anyhow::Result<Vec<Deployment>> {
+    names.iter().map(|name| deployment(name)).collect()
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {

@@ -207,61 +207,30 @@ async fn wait_applied(
     }
 }
 
-/// Creates `names` as fast as 32 clients can.
+/// Creates the workloads `names` (with whether each is Divided) as fast as 32 clients can.
 async fn create_burst(
     api: &Api<Deployment>,
     names: &[(String, bool)],
     divided_replicas: u32,
 ) -> anyhow::Result<()> {
-    let queue = Arc::new(Mutex::new(names.to_vec()));
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..32 {
-        let api = api.clone();
-        let queue = queue.clone();
-        tasks.spawn(async move {
-            loop {
-                let Some((name, divided)) = queue.lock().await.pop() else {
-                    return anyhow::Ok(());
-                };
-                api.create(
-                    &PostParams::default(),
-                    &deployment(&name, divided, divided_replicas)?,
-                )
-                .await?;
-            }
-        });
-    }
-    while let Some(result) = tasks.join_next().await {
-        result??;
-    }
-    Ok(())
+    crate::creates::burst(api, deployments(names, divided_replicas)?).await
 }
 
-/// Creates `names` at `rate` per second; returns when each create was acknowledged.
+/// Creates the workloads `names` at `rate` per second; returns when each create was acknowledged.
 async fn create_paced(
     api: &Api<Deployment>,
     names: &[(String, bool)],
     rate: u32,
     divided_replicas: u32,
 ) -> anyhow::Result<HashMap<String, Instant>> {
-    let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(rate.max(1))));
-    let acked: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
-    let mut tasks = tokio::task::JoinSet::new();
-    for (name, divided) in names.iter().cloned() {
-        ticker.tick().await;
-        let api = api.clone();
-        let acked = acked.clone();
-        tasks.spawn(async move {
-            let object = deployment(&name, divided, divided_replicas)?;
-            api.create(&PostParams::default(), &object).await?;
-            acked.lock().await.insert(name, Instant::now());
-            anyhow::Ok(())
-        });
-    }
-    while let Some(result) = tasks.join_next().await {
-        result??;
-    }
-    Ok(std::mem::take(&mut *acked.lock().await))
+    crate::creates::paced(api, deployments(names, divided_replicas)?, rate).await
+}
+
+fn deployments(names: &[(String, bool)], divided_replicas: u32) -> anyhow::Result<Vec<Deployment>> {
+    names
+        .iter()
+        .map(|(name, divided)| deployment(name, *divided, divided_replicas))
+        .collect()
 }
 
 /// CPU seconds per process over a stretch, as "name s" pairs and their control-plane total.

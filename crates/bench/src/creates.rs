@@ -1,0 +1,58 @@
+//! How the benchmarks create their workloads: a burst from 32 clients, or paced at a rate with each create on its
+//! own task (a slow answer does not hold back the next).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, PostParams};
+use tokio::sync::Mutex;
+
+/// Creates `objects` as fast as 32 clients can.
+pub async fn burst(api: &Api<Deployment>, objects: Vec<Deployment>) -> anyhow::Result<()> {
+    let queue = Arc::new(Mutex::new(objects));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..32 {
+        let api = api.clone();
+        let queue = queue.clone();
+        tasks.spawn(async move {
+            loop {
+                let Some(object) = queue.lock().await.pop() else {
+                    return anyhow::Ok(());
+                };
+                api.create(&PostParams::default(), &object).await?;
+            }
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result??;
+    }
+    Ok(())
+}
+
+/// Creates `objects` at `rate` per second; returns when each create was acknowledged, by name.
+pub async fn paced(
+    api: &Api<Deployment>,
+    objects: Vec<Deployment>,
+    rate: u32,
+) -> anyhow::Result<HashMap<String, Instant>> {
+    let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(rate.max(1))));
+    let acked: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let mut tasks = tokio::task::JoinSet::new();
+    for object in objects {
+        ticker.tick().await;
+        let api = api.clone();
+        let acked = acked.clone();
+        tasks.spawn(async move {
+            let name = object.metadata.name.clone().unwrap_or_default();
+            api.create(&PostParams::default(), &object).await?;
+            acked.lock().await.insert(name, Instant::now());
+            anyhow::Ok(())
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result??;
+    }
+    Ok(std::mem::take(&mut *acked.lock().await))
+}
