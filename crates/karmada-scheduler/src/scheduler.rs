@@ -329,6 +329,11 @@ fn failure(reason: &'static str, message: impl Into<String>) -> ScheduleFailure 
     }
 }
 
+/// The clusters of one term that passed the Filter phase, by index into the term's decisions (one per cluster,
+/// in cluster order, so a decision's index is its cluster's).
+type Feasible<'c> = Vec<(usize, &'c ClusterSnapshot)>;
+
+/// One clusterAffinities term: Karmada's phases in order, each timed as its step.
 fn schedule_term<R: Recorder>(
     framework: &Framework,
     request: &ScheduleRequest<'_>,
@@ -346,19 +351,82 @@ fn schedule_term<R: Recorder>(
         requests,
         &term.affinity,
     );
-    let replicas = i64::from(spec.replicas);
-    let workload = context.is_workload();
-    let previous: BTreeMap<&str, i64> = spec
-        .clusters
-        .iter()
-        .map(|t| (t.name.as_str(), i64::from(t.replicas)))
-        .collect();
+    let failed = |failure, decisions| TermResult {
+        result: Err(failure),
+        clusters: decisions,
+        selection: SelectTrace::default(),
+        divisions: Vec::new(),
+    };
 
-    // Filter.
-    let filter_started = recorder.mark();
+    let started = recorder.mark();
+    let (mut decisions, feasible, fit_reasons) =
+        find_clusters_that_fit(framework, &context, clusters, recorder);
+    recorder.step(started, Step::Filter);
+
+    let started = recorder.mark();
+    prioritize_clusters(
+        framework,
+        &context,
+        term,
+        &feasible,
+        &mut decisions,
+        recorder,
+    );
+    recorder.step(started, Step::Score);
+    if let Some(failure) = no_cluster_fits(clusters.len(), feasible.is_empty(), &fit_reasons) {
+        return failed(failure, decisions);
+    }
+
+    let started = recorder.mark();
+    estimate_available_replicas(request, &context, &feasible, requests, &mut decisions);
+    let order = candidate_order(&feasible, &decisions);
+    let selected = select_clusters(
+        request.prepared,
+        &order,
+        &decisions,
+        clusters,
+        spec.replicas,
+    );
+    recorder.step(started, Step::Select);
+    let (selected, selection) = match selected {
+        Ok(selected) => selected,
+        Err(failure) => return failed(failure, decisions),
+    };
+    for index in &selected {
+        decisions[*index].selected = true;
+    }
+
+    let started = recorder.mark();
+    let mut divisions = Vec::new();
+    let result = assign_replicas(
+        request,
+        term,
+        context.is_workload(),
+        &selected,
+        clusters,
+        &mut decisions,
+        &mut divisions,
+    );
+    recorder.step(started, Step::AssignReplicas);
+    TermResult {
+        result,
+        clusters: decisions,
+        selection,
+        divisions,
+    }
+}
+
+/// Filter: runs the filter plugins on every cluster; returns a decision per cluster, the feasible ones, and
+/// how many clusters each rejection reason filtered out.
+fn find_clusters_that_fit<'c, R: Recorder>(
+    framework: &Framework,
+    context: &SchedulingContext<'_>,
+    clusters: &[&'c ClusterSnapshot],
+    recorder: &mut R,
+) -> (Vec<ClusterDecision>, Feasible<'c>, BTreeMap<String, usize>) {
     let mut decisions: Vec<ClusterDecision> = Vec::with_capacity(clusters.len());
     let mut fit_reasons: BTreeMap<String, usize> = BTreeMap::new();
-    let mut feasible: Vec<(usize, &ClusterSnapshot)> = Vec::new();
+    let mut feasible: Feasible<'c> = Vec::new();
     for cluster in clusters {
         let mut decision = ClusterDecision {
             name: cluster.name.clone(),
@@ -379,7 +447,7 @@ fn schedule_term<R: Recorder>(
                 detail: None,
             });
         } else {
-            decision.filtered_by = filter_cluster(framework, &context, cluster, recorder);
+            decision.filtered_by = filter_cluster(framework, context, cluster, recorder);
             match &decision.filtered_by {
                 Some(rejected) => *fit_reasons.entry(rejected.reason.clone()).or_insert(0) += 1,
                 None => feasible.push((decisions.len(), cluster)),
@@ -387,17 +455,26 @@ fn schedule_term<R: Recorder>(
         }
         decisions.push(decision);
     }
-    recorder.step(filter_started, Step::Filter);
+    (decisions, feasible, fit_reasons)
+}
 
-    // Score.
-    let score_started = recorder.mark();
+/// Score: the weighted sum of the score plugins per feasible cluster, and its overflow tier.
+fn prioritize_clusters<R: Recorder>(
+    framework: &Framework,
+    context: &SchedulingContext<'_>,
+    term: &PreparedTerm,
+    feasible: &Feasible<'_>,
+    decisions: &mut [ClusterDecision],
+    recorder: &mut R,
+) {
+    let started = recorder.mark();
     let timed = recorder.times_plugins();
-    for (index, cluster) in &feasible {
+    for (index, cluster) in feasible {
         let decision = &mut decisions[*index];
         let mut total = 0i64;
         for weighted in &framework.plugins {
             let call = timed.then(|| recorder.mark());
-            if let Some(score) = weighted.plugin.score(&context, cluster) {
+            if let Some(score) = weighted.plugin.score(context, cluster) {
                 if let Some(call) = call {
                     recorder.plugin(call, ExtensionPoint::Score, &weighted.name, Code::Success);
                 }
@@ -419,236 +496,248 @@ fn schedule_term<R: Recorder>(
         }
     }
     if !feasible.is_empty() {
-        recorder.extension_point(score_started, ExtensionPoint::Score, Code::Success);
+        recorder.extension_point(started, ExtensionPoint::Score, Code::Success);
     }
-    recorder.step(score_started, Step::Score);
-    let term_result = |result, selection, divisions, decisions| TermResult {
-        result,
-        clusters: decisions,
-        selection,
-        divisions,
-    };
-    if clusters.is_empty() {
-        return term_result(
-            Err(failure(
-                REASON_NO_CLUSTER_FIT,
-                "0/0 clusters are available: no clusters to schedule to.",
-            )),
-            SelectTrace::default(),
-            Vec::new(),
-            decisions,
-        );
+}
+
+/// Karmada's NoClusterFit message when no cluster is left after Filter.
+fn no_cluster_fits(
+    clusters: usize,
+    none_feasible: bool,
+    fit_reasons: &BTreeMap<String, usize>,
+) -> Option<ScheduleFailure> {
+    if clusters == 0 {
+        return Some(failure(
+            REASON_NO_CLUSTER_FIT,
+            "0/0 clusters are available: no clusters to schedule to.",
+        ));
     }
-    if feasible.is_empty() {
-        let reasons: Vec<String> = fit_reasons
-            .iter()
-            .map(|(reason, count)| format!("{count} {reason}"))
-            .collect();
-        let message = format!(
-            "0/{} clusters are available: {}.",
-            clusters.len(),
+    if !none_feasible {
+        return None;
+    }
+    let reasons: Vec<String> = fit_reasons
+        .iter()
+        .map(|(reason, count)| format!("{count} {reason}"))
+        .collect();
+    Some(failure(
+        REASON_NO_CLUSTER_FIT,
+        format!(
+            "0/{clusters} clusters are available: {}.",
             reasons.join(", ")
-        );
-        return term_result(
-            Err(failure(REASON_NO_CLUSTER_FIT, message)),
-            SelectTrace::default(),
-            Vec::new(),
-            decisions,
-        );
-    }
+        ),
+    ))
+}
 
-    // Select: available replicas (the general estimator, and the accurate one's answer when there is one),
-    // candidate order, spread constraints.
-    let select_started = recorder.mark();
-    for (index, cluster) in &feasible {
+/// Available replicas per feasible cluster: the general estimator's, bounded by the accurate estimator's answer
+/// when there is one, plus what the cluster already holds.
+fn estimate_available_replicas(
+    request: &ScheduleRequest<'_>,
+    context: &SchedulingContext<'_>,
+    feasible: &Feasible<'_>,
+    requests: Option<&Resources>,
+    decisions: &mut [ClusterDecision],
+) {
+    let workload = context.is_workload();
+    let held: BTreeMap<&str, i64> = request
+        .spec
+        .clusters
+        .iter()
+        .map(|t| (t.name.as_str(), i64::from(t.replicas)))
+        .collect();
+    for (index, cluster) in feasible {
         let decision = &mut decisions[*index];
-        if workload {
-            let estimated = estimate(cluster.summary.as_ref(), &cluster.models, requests);
-            let accurate = request
-                .accurate
-                .and_then(|answers| answers.get(&*cluster.name))
-                .copied()
-                .filter(|answer| *answer >= 0);
-            let allocatable = match accurate {
-                Some(answer) => estimated.replicas.min(answer),
-                None => estimated.replicas,
-            };
-            decision.available_replicas = Some(
-                allocatable.saturating_add(previous.get(&*cluster.name).copied().unwrap_or(0)),
-            );
-            decision.accurate_estimate = accurate;
-            decision.estimate = Some(estimated);
-        } else {
+        if !workload {
             decision.available_replicas = Some(i64::from(i32::MAX));
+            continue;
         }
+        let estimated = estimate(cluster.summary.as_ref(), &cluster.models, requests);
+        let accurate = request
+            .accurate
+            .and_then(|answers| answers.get(&*cluster.name))
+            .copied()
+            .filter(|answer| *answer >= 0);
+        let allocatable = match accurate {
+            Some(answer) => estimated.replicas.min(answer),
+            None => estimated.replicas,
+        };
+        let held = held.get(&*cluster.name).copied().unwrap_or(0);
+        decision.available_replicas = Some(allocatable.saturating_add(held));
+        decision.accurate_estimate = accurate;
+        decision.estimate = Some(estimated);
     }
+}
 
-    // Candidate order: overflow order asc, score desc, available desc, name asc.
-    // Clusters (and so decisions) are in name order, so the index stands in for the name.
+/// Candidate order: overflow tier ascending, score descending, available replicas descending, name ascending
+/// (decisions are in name order, so the index stands in for the name).
+fn candidate_order(feasible: &Feasible<'_>, decisions: &[ClusterDecision]) -> Vec<usize> {
     let mut keyed: Vec<(usize, Reverse<i64>, Reverse<i64>, usize)> = feasible
         .iter()
         .map(|(index, _)| {
             let decision = &decisions[*index];
-            let score = Reverse(decision.score.unwrap_or(0));
             (
                 decision.overflow_order,
-                score,
+                Reverse(decision.score.unwrap_or(0)),
                 Reverse(decision.available_replicas.unwrap_or(0)),
                 *index,
             )
         })
         .collect();
     keyed.sort_unstable();
-    let order: Vec<usize> = keyed.into_iter().map(|(_, _, _, index)| index).collect();
-    // Decisions are pushed one per cluster, in cluster order, so a decision's index is its cluster's.
-    let snapshot_of = |index: &usize| clusters.get(*index);
+    keyed.into_iter().map(|(_, _, _, index)| index).collect()
+}
 
-    // Select.
-    let prepared = request.prepared;
-    let (selected, selection) = if prepared.select_all
-        || (prepared.rules.cluster.is_none() && prepared.rules.group.is_none())
-    {
+/// Select: every candidate, or those the spread constraints pick.
+fn select_clusters(
+    prepared: &PreparedPlacement,
+    order: &[usize],
+    decisions: &[ClusterDecision],
+    clusters: &[&ClusterSnapshot],
+    replicas: i32,
+) -> Result<(Vec<usize>, SelectTrace), ScheduleFailure> {
+    if prepared.select_all || (prepared.rules.cluster.is_none() && prepared.rules.group.is_none()) {
         let mut trace = SelectTrace::default();
         trace.notes.push(if prepared.select_all {
             "static weights: every feasible cluster is a candidate (spread constraints do not apply)".to_string()
         } else {
             "no spread constraints: every feasible cluster is selected".to_string()
         });
-        (order.clone(), trace)
-    } else {
-        let candidates: Vec<SelectCandidate> = order
-            .iter()
-            .map(|index| {
-                let decision = &decisions[*index];
-                let cluster = snapshot_of(index).map(|c| &c.cluster);
-                SelectCandidate {
-                    name: decision.name.clone(),
-                    score: decision.score.unwrap_or(0),
-                    available: decision.available_replicas.unwrap_or(0),
-                    group: cluster.and_then(|c| group_value(prepared.group_field.as_ref(), c)),
-                }
-            })
-            .collect();
-        let demand = SelectDemand {
-            need_replicas: (!prepared.ignore_resources).then_some(replicas),
-            replicas,
-            duplicated: prepared.ignore_resources,
-        };
-        match select(&candidates, &prepared.rules, demand) {
-            Ok((picked, trace)) => (picked.into_iter().map(|i| order[i]).collect(), trace),
-            Err(error) => {
-                recorder.step(select_started, Step::Select);
-                return term_result(
-                    Err(failure(
-                        REASON_SCHEDULER_ERROR,
-                        format!("failed to select clusters: {error}"),
-                    )),
-                    SelectTrace::default(),
-                    Vec::new(),
-                    decisions,
-                );
-            }
-        }
-    };
-    for index in &selected {
-        decisions[*index].selected = true;
+        return Ok((order.to_vec(), trace));
     }
-    recorder.step(select_started, Step::Select);
+    let replicas = i64::from(replicas);
+    let candidates: Vec<SelectCandidate> = order
+        .iter()
+        .map(|index| {
+            let decision = &decisions[*index];
+            let cluster = clusters.get(*index).map(|c| &c.cluster);
+            SelectCandidate {
+                name: decision.name.clone(),
+                score: decision.score.unwrap_or(0),
+                available: decision.available_replicas.unwrap_or(0),
+                group: cluster.and_then(|c| group_value(prepared.group_field.as_ref(), c)),
+            }
+        })
+        .collect();
+    let demand = SelectDemand {
+        need_replicas: (!prepared.ignore_resources).then_some(replicas),
+        replicas,
+        duplicated: prepared.ignore_resources,
+    };
+    select(&candidates, &prepared.rules, demand)
+        .map(|(picked, trace)| (picked.into_iter().map(|i| order[i]).collect(), trace))
+        .map_err(|error| {
+            failure(
+                REASON_SCHEDULER_ERROR,
+                format!("failed to select clusters: {error}"),
+            )
+        })
+}
 
-    // AssignReplicas.
-    let assign_started = recorder.mark();
-    let tie_break = TieBreak::from_uid(&spec.resource.uid);
+/// AssignReplicas: divides the replicas over the selected clusters by the strategy, and records each cluster's
+/// share in its decision.
+fn assign_replicas(
+    request: &ScheduleRequest<'_>,
+    term: &PreparedTerm,
+    workload: bool,
+    selected: &[usize],
+    clusters: &[&ClusterSnapshot],
+    decisions: &mut [ClusterDecision],
+    divisions: &mut Vec<DivisionTrace>,
+) -> Result<Vec<ClusterReplicas>, ScheduleFailure> {
+    let spec = request.spec;
     let names: Vec<String> = selected
         .iter()
         .map(|i| decisions[*i].name.to_string())
         .collect();
-    let mut divisions = Vec::new();
     // Karmada assigns replicas only to workloads of at most one component (multi-component bindings are
     // placed whole, like non-workloads).
     let divides = workload && spec.components.len() <= 1;
-    let assigned: Result<Vec<ClusterReplicas>, ScheduleFailure> = if !divides {
-        Ok(names
-            .iter()
-            .map(|name| ClusterReplicas {
-                name: name.clone(),
-                replicas: 0,
-            })
-            .collect())
+    let result = if divides {
+        divide_replicas(
+            request, term, selected, clusters, decisions, divisions, &names,
+        )?
     } else {
-        match prepared.strategy {
-            Strategy::Duplicated => Ok(division::duplicated(replicas, &names)),
-            Strategy::StaticWeight => {
-                let weights: Vec<ClusterReplicas> = selected
-                    .iter()
-                    .map(|index| {
-                        let cluster = snapshot_of(index).map(|c| &c.cluster);
-                        let weight = prepared
-                            .static_weights
-                            .iter()
-                            .filter(|(affinity, _)| {
-                                cluster.is_some_and(|c| affinity.matches(c).is_ok())
-                            })
-                            .map(|(_, weight)| *weight)
-                            .max()
-                            .unwrap_or(0);
-                        ClusterReplicas {
-                            name: decisions[*index].name.to_string(),
-                            replicas: if prepared.static_weights.is_empty() {
-                                1
-                            } else {
-                                weight
-                            },
-                        }
-                    })
-                    .collect();
-                division::static_weight(replicas, &weights, tie_break)
-                    .map(|(result, trace)| {
-                        divisions.push(trace);
-                        result
-                    })
-                    .map_err(division_failure)
-            }
-            Strategy::DynamicWeight | Strategy::Aggregated => assign_dynamic(
-                request,
-                &selected,
-                &decisions,
-                &mut divisions,
-                tie_break,
-                term.affinity.has_overflow(),
-            ),
-        }
+        names
+            .into_iter()
+            .map(|name| ClusterReplicas { name, replicas: 0 })
+            .collect()
     };
-    let result = assigned.map(|mut result| {
-        if !divides {
-            return result;
+    // Targets are among the selected clusters: search those, not every decision.
+    for target in &result {
+        if let Some(index) = selected
+            .iter()
+            .find(|i| *decisions[**i].name == *target.name)
+        {
+            decisions[*index].replicas = Some(target.replicas);
         }
-        result.retain(|target| target.replicas > 0);
-        if request.keep_empty {
-            for name in &names {
-                if !result.iter().any(|target| &target.name == name) {
-                    result.push(ClusterReplicas {
-                        name: name.clone(),
-                        replicas: 0,
-                    });
-                }
-            }
-        }
-        result.sort_by(|a, b| a.name.cmp(&b.name));
-        result
-    });
-    if let Ok(result) = &result {
-        // Targets are among the selected clusters: search those, not every decision.
-        for target in result {
-            if let Some(index) = selected
+    }
+    Ok(result)
+}
+
+/// The division of a workload's replicas by the placement's strategy, in name order; clusters given none are
+/// left out unless `--enable-empty-workload-propagation` keeps them.
+fn divide_replicas(
+    request: &ScheduleRequest<'_>,
+    term: &PreparedTerm,
+    selected: &[usize],
+    clusters: &[&ClusterSnapshot],
+    decisions: &[ClusterDecision],
+    divisions: &mut Vec<DivisionTrace>,
+    names: &[String],
+) -> Result<Vec<ClusterReplicas>, ScheduleFailure> {
+    let prepared = request.prepared;
+    let replicas = i64::from(request.spec.replicas);
+    let tie_break = TieBreak::from_uid(&request.spec.resource.uid);
+    let mut result = match prepared.strategy {
+        Strategy::Duplicated => division::duplicated(replicas, names),
+        Strategy::StaticWeight => {
+            let weights: Vec<ClusterReplicas> = selected
                 .iter()
-                .find(|i| *decisions[**i].name == *target.name)
-            {
-                decisions[*index].replicas = Some(target.replicas);
+                .map(|index| ClusterReplicas {
+                    name: decisions[*index].name.to_string(),
+                    replicas: static_weight(prepared, clusters.get(*index).map(|c| &c.cluster)),
+                })
+                .collect();
+            let (result, trace) =
+                division::static_weight(replicas, &weights, tie_break).map_err(division_failure)?;
+            divisions.push(trace);
+            result
+        }
+        Strategy::DynamicWeight | Strategy::Aggregated => assign_dynamic(
+            request,
+            selected,
+            decisions,
+            divisions,
+            tie_break,
+            term.affinity.has_overflow(),
+        )?,
+    };
+    result.retain(|target| target.replicas > 0);
+    if request.keep_empty {
+        for name in names {
+            if !result.iter().any(|target| &target.name == name) {
+                result.push(ClusterReplicas {
+                    name: name.clone(),
+                    replicas: 0,
+                });
             }
         }
     }
-    recorder.step(assign_started, Step::AssignReplicas);
-    term_result(result, selection, divisions, decisions)
+    result.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(result)
+}
+
+/// A cluster's static weight: the largest weight whose affinity it matches (1 each when no weights are given).
+fn static_weight(prepared: &PreparedPlacement, cluster: Option<&karmada_api::Cluster>) -> i64 {
+    if prepared.static_weights.is_empty() {
+        return 1;
+    }
+    prepared
+        .static_weights
+        .iter()
+        .filter(|(affinity, _)| cluster.is_some_and(|c| affinity.matches(c).is_ok()))
+        .map(|(_, weight)| *weight)
+        .max()
+        .unwrap_or(0)
 }
 
 fn division_failure(error: DivisionError) -> ScheduleFailure {
