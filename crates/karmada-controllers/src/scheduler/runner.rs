@@ -28,7 +28,7 @@
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use futures::StreamExt;
@@ -444,6 +444,9 @@ async fn watch_clusters(
     let reader = writer.as_reader();
     let stream = watcher(api, watcher::Config::default()).default_backoff();
     futures::pin_mut!(stream);
+    // The parsed clusters by name: an event re-parses only the cluster it names, so a status period of N
+    // clusters costs N parses, not N² (every member's status write used to re-parse them all).
+    let mut parsed: BTreeMap<String, ClusterSnapshot> = BTreeMap::new();
     loop {
         let Some(event) = next_event(&mut stream, &cancel, "cluster", &resource.kind).await else {
             return;
@@ -462,12 +465,48 @@ async fn watch_clusters(
             watcher::Event::Init | watcher::Event::InitApply(_) => false,
         };
         writer.apply_watcher_event(&event);
-        if matches!(event, watcher::Event::Init | watcher::Event::InitApply(_)) {
-            continue;
+        match &event {
+            watcher::Event::Init | watcher::Event::InitApply(_) => continue,
+            watcher::Event::InitDone => {
+                parsed = reader
+                    .state()
+                    .iter()
+                    .filter_map(|object| snapshot_of(object))
+                    .map(|snapshot| (snapshot.name.to_string(), snapshot))
+                    .collect();
+            }
+            watcher::Event::Apply(object) => {
+                let name = object.metadata.name.clone().unwrap_or_default();
+                match snapshot_of(object) {
+                    Some(snapshot) => parsed.insert(name, snapshot),
+                    None => parsed.remove(&name),
+                };
+            }
+            watcher::Event::Delete(object) => {
+                parsed.remove(object.metadata.name.as_deref().unwrap_or_default());
+            }
         }
-        runner.rebuild_snapshots();
+        runner.publish_snapshots(&parsed);
         if requeue && !runner.requeue_all(EVENT_CLUSTER_CHANGED, &cancel).await {
             return;
+        }
+    }
+}
+
+/// The scheduler's view of one Cluster; a cluster that does not parse is left out of scheduling, with a warning.
+fn snapshot_of(object: &DynamicObject) -> Option<ClusterSnapshot> {
+    let snapshot = typed::to_typed::<Cluster>(object)
+        .map_err(|e| e.to_string())
+        .and_then(|c| ClusterSnapshot::new(c).map_err(|e| e.to_string()));
+    match snapshot {
+        Ok(snapshot) => Some(snapshot),
+        Err(err) => {
+            tracing::warn!(
+                cluster = object.metadata.name.as_deref().unwrap_or_default(),
+                %err,
+                "cluster left out of scheduling"
+            );
+            None
         }
     }
 }
@@ -603,21 +642,9 @@ impl Runner {
         true
     }
 
-    fn rebuild_snapshots(&self) {
-        let mut snapshots = Vec::new();
-        for object in self.clusters.state() {
-            let cluster = typed::to_typed::<Cluster>(&object)
-                .map_err(|e| e.to_string())
-                .and_then(|c| ClusterSnapshot::new(c).map_err(|e| e.to_string()));
-            match cluster {
-                Ok(snapshot) => snapshots.push(snapshot),
-                Err(err) => tracing::warn!(
-                    cluster = object.metadata.name.as_deref().unwrap_or_default(),
-                    %err,
-                    "cluster left out of scheduling"
-                ),
-            }
-        }
+    /// Publishes the clusters for the next decisions (in name order, as the store lists them).
+    fn publish_snapshots(&self, parsed: &BTreeMap<String, ClusterSnapshot>) {
+        let snapshots: Vec<ClusterSnapshot> = parsed.values().cloned().collect();
         *self
             .snapshots
             .write()
