@@ -20,6 +20,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
 fi
 
+# The suite checks formatting and lints first.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  echo "setup: adding the rustfmt and clippy components"
+  rustup component add rustfmt clippy
+fi
+
 if ! command -v kubectl >/dev/null 2>&1; then
   echo "setup: kubectl is required for the kubectl suite (the machine image ships /usr/bin/kubectl)" >&2
   exit 1

@@ -7,6 +7,8 @@
 //! strict validation, pruning and defaults ([`schema`]), quantities ([`quantity`]), the printer
 //! column JSONPath subset ([`jsonpath`]), and the shapes every response shares ([`status`],
 //! [`field`], [`resource`]). Every error converts to an [`ApiError`] that says what is accepted.
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 
 pub mod apply;
 pub mod field;

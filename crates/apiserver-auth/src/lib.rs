@@ -10,7 +10,8 @@
 //!
 //! Invariants: the authorization types here carry no HTTP; a request is authorized only after it
 //! was authenticated (anonymous is a user too, and RBAC decides what it may do).
-
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 // Tests may unwrap: a panic is the failure report.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 

@@ -3,7 +3,8 @@
 //!
 //! Nothing here does I/O or reads the clock: time is an argument, so every output is a function
 //! of its inputs.
-
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod builtin;

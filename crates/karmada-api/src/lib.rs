@@ -11,6 +11,8 @@
 //! - [`admit`] is karmada-webhook: mutating defaults, then validation, returning warnings or field errors.
 //!   It must see the object before unknown fields are pruned, so that misplaced Karmada fields (e.g.
 //!   `spec.placement.failover`) are rejected rather than silently dropped.
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 
 pub mod admission;
 pub mod apps;

@@ -12,7 +12,8 @@
 //!
 //! Invariants: every error a client sees is an `ApiError` rendered by `to_status`; the store
 //! revision is the resourceVersion; no lock is held across an await.
-
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 // `ApiError` is the one error every handler returns (it becomes the client's Status); it is
 // built once per failed request, so its size costs nothing worth boxing for.
 #![allow(clippy::result_large_err)]

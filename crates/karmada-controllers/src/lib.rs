@@ -13,6 +13,8 @@
 //!
 //! Invariants (all but the runtime parts of [`cluster`]): pure — no I/O, no async, no clock or randomness (callers pass them in); inputs are never
 //! mutated; bad input gives an error value the caller turns into a condition, never a panic.
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 
 pub mod binding;
 pub mod certificate;

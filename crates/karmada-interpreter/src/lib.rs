@@ -10,6 +10,8 @@
 //! third-party built-ins, then the native interpreter in [`native`]. For each operation the first layer whose
 //! [`ResourceInterpreter::handles`] says yes answers; when none does, the operation's documented default applies
 //! (see [`Interpreter`]).
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 
 mod error;
 mod interpreter;

@@ -9,6 +9,8 @@
 //! Karmada does (an ExternalName Service `karmada-scheduler-estimator-<cluster>` in `karmada-system`), with
 //! [`cache`] reusing answers for a moment; [`workload`] the pure part of `GetUnschedulableReplicas`. The estimate itself is the pure
 //! `karmada_scheduler::accurate`.
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 
 pub mod cache;
 pub mod client;

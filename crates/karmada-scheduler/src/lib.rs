@@ -7,6 +7,8 @@
 //! tie-break is the resource uid hash) — except [`mod@bench`], which times the core; the same inputs in any order
 //! give the same result; bad input is an [`error::InputError`] that says what is accepted, an infeasible
 //! request is an unscheduled result with its reason, and nothing panics.
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 
 pub mod accurate;
 pub mod affinity;

@@ -36,6 +36,8 @@
 //! Job failure policies and suspension, DaemonSet maxSurge, EndpointSlices beyond one per
 //! Service. The network-level faults (`notready`, `unreachable`, `latency`, `error-rate`) are
 //! enacted by the server loop; [`Faults::request_effect`] decides, per request, what it does.
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 
 pub mod api;
 pub mod config;

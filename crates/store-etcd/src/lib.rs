@@ -26,6 +26,8 @@
 //! Modules: `keys` (pure key/revision mapping), `kv` (the trait impl), `watch`, `members`
 //! (failover), `raw` (each etcd call with its resend rule), `revisions` (compaction probes and
 //! revision errors), `errors`, `tls`, `snapshot`.
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 
 use std::path::Path;
 use std::sync::Arc;

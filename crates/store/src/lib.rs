@@ -19,6 +19,8 @@
 //!
 //! Modules: [`memory`] and [`redb_backend`] are the backends, [`conformance`] the suite they
 //! pass, [`compactor`] automatic compaction, [`bench`](mod@bench) the raw commit-rate measurement.
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 #![warn(missing_docs)]
 
 use std::pin::Pin;

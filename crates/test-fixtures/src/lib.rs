@@ -1,6 +1,8 @@
 //! The one way tests find the repository's fixtures: `tests/fixtures` at the repository root, resolved from this
 //! crate's own `CARGO_MANIFEST_DIR`, so a clone of the repository needs nothing beside it. Every function panics
 //! with the path it tried, because these are only called from tests, where a missing fixture is a failure.
+// A library reports through its caller (return values, tracing), never by printing.
+#![warn(clippy::print_stdout)]
 
 use std::path::{Component, Path, PathBuf};
 

@@ -92,7 +92,10 @@ fn every_dependency_is_declared_once() {
             if dependency.from_workspace {
                 used.insert(dependency.name);
             } else {
-                direct.entry(dependency.name).or_default().push(path.clone());
+                direct
+                    .entry(dependency.name)
+                    .or_default()
+                    .push(path.clone());
             }
         }
     }
