@@ -19,6 +19,7 @@ pub mod authn;
 pub mod authz;
 pub mod bootstrap_token;
 pub mod csr;
+pub mod files;
 pub mod pki;
 pub mod rbac;
 pub mod service_account;

@@ -14,9 +14,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write;
 use std::net::IpAddr;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -514,21 +512,7 @@ pub(crate) fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
 }
 
 fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let _ = fs::remove_file(&tmp);
-    let write = || -> std::io::Result<()> {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&tmp)?;
-        file.write_all(contents)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    };
-    write().map_err(|source| io_error(path, source))
+    crate::files::write_atomic(path, contents, mode).map_err(|source| io_error(path, source))
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> PkiError {

@@ -43,19 +43,6 @@ pub fn render(spec: &KubeconfigSpec<'_>) -> serde_json::Value {
 
 /// Writes atomically (temp file + rename) with owner-only permissions: it holds a private key.
 pub fn write(path: &Path, spec: &KubeconfigSpec<'_>) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let body = serde_json::to_vec_pretty(&render(spec)).map_err(std::io::Error::other)?;
-    let tmp = path.with_extension("tmp");
-    {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(&body)?;
-        file.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+    apiserver_auth::files::write_private(path, &body)
 }

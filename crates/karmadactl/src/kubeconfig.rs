@@ -36,22 +36,9 @@ pub fn read(path: &Path) -> anyhow::Result<Value> {
 
 /// Writes atomically (temp file + rename), readable only by the owner: it holds private keys.
 pub fn write(path: &Path, kubeconfig: &Value) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let body = serde_json::to_vec_pretty(kubeconfig)?;
-    let tmp = path.with_extension("merging");
-    {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o600)
-            .open(&tmp)
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        file.write_all(&body)?;
-        file.sync_all()?;
-    }
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    apiserver_auth::files::write_private(path, &body)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

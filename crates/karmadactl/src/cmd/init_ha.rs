@@ -452,21 +452,7 @@ fn write_kubeconfig(plane: &ControlPlane, first_port: u16) -> anyhow::Result<()>
             }
         }
     }
-    let out = plane.kubeconfig();
-    let tmp = out.with_extension("tmp");
-    {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        file.write_all(&serde_json::to_vec_pretty(&config)?)?;
-    }
-    std::fs::rename(&tmp, &out).with_context(|| format!("writing {}", out.display()))
+    crate::kubeconfig::write(&plane.kubeconfig(), &config)
 }
 
 #[cfg(test)]

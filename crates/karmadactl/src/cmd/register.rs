@@ -390,19 +390,8 @@ fn pem(label: &str, der: &CertificateDer<'_>) -> String {
 
 /// Writes a file only its owner can read (it holds a private key).
 fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension("tmp");
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(0o600)
-        .open(&tmp)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    file.write_all(contents)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    apiserver_auth::files::write_private(path, contents)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn find_karmada_binary(flag: Option<&Path>) -> anyhow::Result<PathBuf> {

@@ -158,22 +158,10 @@ pub fn kubeconfig_target(
         pem(&cluster["cluster"], "certificate-authority-data")?,
     )?;
     std::fs::write(&files.cert, pem(&user["user"], "client-certificate-data")?)?;
-    write_private(&files.key, &pem(&user["user"], "client-key-data")?)?;
+    let key = pem(&user["user"], "client-key-data")?;
+    apiserver_auth::files::write_private(&files.key, &key)
+        .with_context(|| format!("writing {}", files.key.display()))?;
     Ok((address, files))
-}
-
-fn write_private(path: &Path, data: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    file.write_all(data)?;
-    Ok(())
 }
 
 /// The address a component published beside its pid file, if it did.
