@@ -32,13 +32,19 @@ pub fn log_file(data_dir: &Path, name: &str) -> PathBuf {
 
 /// The pid of component `name` if it is running from this data directory.
 pub fn live_pid(data_dir: &Path, name: &str) -> Option<i32> {
-    let text = std::fs::read_to_string(pid_file(data_dir, name)).ok()?;
+    live_pid_in(&pid_file(data_dir, name), data_dir)
+}
+
+/// The pid `pid_file` records, if that process is alive and its command line names `dir` (a recycled pid of
+/// another program is not ours to signal).
+pub fn live_pid_in(pid_file: &Path, dir: &Path) -> Option<i32> {
+    let text = std::fs::read_to_string(pid_file).ok()?;
     let pid: i32 = text.trim().parse().ok()?;
     if !process_alive(pid) {
         return None;
     }
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let dir = data_dir.to_string_lossy();
+    let dir = dir.to_string_lossy();
     let ours = String::from_utf8_lossy(&cmdline).contains(dir.as_ref());
     ours.then_some(pid)
 }
@@ -175,7 +181,13 @@ pub fn log_tail(path: &Path, lines: usize) -> String {
 /// Stops component `name` if it runs from this data directory and removes its pid file. Returns the pid
 /// that was stopped.
 pub async fn stop(data_dir: &Path, name: &str) -> anyhow::Result<Option<i32>> {
-    let stopped = match live_pid(data_dir, name) {
+    stop_recorded(&pid_file(data_dir, name), data_dir, name).await
+}
+
+/// Stops the process `pid_file` records if it runs from `dir` (SIGTERM, then SIGKILL after a timeout) and
+/// removes the pid file. Returns the pid that was stopped.
+pub async fn stop_recorded(pid_file: &Path, dir: &Path, name: &str) -> anyhow::Result<Option<i32>> {
+    let stopped = match live_pid_in(pid_file, dir) {
         Some(pid) => {
             let target = Pid::from_raw(pid);
             kill(target, Signal::SIGTERM).with_context(|| format!("signalling {name}"))?;
@@ -191,7 +203,7 @@ pub async fn stop(data_dir: &Path, name: &str) -> anyhow::Result<Option<i32>> {
         }
         None => None,
     };
-    let _ = std::fs::remove_file(pid_file(data_dir, name));
+    let _ = std::fs::remove_file(pid_file);
     Ok(stopped)
 }
 

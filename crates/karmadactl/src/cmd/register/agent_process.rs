@@ -6,33 +6,25 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
 
 use anyhow::Context;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+
+use crate::components;
 
 pub const KUBECONFIG_FILE: &str = "karmada-agent.config";
 pub const PID_FILE: &str = "karmada-agent.pid";
 pub const LOG_FILE: &str = "karmada-agent.log";
 /// Where the agent writes the address of its `/metrics` (on a free port, so agents never collide).
 pub const METRICS_ADDRESS_FILE: &str = "karmada-agent.metrics";
-const STOP_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The directory of the agent of `cluster`.
 pub fn agent_dir(data_dir: &Path, cluster: &str) -> PathBuf {
     data_dir.join("agents").join(cluster)
 }
 
-/// The pid recorded for the agent, if that process is still alive (and not a zombie).
+/// The pid recorded for the agent, if that process is alive and runs from `dir`.
 pub fn live_pid(dir: &Path) -> Option<i32> {
-    let text = std::fs::read_to_string(dir.join(PID_FILE)).ok()?;
-    let pid: i32 = text.trim().parse().ok()?;
-    let alive = kill(Pid::from_raw(pid), None).is_ok();
-    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| stat.split_whitespace().nth(2) == Some("Z"))
-        .unwrap_or(false);
-    (alive && !zombie).then_some(pid)
+    components::live_pid_in(&dir.join(PID_FILE), dir)
 }
 
 /// What the agent is started with.
@@ -91,25 +83,11 @@ pub fn start(launch: &AgentLaunch<'_>) -> anyhow::Result<(u32, std::process::Chi
 
 /// Stops the agent recorded in `dir` (SIGTERM, then SIGKILL after a timeout). True if one was running.
 pub async fn stop(dir: &Path) -> anyhow::Result<bool> {
-    let Some(pid) = live_pid(dir) else {
-        return Ok(false);
-    };
-    let target = Pid::from_raw(pid);
-    kill(target, Signal::SIGTERM).context("signalling the agent")?;
-    let deadline = tokio::time::Instant::now() + STOP_TIMEOUT;
-    while live_pid(dir).is_some() {
-        if tokio::time::Instant::now() >= deadline {
-            let _ = kill(target, Signal::SIGKILL);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Ok(true)
+    let stopped = components::stop_recorded(&dir.join(PID_FILE), dir, "the agent").await?;
+    Ok(stopped.is_some())
 }
 
 /// The last lines of the agent's log, for error messages.
 pub fn log_tail(dir: &Path, lines: usize) -> String {
-    let text = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap_or_default();
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
+    components::log_tail(&dir.join(LOG_FILE), lines)
 }
