@@ -208,7 +208,7 @@ impl TokenIssuer {
             "exp": issued + request.expiration_seconds,
             "iat": issued,
             "iss": self.issuer,
-            "jti": uuid_like(),
+            "jti": uuid::Uuid::new_v4().to_string(),
             "kubernetes.io": {
                 "namespace": request.namespace,
                 "serviceaccount": {"name": request.name, "uid": request.uid},
@@ -344,20 +344,6 @@ fn check_times(claims: &Value, now: Timestamp) -> Result<(), Rejection> {
         (None, _) => Err(Rejection::Expired),
         _ => Ok(()),
     }
-}
-
-/// A random token id (`jti`), UUID-shaped.
-fn uuid_like() -> String {
-    let bytes: [u8; 16] = rand::random();
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
 }
 
 /// The user a ServiceAccount authenticates as.

@@ -5,22 +5,9 @@ use serde_json::Value;
 
 /// Applies `patch` to a copy of `document`.
 pub fn merge_patch(document: &Value, patch: &Value) -> Value {
-    let Value::Object(patch_map) = patch else {
-        return patch.clone();
-    };
-    let mut result = match document {
-        Value::Object(map) => map.clone(),
-        _ => serde_json::Map::new(),
-    };
-    for (key, value) in patch_map {
-        if value.is_null() {
-            result.remove(key);
-        } else {
-            let merged = merge_patch(result.get(key).unwrap_or(&Value::Null), value);
-            result.insert(key.clone(), merged);
-        }
-    }
-    Value::Object(result)
+    let mut result = document.clone();
+    json_patch::merge(&mut result, patch);
+    result
 }
 
 /// The merge patch taking `from` to `to`: `merge_patch(from, merge_diff(from, to)) == to` whenever `to` holds no
