@@ -9,7 +9,7 @@ mod monitoring;
 mod policy;
 mod printer;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -66,10 +66,16 @@ enum Command {
     Backup(cmd::backup::BackupArgs),
     /// Restore a backup into a fresh data directory.
     Restore(cmd::restore::RestoreArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
+    Completion(cmd::completion::CompletionArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
+    if let Command::Completion(args) = &cli.command {
+        cmd::completion::run(args, Cli::command(), &mut std::io::stdout().lock());
+        return;
+    }
     let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -98,6 +104,7 @@ fn main() {
                     Command::LocalDown(args) => cmd::local_up::run_down(args).await,
                     Command::Backup(args) => cmd::backup::run(args).await,
                     Command::Restore(args) => cmd::restore::run(args).await,
+                    Command::Completion(_) => Ok(()),
                 }
             })
         });

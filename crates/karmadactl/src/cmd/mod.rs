@@ -3,6 +3,7 @@
 pub mod api_resources;
 pub mod apply;
 pub mod backup;
+pub mod completion;
 pub mod cordon;
 pub mod deinit;
 pub mod describe;
