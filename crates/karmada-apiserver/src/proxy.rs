@@ -20,16 +20,10 @@ use base64::Engine;
 use http::{HeaderMap, HeaderName, Method, header};
 use karmada_api::Cluster;
 use karmada_api::cluster::{ClusterSyncMode, GROUP, VERSION};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::respond::error_response;
 use crate::server::ApiServer;
-
-/// The Secret keys `karmadactl join` writes (see the cluster controllers' `api` module).
-const SECRET_KEY_CA_BUNDLE: &str = "caBundle";
-const SECRET_KEY_TOKEN: &str = "token";
-const SECRET_KEY_CLIENT_CERT: &str = "tls.crt";
-const SECRET_KEY_CLIENT_KEY: &str = "tls.key";
 
 /// A member that does not accept a connection by then is reported unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -257,18 +251,18 @@ async fn member_client(server: &ApiServer, name: &str) -> Result<kube::Client, A
                 secret_ref.namespace, secret_ref.name
             ))
         })?;
-    let kubeconfig = member_kubeconfig(&cluster, &secret).map_err(|message| {
+    let data = secret_data(&secret).map_err(|message| {
         ApiError::service_unavailable(format!("cluster \"{name}\": {message}"))
     })?;
-    let kubeconfig: kube::config::Kubeconfig = serde_json::from_value(kubeconfig)
-        .map_err(|e| ApiError::internal(format!("member kubeconfig: {e}")))?;
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+    if !member_access::has_credentials(&data) {
+        return Err(ApiError::service_unavailable(format!(
+            "cluster \"{name}\": {}",
+            member_access::AccessError::NoCredentials
+        )));
+    }
+    let mut config = member_access::member_config(&cluster, &data)
         .await
-        .map_err(|e| {
-            ApiError::service_unavailable(format!(
-                "cluster \"{name}\": building the member client: {e}"
-            ))
-        })?;
+        .map_err(|e| ApiError::service_unavailable(format!("cluster \"{name}\": {e}")))?;
     config.connect_timeout = Some(CONNECT_TIMEOUT);
     // No read timeout: a proxied watch may be silent for minutes.
     config.read_timeout = None;
@@ -279,54 +273,27 @@ async fn member_client(server: &ApiServer, name: &str) -> Result<kube::Client, A
     })
 }
 
-/// A one-context kubeconfig (JSON) for the member from its Cluster and the Secret object as
-/// stored (`data` values base64-encoded). Pure, so the Secret format is tested without a server.
-pub fn member_kubeconfig(cluster: &Cluster, secret: &Value) -> Result<Value, String> {
-    if cluster.spec.api_endpoint.is_empty() {
-        return Err("spec.apiEndpoint is not set".into());
-    }
-    let data = secret.get("data").and_then(Value::as_object);
-    let field = |key: &str| {
-        data.and_then(|d| d.get(key))
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty())
+/// The stored Secret's `data` (base64 strings) decoded.
+fn secret_data(secret: &Value) -> Result<member_access::SecretData, String> {
+    let Some(data) = secret.get("data").and_then(Value::as_object) else {
+        return Ok(member_access::SecretData::new());
     };
-    let mut cluster_entry = json!({ "server": cluster.spec.api_endpoint });
-    if let Some(ca) = field(SECRET_KEY_CA_BUNDLE) {
-        cluster_entry["certificate-authority-data"] = json!(ca);
-    }
-    if cluster.spec.insecure_skip_tls_verification {
-        cluster_entry["insecure-skip-tls-verify"] = json!(true);
-    }
-    let mut user = json!({});
-    if let Some(token) = field(SECRET_KEY_TOKEN) {
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(token)
-            .map_err(|e| format!("the Secret's token is not base64: {e}"))?;
-        user["token"] = json!(String::from_utf8_lossy(&decoded).trim());
-    }
-    if let (Some(cert), Some(key)) = (field(SECRET_KEY_CLIENT_CERT), field(SECRET_KEY_CLIENT_KEY)) {
-        user["client-certificate-data"] = json!(cert);
-        user["client-key-data"] = json!(key);
-    }
-    if user.as_object().is_some_and(|u| u.is_empty()) {
-        return Err(format!(
-            "the credentials Secret holds neither {SECRET_KEY_TOKEN} nor {SECRET_KEY_CLIENT_CERT}/{SECRET_KEY_CLIENT_KEY}"
-        ));
-    }
-    Ok(json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "member", "cluster": cluster_entry}],
-        "users": [{"name": "member", "user": user}],
-        "contexts": [{"name": "member", "context": {"cluster": "member", "user": "member"}}],
-        "current-context": "member",
-    }))
+    data.iter()
+        .map(|(key, value)| {
+            let text = value.as_str().unwrap_or_default();
+            base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .map(|bytes| (key.clone(), bytes))
+                .map_err(|e| format!("the Secret's {key} is not base64: {e}"))
+        })
+        .collect()
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn proxy_paths_parse() {
@@ -372,49 +339,16 @@ mod tests {
         assert_eq!(verb_of(&Method::CONNECT), None);
     }
 
-    fn cluster(endpoint: &str) -> Cluster {
-        let mut cluster = Cluster::default();
-        cluster.spec.api_endpoint = endpoint.into();
-        cluster
-    }
-
-    fn b64(text: &str) -> String {
-        base64::engine::general_purpose::STANDARD.encode(text)
-    }
-
     #[test]
-    fn kubeconfig_from_token_secret() {
-        let secret = json!({"data": {"caBundle": b64("CA"), "token": b64("tok\n")}});
-        let config = member_kubeconfig(&cluster("https://m:6443"), &secret).unwrap();
-        assert_eq!(config["clusters"][0]["cluster"]["server"], "https://m:6443");
-        assert_eq!(
-            config["clusters"][0]["cluster"]["certificate-authority-data"],
-            b64("CA")
-        );
-        assert_eq!(config["users"][0]["user"]["token"], "tok");
-    }
-
-    #[test]
-    fn kubeconfig_from_certificate_secret() {
-        let secret = json!({"data": {"tls.crt": b64("CERT"), "tls.key": b64("KEY")}});
-        let config = member_kubeconfig(&cluster("https://m:6443"), &secret).unwrap();
-        assert_eq!(
-            config["users"][0]["user"]["client-certificate-data"],
-            b64("CERT")
-        );
-        assert_eq!(config["users"][0]["user"]["client-key-data"], b64("KEY"));
-        assert!(config["users"][0]["user"].get("token").is_none());
-    }
-
-    #[test]
-    fn kubeconfig_errors_are_clear() {
-        let err = member_kubeconfig(&cluster(""), &json!({})).unwrap_err();
-        assert!(err.contains("apiEndpoint"), "{err}");
-        let err = member_kubeconfig(&cluster("https://m"), &json!({"data": {}})).unwrap_err();
-        assert!(err.contains("neither token"), "{err}");
-        let err = member_kubeconfig(&cluster("https://m"), &json!({"data": {"token": "%%"}}))
-            .unwrap_err();
-        assert!(err.contains("not base64"), "{err}");
+    fn stored_secret_data_is_decoded_and_bad_base64_named() {
+        let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+        let data =
+            secret_data(&json!({"data": {"caBundle": b64("CA"), "token": b64("tok")}})).unwrap();
+        assert_eq!(data["caBundle"], b"CA");
+        assert_eq!(data["token"], b"tok");
+        assert!(secret_data(&json!({})).unwrap().is_empty());
+        let err = secret_data(&json!({"data": {"token": "%%"}})).unwrap_err();
+        assert!(err.contains("token is not base64"), "{err}");
     }
 
     #[test]

@@ -7,17 +7,15 @@
 
 use std::time::Duration;
 
-use base64::Engine;
 use k8s_openapi::api::core::v1::Secret;
 use karmada_api::Cluster;
 use karmada_api::cluster::{GROUP, VERSION};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 
 /// Secret keys of the member credentials.
-pub const SECRET_KEY_CA_BUNDLE: &str = "caBundle";
-pub const SECRET_KEY_TOKEN: &str = "token";
-pub const SECRET_KEY_CLIENT_CERT: &str = "tls.crt";
-pub const SECRET_KEY_CLIENT_KEY: &str = "tls.key";
+pub use member_access::{
+    SECRET_KEY_CA_BUNDLE, SECRET_KEY_CLIENT_CERT, SECRET_KEY_CLIENT_KEY, SECRET_KEY_TOKEN,
+};
 
 /// Errors of the cluster controllers' API calls.
 #[derive(Debug, thiserror::Error)]
@@ -86,41 +84,15 @@ pub async fn member_client(
     let secret: Secret = Api::namespaced(control_plane.clone(), &secret_ref.namespace)
         .get(&secret_ref.name)
         .await?;
-    let data = secret.data.unwrap_or_default();
-    let b64 = |key: &str| {
-        data.get(key)
-            .map(|v| base64::engine::general_purpose::STANDARD.encode(&v.0))
-    };
-    let text = |key: &str| {
-        data.get(key)
-            .map(|v| String::from_utf8_lossy(&v.0).trim().to_string())
-    };
-    let mut cluster_entry = serde_json::json!({ "server": cluster.spec.api_endpoint });
-    if let Some(ca) = b64(SECRET_KEY_CA_BUNDLE) {
-        cluster_entry["certificate-authority-data"] = ca.into();
-    }
-    if cluster.spec.insecure_skip_tls_verification {
-        cluster_entry["insecure-skip-tls-verify"] = true.into();
-    }
-    let mut user = serde_json::json!({});
-    if let Some(token) = text(SECRET_KEY_TOKEN) {
-        user["token"] = token.into();
-    }
-    if let (Some(cert), Some(key)) = (b64(SECRET_KEY_CLIENT_CERT), b64(SECRET_KEY_CLIENT_KEY)) {
-        user["client-certificate-data"] = cert.into();
-        user["client-key-data"] = key.into();
-    }
-    let kubeconfig = serde_json::json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "member", "cluster": cluster_entry}],
-        "users": [{"name": "member", "user": user}],
-        "contexts": [{"name": "member", "context": {"cluster": "member", "user": "member"}}],
-        "current-context": "member",
-    });
-    let kubeconfig: kube::config::Kubeconfig = serde_json::from_value(kubeconfig)?;
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+    let data: member_access::SecretData = secret
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, value)| (key, value.0))
+        .collect();
+    let mut config = member_access::member_config(cluster, &data)
         .await
-        .map_err(|e| fail(format!("building the member client: {e}")))?;
+        .map_err(|e| fail(e.to_string()))?;
     config.connect_timeout = Some(timeout);
     config.read_timeout = Some(timeout);
     config.write_timeout = Some(timeout);
