@@ -29,6 +29,7 @@ mod impersonation;
 pub mod metered_store;
 pub mod namespaces;
 pub mod objects;
+pub mod provided;
 pub mod proxy;
 pub mod registry;
 pub mod respond;
