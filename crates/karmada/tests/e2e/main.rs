@@ -9,6 +9,7 @@ mod cluster_proxy;
 mod clusters;
 mod crash;
 mod failover;
+mod federatedhpa;
 mod ha;
 mod harness;
 mod karmadactl;
