@@ -31,6 +31,7 @@ pub mod namespaces;
 pub mod objects;
 pub mod provided;
 pub mod proxy;
+mod quota_admission;
 pub mod registry;
 pub mod respond;
 mod reviews;

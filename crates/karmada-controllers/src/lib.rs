@@ -25,6 +25,7 @@ pub mod detector;
 pub mod execution;
 pub mod failover;
 pub mod federatedhpa;
+pub mod federatedresourcequota;
 pub mod keys;
 pub mod mcs;
 pub mod metrics;

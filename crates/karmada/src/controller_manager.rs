@@ -466,6 +466,14 @@ impl Controllers {
                 cancel.child_token(),
             ));
         }
+        if enabled("federatedResourceQuotaSync") || enabled("federatedResourceQuotaStatus") {
+            tasks.spawn(
+                karmada_controllers::federatedresourcequota::controller::run(
+                    client.clone(),
+                    cancel.child_token(),
+                ),
+            );
+        }
         if enabled("workloadRebalancer") {
             tasks.spawn(karmada_controllers::workload_rebalancer::run(
                 client.clone(),

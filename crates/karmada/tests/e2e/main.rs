@@ -10,6 +10,7 @@ mod clusters;
 mod crash;
 mod failover;
 mod federatedhpa;
+mod federatedresourcequota;
 mod ha;
 mod harness;
 mod karmadactl;
