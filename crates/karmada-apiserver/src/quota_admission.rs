@@ -12,8 +12,7 @@ use karmada_api::policy::FederatedResourceQuota;
 use karmada_api::policy::quota_usage::{add, binding_usage, exceeded};
 use serde_json::Value;
 
-use crate::handlers::read::{ListParams, list_objects};
-use crate::selectors::Filter;
+use crate::handlers::read::list_items;
 use crate::server::ApiServer;
 
 fn is_resource_binding(def: &ResourceDef) -> bool {
@@ -25,24 +24,12 @@ async fn stored(
     group: &str,
     version: &str,
     plural: &str,
-    kind: &str,
     namespace: &str,
 ) -> Result<Vec<Value>, ApiError> {
-    let Some(def) = server.registry().lookup(group, version, plural) else {
-        return Ok(Vec::new());
-    };
-    let params = ListParams {
-        filter: Filter::everything(kind),
-        limit: 0,
-        continue_token: None,
-        resource_version: None,
-        version_match: None,
-    };
-    let list = list_objects(server, &def, Some(namespace), &params).await?;
-    Ok(match list.get("items") {
-        Some(Value::Array(items)) => items.clone(),
-        _ => Vec::new(),
-    })
+    match server.registry().lookup(group, version, plural) {
+        Some(def) => list_items(server, &def, Some(namespace)).await,
+        None => Ok(Vec::new()),
+    }
 }
 
 /// Refuses `object` (a ResourceBinding being written over `old`) when it would exceed a quota.
@@ -72,7 +59,6 @@ pub async fn check(
         karmada_api::policy::GROUP,
         karmada_api::policy::VERSION,
         "federatedresourcequotas",
-        "FederatedResourceQuota",
         namespace,
     )
     .await?;
@@ -86,7 +72,6 @@ pub async fn check(
         "work.karmada.io",
         "v1alpha2",
         "resourcebindings",
-        "ResourceBinding",
         namespace,
     )
     .await?

@@ -9,6 +9,8 @@ use k8s_openapi::api::autoscaling::v2::{
     HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscalerBehavior,
 };
 
+use super::replica_calculator::ceil_replicas;
+
 /// A recommendation and when it was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Recommendation {
@@ -267,7 +269,7 @@ fn rate_limited(
                 let start = period_start(&p);
                 match p.type_.as_str() {
                     "Pods" => start.saturating_add(p.value),
-                    _ => ceil_i32(f64::from(start) * (1.0 + f64::from(p.value) / 100.0)),
+                    _ => ceil_replicas(f64::from(start) * (1.0 + f64::from(p.value) / 100.0)),
                 }
             });
             let picked = if select == "Min" {
@@ -314,15 +316,6 @@ fn rate_limited(
         }
     }
     (desired, WITHIN_RANGE)
-}
-
-fn ceil_i32(value: f64) -> i32 {
-    let ceiled = value.ceil();
-    if ceiled >= f64::from(i32::MAX) {
-        i32::MAX
-    } else {
-        ceiled as i32
-    }
 }
 
 /// Records a scale from `previous` to `new` (kube keeps events only when a behavior is set),

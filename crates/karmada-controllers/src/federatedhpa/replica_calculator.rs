@@ -226,12 +226,8 @@ pub struct MetricInputs<'a> {
     pub now: Timestamp,
 }
 
-/// A Resource (or ContainerResource) metric with a Utilization target of `percent`.
-pub fn utilization_replicas(
-    inputs: MetricInputs<'_>,
-    percent: i32,
-    config: &CalculatorConfig,
-) -> Result<Proposal, CalculationError> {
+/// kube's first checks: some metrics were returned, and the selector found pods.
+fn require_metrics_and_pods(inputs: &MetricInputs<'_>) -> Result<(), CalculationError> {
     if inputs.metrics.is_empty() {
         return Err(CalculationError::NoMetrics {
             resource: inputs.resource.to_string(),
@@ -240,6 +236,16 @@ pub fn utilization_replicas(
     if inputs.pods.is_empty() {
         return Err(CalculationError::NoPods);
     }
+    Ok(())
+}
+
+/// A Resource (or ContainerResource) metric with a Utilization target of `percent`.
+pub fn utilization_replicas(
+    inputs: MetricInputs<'_>,
+    percent: i32,
+    config: &CalculatorConfig,
+) -> Result<Proposal, CalculationError> {
+    require_metrics_and_pods(&inputs)?;
     let requests = pod_requests(inputs.pods, inputs.resource, inputs.container)?;
     let target = Target::Utilization {
         percent: percent.max(1),
@@ -256,14 +262,7 @@ pub fn average_value_replicas(
     target: i64,
     config: &CalculatorConfig,
 ) -> Result<Proposal, CalculationError> {
-    if inputs.metrics.is_empty() {
-        return Err(CalculationError::NoMetrics {
-            resource: inputs.resource.to_string(),
-        });
-    }
-    if inputs.pods.is_empty() {
-        return Err(CalculationError::NoPods);
-    }
+    require_metrics_and_pods(&inputs)?;
     calculate(
         inputs,
         Target::AverageValue(target.max(1)),
@@ -272,7 +271,8 @@ pub fn average_value_replicas(
     )
 }
 
-fn ceil_replicas(value: f64) -> i32 {
+/// `value` rounded up, saturating at `i32::MAX`.
+pub fn ceil_replicas(value: f64) -> i32 {
     let ceiled = value.ceil();
     if ceiled >= f64::from(i32::MAX) {
         i32::MAX

@@ -7,9 +7,8 @@ use apimachinery::{ApiError, ResourceDef};
 use async_trait::async_trait;
 use jiff::Timestamp;
 use karmada_apiserver::ApiServer;
-use karmada_apiserver::handlers::read::{ListParams, list_objects};
+use karmada_apiserver::handlers::read::list_items;
 use karmada_apiserver::provided::ProvidedResources;
-use karmada_apiserver::selectors::Filter;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -31,25 +30,13 @@ impl SimMetrics {
 async fn stored(
     server: &ApiServer,
     plural: &str,
-    kind: &str,
     namespace: Option<&str>,
 ) -> Result<Vec<Value>, ApiError> {
     let def = server
         .registry()
         .lookup("", "v1", plural)
         .ok_or_else(|| ApiError::internal(format!("{plural} are not served")))?;
-    let params = ListParams {
-        filter: Filter::everything(kind),
-        limit: 0,
-        continue_token: None,
-        resource_version: None,
-        version_match: None,
-    };
-    let list = list_objects(server, &def, namespace, &params).await?;
-    Ok(match list.get("items") {
-        Some(Value::Array(items)) => items.clone(),
-        _ => Vec::new(),
-    })
+    list_items(server, &def, namespace).await
 }
 
 #[async_trait]
@@ -67,14 +54,14 @@ impl ProvidedResources for SimMetrics {
         let loads = self.faults.borrow().loads.clone();
         let now = Timestamp::now();
         match def.kind.as_str() {
-            "PodMetrics" => Ok(stored(server, "pods", "Pod", namespace)
+            "PodMetrics" => Ok(stored(server, "pods", namespace)
                 .await?
                 .iter()
                 .filter_map(|pod| resource_metrics::pod_metrics(pod, &loads, now))
                 .collect()),
             _ => {
-                let pods = stored(server, "pods", "Pod", None).await?;
-                Ok(stored(server, "nodes", "Node", None)
+                let pods = stored(server, "pods", None).await?;
+                Ok(stored(server, "nodes", None)
                     .await?
                     .iter()
                     .map(|node| resource_metrics::node_metrics(node, &pods, &loads, now))
