@@ -28,6 +28,15 @@ pub const VERBS: [&str; 8] = [
     "watch",
 ];
 
+/// The verbs `def` supports: every one, or get and list for a read-only kind.
+fn verbs_of(def: &ResourceDef) -> Value {
+    if crate::metrics_api::is_read_only(def) {
+        json!(crate::metrics_api::READ_ONLY_VERBS)
+    } else {
+        json!(VERBS)
+    }
+}
+
 /// Verbs of the `status` and `scale` subresources.
 pub const SUBRESOURCE_VERBS: [&str; 3] = ["get", "patch", "update"];
 
@@ -81,7 +90,7 @@ fn aggregated_resource(def: &ResourceDef) -> Value {
         }),
     );
     resource.insert("singularResource".into(), json!(def.singular));
-    resource.insert("verbs".into(), json!(VERBS));
+    resource.insert("verbs".into(), verbs_of(def));
     if !def.short_names.is_empty() {
         resource.insert("shortNames".into(), json!(def.short_names));
     }
@@ -176,7 +185,7 @@ pub fn legacy_resource_list(defs: &[ResourceDef], group: &str, version: &str) ->
         resource.insert("singularName".into(), json!(def.singular));
         resource.insert("namespaced".into(), json!(def.namespaced));
         resource.insert("kind".into(), json!(def.kind));
-        resource.insert("verbs".into(), json!(VERBS));
+        resource.insert("verbs".into(), verbs_of(def));
         if !def.short_names.is_empty() {
             resource.insert("shortNames".into(), json!(def.short_names));
         }

@@ -11,6 +11,7 @@ pub mod builtin;
 pub mod conversion;
 pub mod discovery;
 mod hash;
+pub mod metrics_api;
 pub mod openapi;
 mod patch_extensions;
 pub mod protobuf;

@@ -8,6 +8,7 @@ mod override_policy;
 mod placement;
 mod propagation;
 mod quota;
+pub mod quota_usage;
 mod taint_policy;
 
 pub use override_policy::*;

@@ -581,6 +581,23 @@ async fn resource(
         Output::Json
     };
     let include = Include::parse(ctx.q("includeObject").as_deref())?;
+    if let Some(provider) = server.provider_of(&def) {
+        return match (verb, sub) {
+            ("get", None) => {
+                let object = crate::provided::get(provider, server, &def, ns, name).await?;
+                Ok(render(&def, StatusCode::OK, object, output, include, &[]))
+            }
+            ("list", None) => {
+                let params = ListParams::parse(&def.kind, query)?;
+                let list = crate::provided::list(provider, server, &def, ns, &params).await?;
+                Ok(render_list(&def, list, output, include))
+            }
+            _ => Err(ApiError::method_not_allowed(format!(
+                "{} is read-only: only get and list are served ({verb})",
+                def.group_resource()
+            ))),
+        };
+    }
     match verb {
         "get" => {
             let object = match sub {

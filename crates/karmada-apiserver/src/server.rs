@@ -57,6 +57,8 @@ pub struct ApiServerOptions {
     /// Mints ServiceAccount tokens (the `serviceaccounts/token` subresource and token Secrets);
     /// `None` serves neither.
     pub service_account_tokens: Option<Arc<ServiceAccountTokens>>,
+    /// Read-only kinds served from a provider, not the store (`metrics.k8s.io`).
+    pub provided: Vec<Arc<dyn crate::provided::ProvidedResources>>,
 }
 
 /// What minting ServiceAccount tokens needs: the signing key, and the CA a token Secret carries
@@ -80,6 +82,7 @@ impl Default for ApiServerOptions {
             bootstrap_objects: Vec::new(),
             kubernetes_version: None,
             service_account_tokens: None,
+            provided: Vec::new(),
         }
     }
 }
@@ -135,6 +138,7 @@ impl ApiServer {
         let mut defs = apiserver_views::builtin::resource_defs();
         defs.extend(crate::hooks::karmada_defs());
         defs.extend(options.extra_defs.iter().cloned());
+        defs.extend(options.provided.iter().flat_map(|p| p.defs()));
         let metrics = Metrics::new();
         let store: Arc<dyn Store> = Arc::new(crate::metered_store::MeteredStore::new(
             store,
@@ -179,6 +183,22 @@ impl ApiServer {
     pub async fn shutdown(&self) {
         self.options.cancel.cancel();
         self.tasks.wait().await;
+    }
+
+    /// The provider serving `def`, when it is not a stored kind.
+    pub fn provider_of(
+        &self,
+        def: &ResourceDef,
+    ) -> Option<&dyn crate::provided::ProvidedResources> {
+        self.options
+            .provided
+            .iter()
+            .find(|p| {
+                p.defs().iter().any(|d| {
+                    d.group == def.group && d.version == def.version && d.plural == def.plural
+                })
+            })
+            .map(Arc::as_ref)
     }
 
     /// The current snapshot of served kinds.

@@ -24,6 +24,8 @@ pub mod descheduler;
 pub mod detector;
 pub mod execution;
 pub mod failover;
+pub mod federatedhpa;
+pub mod federatedresourcequota;
 pub mod keys;
 pub mod mcs;
 pub mod metrics;

@@ -26,6 +26,7 @@ use karmada_controllers::detector::controller::DetectorConfig;
 use karmada_controllers::detector::skip::DetectorFilter;
 use karmada_controllers::execution::{ExecutionConfig, ExecutionMetrics, ServedClusters};
 use karmada_controllers::failover::{FailoverConfig, FailoverMetrics};
+use karmada_controllers::federatedhpa::controller::FederatedHpaConfig;
 use karmada_controllers::namespace::controller::NamespaceSyncConfig;
 use karmada_controllers::reserved::{SkippedApis, SkippedNamespaces};
 use karmada_controllers::runtime::leader_election::{LeaderElectionConfig, run_leader_elected};
@@ -112,6 +113,8 @@ pub struct ControllerManagerOptions {
     pub unschedulable_threshold: Duration,
     #[command(flatten)]
     pub concurrency: ConcurrencyArgs,
+    #[command(flatten)]
+    pub hpa: HpaArgs,
     #[arg(long, default_value = "*", value_parser = ControllerSet::parse, help = controller_set::help())]
     pub controllers: ControllerSet,
     /// Comma-separated namespaces that should be skipped from propagating (regular expressions, each matched
@@ -147,6 +150,54 @@ pub struct ConcurrencyArgs {
     pub concurrent_dependent_resource_syncs: u16,
 }
 
+/// The FederatedHPA controller's settings, under Karmada's flag names and defaults.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct HpaArgs {
+    /// The period for syncing the number of pods in horizontal pod autoscaler.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub horizontal_pod_autoscaler_sync_period: Duration,
+    /// The period for which autoscaler will look backwards and not scale down below any recommendation it made
+    /// during that period.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub horizontal_pod_autoscaler_downscale_stabilization: Duration,
+    /// The minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod autoscaler to
+    /// consider scaling.
+    #[arg(long, default_value_t = 0.1)]
+    pub horizontal_pod_autoscaler_tolerance: f64,
+    /// The period after pod start when CPU samples might be skipped.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub horizontal_pod_autoscaler_cpu_initialization_period: Duration,
+    /// The period after pod start during which readiness changes will be treated as initial readiness.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub horizontal_pod_autoscaler_initial_readiness_delay: Duration,
+}
+
+impl HpaArgs {
+    fn config(&self) -> anyhow::Result<FederatedHpaConfig> {
+        use karmada_controllers::federatedhpa::evaluate::EvaluationConfig;
+        use karmada_controllers::federatedhpa::replica_calculator::CalculatorConfig;
+        let signed = jiff::SignedDuration::try_from;
+        Ok(FederatedHpaConfig {
+            sync_period: self.horizontal_pod_autoscaler_sync_period,
+            evaluation: EvaluationConfig {
+                calculator: CalculatorConfig {
+                    tolerance: self.horizontal_pod_autoscaler_tolerance,
+                    cpu_initialization_period: signed(
+                        self.horizontal_pod_autoscaler_cpu_initialization_period,
+                    )?,
+                    initial_readiness_delay: signed(
+                        self.horizontal_pod_autoscaler_initial_readiness_delay,
+                    )?,
+                },
+                downscale_stabilization: signed(
+                    self.horizontal_pod_autoscaler_downscale_stabilization,
+                )?,
+            },
+            ..FederatedHpaConfig::default()
+        })
+    }
+}
+
 /// Everything the controllers need, built once; each leadership term starts them from it.
 pub struct Controllers {
     client: kube::Client,
@@ -161,6 +212,7 @@ pub struct Controllers {
     descheduler: Option<DeschedulerConfig>,
     descheduler_metrics: DeschedulerMetrics,
     concurrency: ConcurrencyArgs,
+    hpa: FederatedHpaConfig,
     controllers: ControllerSet,
     gates: FeatureGates,
     filter: DetectorFilter,
@@ -232,6 +284,7 @@ impl Controllers {
             }),
             descheduler_metrics: DeschedulerMetrics::register(registry),
             concurrency: options.concurrency,
+            hpa: options.hpa.config()?,
             controllers: options.controllers.clone(),
             gates: gates.clone(),
             filter,
@@ -403,6 +456,23 @@ impl Controllers {
                 informers.clone(),
                 cancel.child_token(),
             ));
+        }
+        if enabled("federatedHorizontalPodAutoscaler") {
+            tasks.spawn(karmada_controllers::federatedhpa::controller::run(
+                client.clone(),
+                informers.clone(),
+                members.clone(),
+                self.hpa.clone(),
+                cancel.child_token(),
+            ));
+        }
+        if enabled("federatedResourceQuotaSync") || enabled("federatedResourceQuotaStatus") {
+            tasks.spawn(
+                karmada_controllers::federatedresourcequota::controller::run(
+                    client.clone(),
+                    cancel.child_token(),
+                ),
+            );
         }
         if enabled("workloadRebalancer") {
             tasks.spawn(karmada_controllers::workload_rebalancer::run(

@@ -16,6 +16,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use karmada_apiserver::server::ServiceAccountTokens;
 use member_sim::SimConfig;
 use member_sim::faults::Fault;
+use member_sim::resource_metrics::Load;
 use member_sim::runtime::{ClusterOptions, RunningCluster, cluster, faults_file};
 use tokio_util::sync::CancellationToken;
 
@@ -36,6 +37,9 @@ pub struct MemberSimArgs {
 pub enum MemberSimAction {
     /// Injects (or clears) a fault in a running member-sim.
     Fault(FaultArgs),
+    /// Sets the CPU and memory the matching pods of a running member-sim report through
+    /// metrics.k8s.io (`kubectl top`, FederatedHPA); a later load for the same selector replaces it.
+    Load(LoadArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -115,6 +119,27 @@ pub struct FaultArgs {
     pub fault: Vec<String>,
 }
 
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// The running member-sim's --data-dir.
+    #[arg(long)]
+    pub data_dir: PathBuf,
+    /// The cluster to change.
+    #[arg(long)]
+    pub name: String,
+    #[arg(long, short = 'n', default_value = "default")]
+    pub namespace: String,
+    /// The pods, e.g. app=web (empty: every pod of the namespace).
+    #[arg(long, short = 'l', default_value = "")]
+    pub selector: String,
+    /// CPU each pod uses, e.g. 400m.
+    #[arg(long, default_value = "0")]
+    pub cpu: String,
+    /// Memory each pod uses, e.g. 128Mi.
+    #[arg(long, default_value = "0")]
+    pub memory: String,
+}
+
 /// Room for 16,384 nodes' /24 pod ranges, outside the default service range.
 const LARGE_POD_CIDR: &str = "100.64.0.0/10";
 
@@ -144,6 +169,7 @@ fn parse_delay(text: &str) -> Result<jiff::SignedDuration, String> {
 pub async fn run(args: MemberSimArgs) -> anyhow::Result<()> {
     match args.action {
         Some(MemberSimAction::Fault(fault)) => inject(fault),
+        Some(MemberSimAction::Load(load)) => set_load(load),
         None => serve(*args.run).await,
     }
 }
@@ -154,6 +180,17 @@ fn inject(args: FaultArgs) -> anyhow::Result<()> {
     let path = faults_file::path(&args.data_dir, &args.name);
     let faults = faults_file::apply(&path, fault)?;
     println!("member-sim {}: {faults}", args.name);
+    Ok(())
+}
+
+fn set_load(args: LoadArgs) -> anyhow::Result<()> {
+    let load = Load::parse(&args.namespace, &args.selector, &args.cpu, &args.memory)?;
+    let path = faults_file::path(&args.data_dir, &args.name);
+    faults_file::apply(&path, Fault::Load(load))?;
+    println!(
+        "member-sim {}: pods {{{}}} in {} use cpu {} memory {}",
+        args.name, args.selector, args.namespace, args.cpu, args.memory
+    );
     Ok(())
 }
 

@@ -11,6 +11,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::resource_metrics::Load;
+
 /// The accepted forms, quoted in every parse error.
 pub const ACCEPTED_FORMS: &str = "notready | unreachable | latency DURATION (e.g. 200ms, 2s) | \
      error-rate FRACTION (0..1, e.g. 0.5) | node-notready NODE | crash WORKLOAD | clear";
@@ -30,6 +32,8 @@ pub enum Fault {
     NodeNotReady(String),
     /// The workload's pods stop being ready (`NAME` or `NAMESPACE/NAME` of the top owner).
     Crash(String),
+    /// Pods a selector matches report this usage (`karmada member-sim load`).
+    Load(Load),
     /// Remove every fault.
     Clear,
 }
@@ -124,6 +128,11 @@ impl fmt::Display for Fault {
             Fault::ErrorRate(rate) => write!(f, "error-rate {rate}"),
             Fault::NodeNotReady(node) => write!(f, "node-notready {node}"),
             Fault::Crash(workload) => write!(f, "crash {workload}"),
+            Fault::Load(load) => write!(
+                f,
+                "load {}/{{{}}} cpu={}m memory={}",
+                load.namespace, load.selector, load.cpu_millis, load.memory_bytes
+            ),
             Fault::Clear => f.write_str("clear"),
         }
     }
@@ -139,6 +148,8 @@ pub struct Faults {
     pub error_rate: f64,
     pub not_ready_nodes: BTreeSet<String>,
     pub crashed_workloads: BTreeSet<String>,
+    /// The usage pods report (see [`crate::resource_metrics`]); not a fault, but state a test sets the same way.
+    pub loads: Vec<Load>,
 }
 
 impl Faults {
@@ -158,6 +169,11 @@ impl Faults {
             }
             Fault::Crash(workload) => {
                 self.crashed_workloads.insert(workload);
+            }
+            Fault::Load(load) => {
+                self.loads
+                    .retain(|l| (&l.namespace, &l.selector) != (&load.namespace, &load.selector));
+                self.loads.push(load);
             }
             Fault::Clear => *self = Faults::default(),
         }
@@ -187,6 +203,7 @@ impl Faults {
                 .map(Fault::NodeNotReady),
         );
         commands.extend(self.crashed_workloads.iter().cloned().map(Fault::Crash));
+        commands.extend(self.loads.iter().cloned().map(Fault::Load));
         commands
     }
 

@@ -27,6 +27,7 @@
 //! - [`scale_mode`]: workload status from node capacity without Pod objects; its
 //!   [`scale_mode::reconcile`] stands in for the scheduler, kubelet and workload controllers.
 //! - [`faults`]: the fault commands and the persisted fault state.
+//! - [`resource_metrics`]: `metrics.k8s.io` PodMetrics and NodeMetrics from the load a test sets.
 //!
 //! Not modeled: the API server itself (defaulting, validation, namespaces, garbage collection),
 //! graceful termination (deletes are immediate), probes and restarts over time, preemption and
@@ -57,6 +58,7 @@ pub mod pods;
 pub mod predicates;
 pub mod quantity;
 pub mod replicaset;
+pub mod resource_metrics;
 pub mod resources;
 pub mod rollout;
 pub mod runtime;

@@ -55,6 +55,7 @@ async fn create_stored(
     };
     let mut warnings = validate_fields(def, &mut object, options)?;
     warnings.extend(early_warnings);
+    crate::quota_admission::check(server, def, &object, None).await?;
     let mut object = convert::to_storage(def, object)?;
     let now = jiff::Timestamp::now();
     objects::prepare_create(def, &mut object, now, uuid::Uuid::new_v4(), rand::random())?;

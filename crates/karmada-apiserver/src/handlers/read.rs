@@ -125,6 +125,27 @@ pub async fn list_objects(
     }))
 }
 
+/// Every object of `def` in `namespace` (all namespaces when `None`), no selectors, one snapshot: for the
+/// server's own readers (providers, admission checks).
+pub async fn list_items(
+    server: &ApiServer,
+    def: &ResourceDef,
+    namespace: Option<&str>,
+) -> Result<Vec<Value>, ApiError> {
+    let params = ListParams {
+        filter: Filter::everything(&def.kind),
+        limit: 0,
+        continue_token: None,
+        resource_version: None,
+        version_match: None,
+    };
+    let mut list = list_objects(server, def, namespace, &params).await?;
+    Ok(match list.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    })
+}
+
 /// The same list as [`list_objects`], already serialised: items are spliced from the stored
 /// bytes without being parsed when no selector needs to look inside them. This is what keeps a
 /// LIST of ten thousand objects cheap.

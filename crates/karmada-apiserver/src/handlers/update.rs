@@ -261,6 +261,7 @@ async fn try_commit(
     if part == Part::Main {
         let requested = objects::finalizers(&next);
         warnings.extend(admit(server, def, &mut next, Some(live))?);
+        crate::quota_admission::check(server, def, &next, Some(live)).await?;
         if objects::is_deleting(live) {
             // Admission may not hold a deleting object back with finalizers of its own.
             let kept: Vec<String> = objects::finalizers(&next)

@@ -9,6 +9,8 @@ mod cluster_proxy;
 mod clusters;
 mod crash;
 mod failover;
+mod federatedhpa;
+mod federatedresourcequota;
 mod ha;
 mod harness;
 mod karmadactl;

@@ -674,3 +674,94 @@ fn count_runs_several_clusters_each_with_its_own_kubeconfig() {
         "each cluster listens on its own port"
     );
 }
+
+impl MemberSim {
+    /// `karmada member-sim load` for the first cluster.
+    fn load(&self, args: &[&str]) -> Run {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_karmada"));
+        command
+            .args(["member-sim", "load", "--data-dir"])
+            .arg(self.data())
+            .args(["--name", &self.names[0]])
+            .args(args);
+        Run::from(command.output().expect("run karmada member-sim load"))
+    }
+}
+
+/// `(name, cpu, memory)` rows of `kubectl top pods|nodes --no-headers`; none while it fails
+/// (kubectl says "metrics not available yet" until the pods run).
+fn top_rows(run: Run) -> Vec<Vec<String>> {
+    if run.ok() {
+        rows(&run.stdout)
+    } else {
+        Vec::new()
+    }
+}
+
+#[test]
+fn kubectl_top_shows_the_load_set_on_matching_pods() {
+    let sim = MemberSim::start("member1", &["--nodes", "1"]);
+    sim.apply(&deployment("web", 2, "100m", "nginx:1.25", ""));
+    sim.apply(&deployment("db", 1, "100m", "nginx:1.25", ""));
+    for name in ["deploy/web", "deploy/db"] {
+        sim.kubectl(&["rollout", "status", name, "--timeout=60s"])
+            .success();
+    }
+    let refused = sim.load(&["--selector", "app=web", "--cpu", "lots"]);
+    let message = refused.failure();
+    assert!(message.contains("expected a quantity"), "{message}");
+
+    sim.load(&[
+        "--selector",
+        "app=web",
+        "--cpu",
+        "400m",
+        "--memory",
+        "128Mi",
+    ])
+    .success();
+    sim.wait_for("web pods at 400m", CONDITION_TIMEOUT, || {
+        let pods = top_rows(sim.kubectl(&["top", "pods", "-l", "app=web", "--no-headers"]));
+        pods.len() == 2 && pods.iter().all(|p| p[1] == "400m" && p[2] == "128Mi")
+    });
+    let db = top_rows(sim.kubectl(&["top", "pods", "-l", "app=db", "--no-headers"]));
+    assert_eq!(db.len(), 1, "{db:?}");
+    assert_eq!(db[0][1], "0m", "no load set on db: {db:?}");
+    let nodes = top_rows(sim.kubectl(&["top", "nodes", "--no-headers"]));
+    assert_eq!(nodes.len(), 1, "{nodes:?}");
+    assert_eq!(nodes[0][1], "800m", "the node sums its pods: {nodes:?}");
+
+    // The API itself, as the HPA reads it: one pod by name, and discovery lists only get and list.
+    let pod = &db[0][0];
+    let one = sim
+        .kubectl(&[
+            "get",
+            "--raw",
+            &format!("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/{pod}"),
+        ])
+        .json();
+    assert_eq!(one["kind"], "PodMetrics");
+    assert_eq!(one["containers"][0]["name"], "main");
+    let resources = sim
+        .kubectl(&["get", "--raw", "/apis/metrics.k8s.io/v1beta1"])
+        .json();
+    let pods = resources["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["name"] == "pods"))
+        .expect("pods listed");
+    assert_eq!(pods["verbs"], serde_json::json!(["get", "list"]));
+    let write = sim.kubectl(&[
+        "delete",
+        "--raw",
+        &format!("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/{pod}"),
+    ]);
+    let message = write.failure();
+    assert!(message.contains("read-only"), "{message}");
+
+    sim.load(&["--selector", "app=web", "--cpu", "50m"])
+        .success();
+    sim.wait_for("web pods at 50m", CONDITION_TIMEOUT, || {
+        let pods = top_rows(sim.kubectl(&["top", "pods", "-l", "app=web", "--no-headers"]));
+        pods.len() == 2 && pods.iter().all(|p| p[1] == "50m")
+    });
+}

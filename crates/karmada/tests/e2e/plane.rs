@@ -329,6 +329,30 @@ impl Plane {
 }
 
 impl Plane {
+    /// `karmada member-sim load` on member `member`, e.g. `&["--selector", "app=web", "--cpu", "400m"]`.
+    pub fn load(&self, member: &str, args: &[&str]) {
+        Run::from(
+            Command::new(bin("karmada"))
+                .args(["member-sim", "load", "--data-dir"])
+                .arg(&self.members_dir)
+                .args(["--name", member])
+                .args(args)
+                .output()
+                .expect("run karmada member-sim load"),
+        )
+        .success();
+    }
+
+    /// Applies `manifest` (YAML) to the control plane, kept as `NAME.yaml` in the plane's directory.
+    pub fn apply(&self, name: &str, manifest: &str) {
+        let path = self.karmada.dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&path, manifest).expect("write manifest");
+        self.kubectl(&["apply", "-f", path.to_str().expect("utf-8 path")])
+            .success();
+    }
+}
+
+impl Plane {
     /// Like [`Plane::start`], with extra `karmada apiserver` flags (e.g. `--token-auth-file`).
     pub fn start_with_server_args(members: &[&str], server_args: &[&str]) -> Plane {
         Self::assemble(Server::start_with(server_args), members, Some(&[]))

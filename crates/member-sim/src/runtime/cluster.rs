@@ -30,6 +30,7 @@ use crate::runtime::controller::{self, ControllerOptions};
 use crate::runtime::dns;
 use crate::runtime::fault_layer::FaultLayer;
 use crate::runtime::faults_file;
+use crate::runtime::metrics_api::SimMetrics;
 use crate::runtime::watch::{Observed, watch_kind};
 use crate::runtime::writer::{self, WriteError, Written};
 
@@ -110,6 +111,11 @@ pub async fn start(
     let initial = nodes::initial_objects(&config, Timestamp::now())?;
     let address = listener.local_addr().map_err(StartError::Listener)?;
 
+    let initial_faults = faults_file::read(&faults_path).unwrap_or_else(|error| {
+        tracing::warn!(%error, "ignoring the fault file");
+        Faults::default()
+    });
+    let (faults_sender, faults) = watch::channel(initial_faults);
     let server_options = ApiServerOptions {
         cancel: cancel.clone(),
         advertise_address: address.to_string(),
@@ -123,6 +129,7 @@ pub async fn start(
             .chain(apiserver_auth::rbac::bootstrap::bootstrap_cluster_role_bindings())
             .collect(),
         service_account_tokens,
+        provided: vec![SimMetrics::new(faults.clone())],
         ..ApiServerOptions::default()
     };
     let compactor =
@@ -168,11 +175,6 @@ pub async fn start(
         dns: dns_server,
     };
 
-    let initial_faults = faults_file::read(&faults_path).unwrap_or_else(|error| {
-        tracing::warn!(%error, "ignoring the fault file");
-        Faults::default()
-    });
-    let (faults_sender, faults) = watch::channel(initial_faults);
     tasks.spawn(faults_file::poll(
         faults_path,
         faults_sender,

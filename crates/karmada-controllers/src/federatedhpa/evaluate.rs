@@ -1,0 +1,493 @@
+//! One evaluation of one FederatedHPA, pure: from what the controller observed (the template's
+//! replicas, the members' pods and their metrics), the remembered history and `now`, to the replicas
+//! to set and the status (current metrics, Karmada's AbleToScale, ScalingActive and ScalingLimited
+//! conditions). The controller writes both; a failed write keeps the old history.
+
+use std::collections::BTreeMap;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::autoscaling::v2::{
+    ContainerResourceMetricStatus, HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerStatus,
+    MetricSpec, MetricStatus, MetricValueStatus, ResourceMetricStatus,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use karmada_api::autoscaling::FederatedHPA;
+
+use super::normalize::{self, Bounds, History};
+use super::replica_calculator::{
+    CalculatorConfig, MetricInputs, PodMetric, PodSample, Proposal, average_value_replicas,
+    utilization_replicas,
+};
+
+/// The controller's tunables.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EvaluationConfig {
+    pub calculator: CalculatorConfig,
+    /// `--horizontal-pod-autoscaler-downscale-stabilization` (5 minutes).
+    pub downscale_stabilization: SignedDuration,
+}
+
+impl Default for EvaluationConfig {
+    fn default() -> Self {
+        Self {
+            calculator: CalculatorConfig::default(),
+            downscale_stabilization: SignedDuration::from_mins(5),
+        }
+    }
+}
+
+/// A pod's usage as metrics.k8s.io reported it: per container, per resource, thousandths.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PodUsage {
+    pub timestamp: Timestamp,
+    pub window: SignedDuration,
+    pub containers: Vec<(String, BTreeMap<String, i64>)>,
+}
+
+/// What the controller saw for one FederatedHPA.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Observation {
+    /// The template's `spec.replicas`; `None` when the target could not be read.
+    pub template_replicas: Option<i32>,
+    /// Why the target could not be read (with `template_replicas: None`).
+    pub target_error: Option<String>,
+    /// The members' total `spec.replicas` of the target (0: no member reported it).
+    pub member_replicas: i32,
+    /// Every member's pods of the target, names unique across members.
+    pub pods: Vec<PodSample>,
+    /// Usage by pod name.
+    pub usage: BTreeMap<String, PodUsage>,
+}
+
+/// What to do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// The template's new replicas, when they change.
+    pub scale_to: Option<i32>,
+    /// Why (the Event's reason text).
+    pub reason: String,
+    pub status: HorizontalPodAutoscalerStatus,
+    /// A problem to report (an Event), even when scaling proceeds.
+    pub problem: Option<(&'static str, String)>,
+}
+
+/// Sets a condition, moving its transition time only when its status changes.
+pub fn set_condition(
+    conditions: &mut Vec<HorizontalPodAutoscalerCondition>,
+    type_: &str,
+    status: bool,
+    reason: &str,
+    message: String,
+    now: Timestamp,
+) {
+    let status = if status { "True" } else { "False" }.to_string();
+    let index = match conditions.iter().position(|c| c.type_ == type_) {
+        Some(i) => i,
+        None => {
+            conditions.push(HorizontalPodAutoscalerCondition {
+                type_: type_.to_string(),
+                ..Default::default()
+            });
+            conditions.len() - 1
+        }
+    };
+    let condition = &mut conditions[index];
+    if condition.status != status {
+        condition.last_transition_time = Some(Time(now));
+    }
+    condition.status = status;
+    condition.reason = Some(reason.to_string());
+    condition.message = Some(message);
+}
+
+/// A metric value for `status.currentMetrics`: CPU in millicores, others in units.
+fn quantity(resource: &str, milli: i64) -> Quantity {
+    if resource == "cpu" {
+        Quantity(format!("{milli}m"))
+    } else if milli % 1000 == 0 {
+        Quantity((milli / 1000).to_string())
+    } else {
+        Quantity(format!("{milli}m"))
+    }
+}
+
+/// One metric's proposal and status, or `(reason, message)` of the failure.
+fn evaluate_metric(
+    spec: &MetricSpec,
+    observation: &Observation,
+    current: i32,
+    calibration: f64,
+    config: &EvaluationConfig,
+    now: Timestamp,
+) -> Result<(Proposal, MetricStatus, String), (&'static str, String)> {
+    let (resource, container, target, failure) = match spec.type_.as_str() {
+        "Resource" => {
+            let Some(source) = &spec.resource else {
+                return Err((
+                    "FailedGetResourceMetric",
+                    "the metric has no resource".into(),
+                ));
+            };
+            (
+                &source.name,
+                None,
+                &source.target,
+                "FailedGetResourceMetric",
+            )
+        }
+        "ContainerResource" => {
+            let Some(source) = &spec.container_resource else {
+                return Err((
+                    "FailedGetContainerResourceMetric",
+                    "the metric has no containerResource".into(),
+                ));
+            };
+            (
+                &source.name,
+                Some(source.container.as_str()),
+                &source.target,
+                "FailedGetContainerResourceMetric",
+            )
+        }
+        "Pods" => return Err(("FailedGetPodsMetric", unserved("pods"))),
+        "Object" => return Err(("FailedGetObjectMetric", unserved("object"))),
+        "External" => return Err(("FailedGetExternalMetric", unserved("external"))),
+        other => {
+            return Err((
+                "InvalidMetricSourceType",
+                format!(
+                    "the HPA was unable to compute the replica count: unknown metric source type \"{other}\""
+                ),
+            ));
+        }
+    };
+    let metrics: BTreeMap<String, PodMetric> = observation
+        .usage
+        .iter()
+        .filter_map(|(pod, usage)| {
+            let mut found = false;
+            let value = usage
+                .containers
+                .iter()
+                .filter(|(name, _)| container.is_none_or(|c| c == name))
+                .filter_map(|(_, resources)| resources.get(resource.as_str()))
+                .inspect(|_| found = true)
+                .fold(0i64, |sum, v| sum.saturating_add(*v));
+            found.then(|| {
+                (
+                    pod.clone(),
+                    PodMetric {
+                        value,
+                        timestamp: usage.timestamp,
+                        window: usage.window,
+                    },
+                )
+            })
+        })
+        .collect();
+    let inputs = MetricInputs {
+        current_replicas: current,
+        pods: &observation.pods,
+        metrics: &metrics,
+        resource,
+        container,
+        calibration,
+        now,
+    };
+    let describe = |utilization: bool| match (container.is_some(), utilization) {
+        (false, true) => format!("{resource} resource utilization (percentage of request)"),
+        (false, false) => format!("{resource} resource"),
+        (true, true) => {
+            format!("{resource} container resource utilization (percentage of request)")
+        }
+        (true, false) => format!("{resource} container resource"),
+    };
+    let computed = match (
+        target.type_.as_str(),
+        target.average_utilization,
+        &target.average_value,
+    ) {
+        ("Utilization", Some(percent), _) => {
+            utilization_replicas(inputs, percent, &config.calculator).map(|p| (p, describe(true)))
+        }
+        ("AverageValue", _, Some(value)) => {
+            let milli = apimachinery::Quantity::parse(&value.0)
+                .map(|q| i64::try_from(q.milli_value()).unwrap_or(i64::MAX))
+                .map_err(|e| {
+                    (
+                        failure,
+                        format!("the HPA was unable to compute the replica count: {e}"),
+                    )
+                })?;
+            average_value_replicas(inputs, milli, &config.calculator).map(|p| (p, describe(false)))
+        }
+        (other, _, _) => {
+            return Err((
+                failure,
+                format!(
+                    "the HPA was unable to compute the replica count: target type \"{other}\" needs its value"
+                ),
+            ));
+        }
+    };
+    let (proposal, name) = computed.map_err(|e| {
+        (
+            failure,
+            format!("the HPA was unable to compute the replica count: {e}"),
+        )
+    })?;
+    let current_value = MetricValueStatus {
+        average_utilization: proposal.utilization,
+        average_value: Some(quantity(resource, proposal.average_value)),
+        value: None,
+    };
+    let status = match container {
+        None => MetricStatus {
+            type_: "Resource".into(),
+            resource: Some(ResourceMetricStatus {
+                name: resource.clone(),
+                current: current_value,
+            }),
+            ..Default::default()
+        },
+        Some(container) => MetricStatus {
+            type_: "ContainerResource".into(),
+            container_resource: Some(ContainerResourceMetricStatus {
+                name: resource.clone(),
+                container: container.to_string(),
+                current: current_value,
+            }),
+            ..Default::default()
+        },
+    };
+    Ok((proposal, status, name))
+}
+
+fn unserved(kind: &str) -> String {
+    format!(
+        "the HPA was unable to compute the replica count: {kind} metrics need custom.metrics.k8s.io or external.metrics.k8s.io, which no member serves here"
+    )
+}
+
+/// Evaluates `hpa` once.
+pub fn evaluate(
+    hpa: &FederatedHPA,
+    observation: &Observation,
+    history: &mut History,
+    config: &EvaluationConfig,
+    now: Timestamp,
+) -> Decision {
+    let old = hpa.status.clone().unwrap_or_default();
+    let mut status = HorizontalPodAutoscalerStatus {
+        current_replicas: old.current_replicas,
+        desired_replicas: old.desired_replicas,
+        last_scale_time: old.last_scale_time.clone(),
+        current_metrics: old.current_metrics.clone(),
+        conditions: Some(old.conditions.clone().unwrap_or_default()),
+        observed_generation: hpa.metadata.generation,
+    };
+    let mut conditions = old.conditions.clone().unwrap_or_default();
+    let done = |status: HorizontalPodAutoscalerStatus,
+                conditions: Vec<HorizontalPodAutoscalerCondition>,
+                scale_to: Option<i32>,
+                reason: String,
+                problem: Option<(&'static str, String)>| Decision {
+        scale_to,
+        reason,
+        status: HorizontalPodAutoscalerStatus {
+            conditions: Some(conditions),
+            ..status
+        },
+        problem,
+    };
+    let Some(current) = observation.template_replicas else {
+        let error = observation.target_error.clone().unwrap_or_default();
+        set_condition(
+            &mut conditions,
+            "AbleToScale",
+            false,
+            "FailedGetScaleTargetRef",
+            format!("the HPA controller was unable to get the target reference object: {error}"),
+            now,
+        );
+        return done(
+            status,
+            conditions,
+            None,
+            String::new(),
+            Some(("FailedGetScaleTargetRef", error)),
+        );
+    };
+    if observation.member_replicas == 0 {
+        let error = "failed to get replicas in any of clusters, possibly because all of clusters are not ready".to_string();
+        set_condition(
+            &mut conditions,
+            "AbleToScale",
+            false,
+            "FailedGetScale",
+            format!("the HPA controller was unable to get the target's current scale: {error}"),
+            now,
+        );
+        return done(
+            status,
+            conditions,
+            None,
+            String::new(),
+            Some(("FailedGetScale", error)),
+        );
+    }
+    set_condition(
+        &mut conditions,
+        "AbleToScale",
+        true,
+        "SucceededGetScale",
+        "the HPA controller was able to get the target's current scale".into(),
+        now,
+    );
+    normalize::record_initial(history, current, now);
+    let spec = &hpa.spec;
+    let min = spec.min_replicas.unwrap_or(1);
+    let mut problem = None;
+    let mut reason = String::new();
+    let mut metric_statuses = old.current_metrics.clone();
+    let desired = if current == 0 && min != 0 {
+        set_condition(
+            &mut conditions,
+            "ScalingActive",
+            false,
+            "ScalingDisabled",
+            "scaling is disabled since the replica count of the target is zero".into(),
+            now,
+        );
+        current
+    } else if current > spec.max_replicas {
+        reason = "Current number of replicas above Spec.MaxReplicas".into();
+        spec.max_replicas
+    } else if current < min {
+        reason = "Current number of replicas below Spec.MinReplicas".into();
+        min
+    } else {
+        let calibration = f64::from(observation.member_replicas) / f64::from(current.max(1));
+        let mut best: Option<(i32, String)> = None;
+        let mut statuses = Vec::new();
+        let mut invalid: Vec<(&'static str, String)> = Vec::new();
+        for metric in &spec.metrics {
+            match evaluate_metric(metric, observation, current, calibration, config, now) {
+                Ok((proposal, metric_status, name)) => {
+                    statuses.push(metric_status);
+                    if best.as_ref().is_none_or(|(r, _)| proposal.replicas > *r) {
+                        best = Some((proposal.replicas, name));
+                    }
+                }
+                Err(failure) => {
+                    statuses.push(MetricStatus::default());
+                    invalid.push(failure);
+                }
+            }
+        }
+        let proposed = best.as_ref().map_or(0, |(r, _)| *r);
+        if let Some((first_reason, first_message)) = invalid.first().cloned() {
+            let error = format!(
+                "invalid metrics ({} invalid out of {}), first error is: {first_message}",
+                invalid.len(),
+                spec.metrics.len()
+            );
+            if invalid.len() >= spec.metrics.len() || proposed < current {
+                set_condition(
+                    &mut conditions,
+                    "ScalingActive",
+                    false,
+                    first_reason,
+                    first_message,
+                    now,
+                );
+                status.current_replicas = Some(current);
+                return done(
+                    status,
+                    conditions,
+                    None,
+                    String::new(),
+                    Some(("FailedComputeMetricsReplicas", error)),
+                );
+            }
+            problem = Some(("FailedComputeMetricsReplicas", error));
+        }
+        let metric_name = best.map(|(_, name)| name).unwrap_or_default();
+        set_condition(
+            &mut conditions,
+            "ScalingActive",
+            true,
+            "ValidMetricFound",
+            format!(
+                "the HPA was able to successfully calculate a replica count from {metric_name}"
+            ),
+            now,
+        );
+        metric_statuses = Some(statuses);
+        if proposed > current {
+            reason = format!("{metric_name} above target");
+        } else if proposed < current {
+            reason = "All metrics below target".into();
+        }
+        let bounds = Bounds {
+            current,
+            min,
+            max: spec.max_replicas,
+        };
+        let normalized = match &spec.behavior {
+            None => normalize::without_behavior(
+                history,
+                bounds,
+                proposed,
+                config.downscale_stabilization,
+                now,
+            ),
+            Some(behavior) => {
+                let (up, down) =
+                    normalize::effective_behavior(behavior, config.downscale_stabilization);
+                normalize::with_behavior(history, bounds, proposed, (&up, &down), now)
+            }
+        };
+        let (able_reason, able_message) = normalized.able_to_scale;
+        set_condition(
+            &mut conditions,
+            "AbleToScale",
+            true,
+            able_reason,
+            able_message.into(),
+            now,
+        );
+        let (limit_reason, limit_message) = normalized.scaling_limited;
+        set_condition(
+            &mut conditions,
+            "ScalingLimited",
+            normalized.limited,
+            limit_reason,
+            limit_message.into(),
+            now,
+        );
+        normalized.replicas
+    };
+    status.current_replicas = Some(current);
+    status.desired_replicas = desired;
+    status.current_metrics = metric_statuses;
+    let scale_to = (desired != current && !(current == 0 && min != 0)).then_some(desired);
+    if let Some(new) = scale_to {
+        status.last_scale_time = Some(Time(now));
+        set_condition(
+            &mut conditions,
+            "AbleToScale",
+            true,
+            "SucceededRescale",
+            format!("the HPA controller was able to update the target scale to {new}"),
+            now,
+        );
+        if let Some(behavior) = &spec.behavior {
+            let (up, down) =
+                normalize::effective_behavior(behavior, config.downscale_stabilization);
+            normalize::record_scale(history, (&up, &down), current, new, now);
+        }
+    }
+    done(status, conditions, scale_to, reason, problem)
+}
