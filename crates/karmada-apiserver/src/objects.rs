@@ -278,15 +278,9 @@ pub fn prepare_update(
     part: Part,
 ) -> Result<Value, ApiError> {
     if part == Part::Status {
-        // Only status (and nothing else) changes through /status.
-        let mut merged = old.clone();
-        if let Some(map) = merged.as_object_mut() {
-            match new.get("status") {
-                Some(status) => map.insert("status".into(), status.clone()),
-                None => map.remove("status"),
-            };
-        }
-        new = merged;
+        // Only status (and nothing else) changes through /status: the old object with the new status, built
+        // without copying the old status only to replace it.
+        new = with_status_of(old, new);
     } else if def.status_subresource
         && let Some(map) = new.as_object_mut()
     {
@@ -302,7 +296,8 @@ pub fn prepare_update(
             "the name of the object ({new_name}) does not match the name on the URL ({name})"
         )));
     }
-    let old_meta = meta(old).cloned().unwrap_or_default();
+    let no_meta = Map::new();
+    let old_meta = meta(old).unwrap_or(&no_meta);
     let old_finalizers = finalizers(old);
     let new_finalizers = finalizers(&new);
     {
@@ -349,41 +344,83 @@ pub fn prepare_update(
     Ok(new)
 }
 
+/// `old` with `new`'s status in its place (none when `new` has none), at the position it had in `old`.
+fn with_status_of(old: &Value, mut new: Value) -> Value {
+    let Value::Object(old_map) = old else {
+        return old.clone();
+    };
+    let mut status = new.as_object_mut().and_then(|map| map.remove("status"));
+    let mut merged = Map::new();
+    for (key, value) in old_map {
+        if key == "status" {
+            if let Some(status) = status.take() {
+                merged.insert(key.clone(), status);
+            }
+        } else {
+            merged.insert(key.clone(), value.clone());
+        }
+    }
+    if let Some(status) = status {
+        merged.insert("status".into(), status);
+    }
+    Value::Object(merged)
+}
+
 /// Whether anything outside `metadata` and `status` differs.
 fn spec_changed(old: &Value, new: &Value) -> bool {
-    let strip = |v: &Value| -> Map<String, Value> {
-        v.as_object()
-            .map(|m| {
-                m.iter()
-                    .filter(|(k, _)| {
-                        !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind")
-                    })
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    strip(old) != strip(new)
+    let is_spec = |key: &str| !matches!(key, "metadata" | "status" | "apiVersion" | "kind");
+    let no_fields = Map::new();
+    let old = old.as_object().unwrap_or(&no_fields);
+    let new = new.as_object().unwrap_or(&no_fields);
+    !same_entries_except(old, new, |key| !is_spec(key))
+}
+
+/// Whether `a` and `b` hold the same entries, those whose key `skip` names aside (in any order).
+fn same_entries_except(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    skip: impl Fn(&str) -> bool,
+) -> bool {
+    let counted = |map: &Map<String, Value>| map.keys().filter(|key| !skip(key)).count();
+    counted(a) == counted(b)
+        && a.iter()
+            .filter(|(key, _)| !skip(key))
+            .all(|(key, value)| b.get(key) == Some(value))
 }
 
 /// Whether two versions of an object are the same for storage purposes (ignoring
 /// `resourceVersion` and managedFields timestamps), so a no-op write keeps its revision.
+/// Compared in place: this runs on every update and patch, and copying both objects to strip those
+/// fields cost more than the comparison.
 pub fn same_content(old: &Value, new: &Value) -> bool {
-    let normalize = |v: &Value| {
-        let mut copy = v.clone();
-        if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.remove("resourceVersion");
-            if let Some(Value::Array(entries)) = meta.get_mut("managedFields") {
-                for entry in entries {
-                    if let Some(entry) = entry.as_object_mut() {
-                        entry.remove("time");
-                    }
-                }
-            }
-        }
-        copy
+    let (Value::Object(old), Value::Object(new)) = (old, new) else {
+        return old == new;
     };
-    normalize(old) == normalize(new)
+    same_entries_except(old, new, |key| key == "metadata")
+        && match (old.get("metadata"), new.get("metadata")) {
+            (Some(Value::Object(old)), Some(Value::Object(new))) => {
+                same_entries_except(old, new, |key| {
+                    matches!(key, "resourceVersion" | "managedFields")
+                }) && same_managed_fields(old.get("managedFields"), new.get("managedFields"))
+            }
+            (old, new) => old == new,
+        }
+}
+
+/// [`same_content`]'s comparison of `managedFields`: entries equal but for their `time`.
+fn same_managed_fields(old: Option<&Value>, new: Option<&Value>) -> bool {
+    match (old, new) {
+        (Some(Value::Array(old)), Some(Value::Array(new))) => {
+            old.len() == new.len()
+                && old.iter().zip(new).all(|pair| match pair {
+                    (Value::Object(old), Value::Object(new)) => {
+                        same_entries_except(old, new, |key| key == "time")
+                    }
+                    (old, new) => old == new,
+                })
+        }
+        (old, new) => old == new,
+    }
 }
 
 #[cfg(test)]
@@ -514,6 +551,97 @@ mod tests {
             status["spec"]["replicas"], 1,
             "/status ignores everything but status"
         );
+    }
+
+    #[test]
+    fn status_writes_keep_the_old_object_and_its_field_order() {
+        let d = def(true, true);
+        let next = prepare_update(
+            &d,
+            &stored(),
+            json!({"metadata": {"name": "web"}, "spec": {"replicas": 5}}),
+            Part::Status,
+        )
+        .map_err(|e| e.message)
+        .expect("valid");
+        assert!(
+            next.get("status").is_none(),
+            "a status write without status clears it"
+        );
+        let mut no_status = stored();
+        if let Some(map) = no_status.as_object_mut() {
+            map.remove("status");
+        }
+        let next = prepare_update(
+            &d,
+            &no_status,
+            json!({"metadata": {"name": "web"}, "status": {"ready": 2}}),
+            Part::Status,
+        )
+        .map_err(|e| e.message)
+        .expect("valid");
+        assert_eq!(next["status"], json!({"ready": 2}));
+        let next = prepare_update(
+            &d,
+            &stored(),
+            json!({"metadata": {"name": "web"}, "status": {"replicas": 4}}),
+            Part::Status,
+        )
+        .map_err(|e| e.message)
+        .expect("valid");
+        let keys: Vec<&str> = next
+            .as_object()
+            .map(|map| map.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["apiVersion", "kind", "metadata", "spec", "status"]);
+    }
+
+    #[test]
+    fn same_content_ignores_only_the_resource_version_and_managed_times() {
+        let base = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "resourceVersion": "5", "managedFields": [
+                {"manager": "m", "time": "2026-01-01T00:00:00Z", "fieldsV1": {"f:data": {}}}
+            ]},
+            "data": {"k": "v"}
+        });
+        let mut moved = base.clone();
+        moved["metadata"]["resourceVersion"] = json!("9");
+        moved["metadata"]["managedFields"][0]["time"] = json!("2026-02-02T00:00:00Z");
+        assert!(same_content(&base, &moved));
+        let mut unversioned = base.clone();
+        if let Some(meta) = unversioned["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        assert!(same_content(&base, &unversioned));
+        let changes: [(&str, Value); 6] = [
+            ("/data/k", json!("w")),
+            ("/metadata/labels", json!({"a": "b"})),
+            ("/metadata/managedFields/0/manager", json!("other")),
+            ("/metadata/managedFields", json!([])),
+            ("/metadata", json!({})),
+            ("/status", json!({})),
+        ];
+        for (pointer, value) in changes {
+            let mut changed = base.clone();
+            match changed.pointer_mut(pointer) {
+                Some(slot) => *slot = value,
+                None => {
+                    let (parent, key) = pointer.rsplit_once('/').unwrap_or_default();
+                    if let Some(map) = changed.pointer_mut(parent).and_then(Value::as_object_mut) {
+                        map.insert(key.to_string(), value);
+                    }
+                }
+            }
+            assert!(!same_content(&base, &changed), "{pointer}");
+            assert!(!same_content(&changed, &base), "{pointer}");
+        }
+        let mut without_metadata = base.clone();
+        if let Some(map) = without_metadata.as_object_mut() {
+            map.remove("metadata");
+        }
+        assert!(!same_content(&base, &without_metadata));
+        assert!(same_content(&without_metadata, &without_metadata.clone()));
     }
 
     #[test]

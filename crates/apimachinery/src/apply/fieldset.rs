@@ -404,6 +404,44 @@ pub fn to_fields_v1(set: &FieldSet) -> Value {
     root.to_json()
 }
 
+/// Adds `path` to the field set whose `fieldsV1` JSON is `fields`, keeping the form [`to_fields_v1`] writes
+/// (keys sorted, `"."` marking a member with members under it), so an entry that gains a few fields is not
+/// written again from its whole set. False when `fields` is not such a form (nothing is then promised about it).
+pub(crate) fn add_to_fields_v1(fields: &mut Value, path: &FieldPath) -> bool {
+    match fields {
+        Value::Object(root) if !path.0.is_empty() => add_under(root, &path.0),
+        _ => false,
+    }
+}
+
+fn add_under(node: &mut Map<String, Value>, elements: &[PathElement]) -> bool {
+    let Some((first, rest)) = elements.split_first() else {
+        return true;
+    };
+    let key = first.encode();
+    let fresh = !node.contains_key(&key);
+    if fresh {
+        node.insert(key.clone(), Value::Object(Map::new()));
+        node.sort_keys();
+    }
+    let Some(Value::Object(child)) = node.get_mut(&key) else {
+        return false;
+    };
+    let member_without_members = !fresh && child.is_empty();
+    if rest.is_empty() {
+        if !child.is_empty() && !child.contains_key(".") {
+            child.insert(".".to_string(), Value::Object(Map::new()));
+            child.sort_keys();
+        }
+        return true;
+    }
+    if member_without_members {
+        // It stays a member once members join it.
+        child.insert(".".to_string(), Value::Object(Map::new()));
+    }
+    add_under(child, rest)
+}
+
 /// Reads a `fieldsV1` JSON object.
 pub fn from_fields_v1(fields: &Value) -> Result<FieldSet, String> {
     let mut set = FieldSet::new();
@@ -499,6 +537,55 @@ mod tests {
             object,
             json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}, "f": ["p"]})
         );
+    }
+
+    #[test]
+    fn paths_added_in_place_match_the_whole_set_written_again() {
+        let field = |name: &str| PathElement::Field(name.to_string());
+        let path = |elements: &[PathElement]| FieldPath(elements.to_vec());
+        let container = PathElement::Key("{\"name\":\"c\"}".to_string());
+        let containers = [field("spec"), field("containers")];
+        let start: FieldSet = [
+            path(&[field("spec"), field("replicas")]),
+            path(&[
+                containers[0].clone(),
+                containers[1].clone(),
+                container.clone(),
+            ]),
+            path(&[field("status"), field("conditions"), field("ready")]),
+        ]
+        .into_iter()
+        .collect();
+        let additions = [
+            // under a member that had no members yet: it keeps its "." mark
+            path(&[
+                containers[0].clone(),
+                containers[1].clone(),
+                container.clone(),
+                field("image"),
+            ]),
+            // a map that only held members becomes a member itself
+            path(&[field("status"), field("conditions")]),
+            // new maps, sorted among the old keys
+            path(&[field("status"), field("a"), field("b")]),
+            path(&[field("metadata"), field("labels"), field("x")]),
+            // already there
+            path(&[field("spec"), field("replicas")]),
+        ];
+        let mut fields = to_fields_v1(&start);
+        let mut whole = start.clone();
+        for added in &additions {
+            assert!(add_to_fields_v1(&mut fields, added), "{added}");
+            whole.insert(added.clone());
+            assert_eq!(
+                fields.to_string(),
+                to_fields_v1(&whole).to_string(),
+                "after {added}"
+            );
+        }
+        assert_eq!(from_fields_v1(&fields), Ok(whole));
+        assert!(!add_to_fields_v1(&mut json!({"f:spec": 1}), &additions[4]));
+        assert!(!add_to_fields_v1(&mut json!([]), &additions[4]));
     }
 
     #[test]

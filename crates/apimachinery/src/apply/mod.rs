@@ -335,21 +335,36 @@ fn record_in_place(
         {
             Some(index) => {
                 let entry = &mut entries[index];
-                let before = entry.fields.len();
-                entry.fields.extend(changed);
+                let added: Vec<FieldPath> = changed
+                    .into_iter()
+                    .filter(|path| !entry.fields.contains(path))
+                    .collect();
                 entry.time = time;
                 entry.api_version = api_version.to_string();
-                match json.get_mut(index) {
-                    Some(slot) if entry.fields.len() != before => *slot = None,
-                    Some(Some(Value::Object(entry_json))) => {
-                        entry_json.insert("time".into(), Value::String(entry.time.clone()));
-                        entry_json.insert(
-                            "apiVersion".into(),
-                            Value::String(entry.api_version.clone()),
-                        );
+                if let Some(slot) = json.get_mut(index) {
+                    // The entry's stored JSON gains the added paths in place: writing the whole set again
+                    // was most of the bookkeeping of a status write that adds a field or two.
+                    let kept = match slot {
+                        Some(Value::Object(entry_json)) => {
+                            entry_json.insert("time".into(), Value::String(entry.time.clone()));
+                            entry_json.insert(
+                                "apiVersion".into(),
+                                Value::String(entry.api_version.clone()),
+                            );
+                            match entry_json.get_mut("fieldsV1") {
+                                Some(fields) => added
+                                    .iter()
+                                    .all(|path| fieldset::add_to_fields_v1(fields, path)),
+                                None => added.is_empty(),
+                            }
+                        }
+                        _ => false,
+                    };
+                    if !kept {
+                        *slot = None;
                     }
-                    _ => {}
                 }
+                entry.fields.extend(added);
             }
             None => {
                 entries.push(ManagedFieldsEntry {
