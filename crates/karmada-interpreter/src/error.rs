@@ -18,12 +18,39 @@ pub enum InterpretError {
         api_version: String,
         kind: String,
     },
+    /// A customization script failed or returned the wrong shape.
+    #[error("{kind} {name}: customization {operation} ({entry_point}): {message}")]
+    Script {
+        kind: String,
+        name: String,
+        operation: String,
+        entry_point: String,
+        message: String,
+    },
     /// The object is not a JSON object with apiVersion and kind.
     #[error("not a Kubernetes object: {0}")]
     NotAnObject(String),
 }
 
 impl InterpretError {
+    pub(crate) fn script(
+        object: &serde_json::Value,
+        operation: crate::Operation,
+        entry_point: &str,
+        error: crate::declarative::LuaError,
+    ) -> Self {
+        let Self::InvalidField { kind, name, .. } = Self::invalid(object, "", "") else {
+            return Self::NotAnObject(error.to_string());
+        };
+        Self::Script {
+            kind,
+            name,
+            operation: operation.to_string(),
+            entry_point: entry_point.to_string(),
+            message: error.to_string(),
+        }
+    }
+
     pub(crate) fn invalid(
         object: &serde_json::Value,
         field: impl Into<String>,
