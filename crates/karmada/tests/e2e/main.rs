@@ -11,6 +11,7 @@ mod crash;
 mod failover;
 mod ha;
 mod harness;
+mod interpreter;
 mod karmadactl;
 mod karmadactl_plan;
 mod kubectl_apply;
