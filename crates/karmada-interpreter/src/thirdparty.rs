@@ -7,10 +7,32 @@ use karmada_api::config::ResourceInterpreterCustomization;
 use crate::declarative::{ConfigurableInterpreter, LuaVm};
 
 /// The bundled customization files, by file name.
-pub const BUNDLED: &[(&str, &str)] = &[(
-    "kruise-cloneset.yaml",
-    include_str!("../customizations/kruise-cloneset.yaml"),
-)];
+pub const BUNDLED: &[(&str, &str)] = &[
+    (
+        "kruise-cloneset.yaml",
+        include_str!("../customizations/kruise-cloneset.yaml"),
+    ),
+    (
+        "kruise-advanced-statefulset.yaml",
+        include_str!("../customizations/kruise-advanced-statefulset.yaml"),
+    ),
+    (
+        "kruise-daemonset.yaml",
+        include_str!("../customizations/kruise-daemonset.yaml"),
+    ),
+    (
+        "argo-rollout.yaml",
+        include_str!("../customizations/argo-rollout.yaml"),
+    ),
+    (
+        "flux-helmrelease.yaml",
+        include_str!("../customizations/flux-helmrelease.yaml"),
+    ),
+    (
+        "volcano-job.yaml",
+        include_str!("../customizations/volcano-job.yaml"),
+    ),
+];
 
 /// The bundled customizations, parsed.
 ///
@@ -145,3 +167,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "thirdparty_tests.rs"]
+mod kinds_tests;
