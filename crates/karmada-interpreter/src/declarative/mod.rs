@@ -141,3 +141,6 @@ impl ConfigurableInterpreter {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod equivalence_tests;
