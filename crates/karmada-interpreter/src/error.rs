@@ -19,12 +19,12 @@ pub enum InterpretError {
         kind: String,
     },
     /// A customization script failed or returned the wrong shape.
-    #[error("{kind} {name}: customization {operation} ({entry_point}): {message}")]
+    #[error("{object}: customization {operation}: {message}")]
     Script {
-        kind: String,
-        name: String,
+        /// Kind and `namespace/name` of the object.
+        object: String,
+        /// The operation and its entry point, e.g. `InterpretReplica (GetReplicas)`.
         operation: String,
-        entry_point: String,
         message: String,
     },
     /// The object is not a JSON object with apiVersion and kind.
@@ -43,10 +43,8 @@ impl InterpretError {
             return Self::NotAnObject(error.to_string());
         };
         Self::Script {
-            kind,
-            name,
-            operation: operation.to_string(),
-            entry_point: entry_point.to_string(),
+            object: format!("{kind} {name}"),
+            operation: format!("{operation} ({entry_point})"),
             message: error.to_string(),
         }
     }

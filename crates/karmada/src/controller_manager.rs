@@ -364,7 +364,6 @@ impl Controllers {
                     informers: informers.clone(),
                     concurrency: self.concurrency.concurrent_dependent_resource_syncs,
                     interpreter: interpreter.clone(),
-                    ..Default::default()
                 },
                 cancel.child_token(),
             ));
