@@ -10,6 +10,7 @@ mod bindings;
 mod clusters;
 mod creates;
 mod failover;
+mod interpreter;
 mod live_scheduler;
 mod mcs;
 mod member_sim;
@@ -50,6 +51,8 @@ enum Command {
     Propagation(propagation::Args),
     /// Clusters: join latency, join to Ready, status collection CPU and RSS with 100 Push members.
     Clusters(clusters::Args),
+    /// Resource interpreter: cost per call of GetReplicas and AggregateStatus through Lua with warm VMs.
+    Interpreter(interpreter::Args),
     /// Failover: a member made unreachable, time until its replicas are Ready elsewhere (500 workloads).
     Failover(failover::Args),
     /// Metrics: CPU and bytes of one scrape of the controller-manager (1,000 workloads × 10 members), series per
@@ -72,6 +75,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Propagation(args) => propagation::run(args).await,
         Command::Clusters(args) => clusters::run(args).await,
         Command::Failover(args) => failover::run(args).await,
+        Command::Interpreter(args) => interpreter::run(args).await,
         Command::Scrape(args) => scrape::run(args).await,
         Command::Mcs(args) => mcs::run(args).await,
         Command::Scale(args) => scale::run(args).await,

@@ -76,6 +76,9 @@ pub fn admit_custom(
     if gvk.group == karmada_api::scheduling::GROUP && gvk.kind == "SchedulerProfile" {
         scheduler_profile_problems(object)?;
     }
+    if gvk.group == karmada_api::config::GROUP && gvk.kind == "ResourceInterpreterCustomization" {
+        crate::interpreter_customizations::lua_problems(object)?;
+    }
     Ok(warnings)
 }
 

@@ -26,6 +26,7 @@ pub mod gc;
 pub mod handlers;
 pub mod hooks;
 mod impersonation;
+pub mod interpreter_customizations;
 pub mod metered_store;
 pub mod namespaces;
 pub mod objects;

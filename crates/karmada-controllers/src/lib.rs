@@ -33,6 +33,7 @@ pub mod multiclusterservice;
 pub mod names;
 pub mod namespace;
 pub mod reserved;
+pub mod resourceinterpreter;
 pub mod runtime;
 pub mod scheduler;
 pub mod status;

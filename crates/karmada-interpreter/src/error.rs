@@ -18,12 +18,37 @@ pub enum InterpretError {
         api_version: String,
         kind: String,
     },
+    /// A customization script failed or returned the wrong shape.
+    #[error("{object}: customization {operation}: {message}")]
+    Script {
+        /// Kind and `namespace/name` of the object.
+        object: String,
+        /// The operation and its entry point, e.g. `InterpretReplica (GetReplicas)`.
+        operation: String,
+        message: String,
+    },
     /// The object is not a JSON object with apiVersion and kind.
     #[error("not a Kubernetes object: {0}")]
     NotAnObject(String),
 }
 
 impl InterpretError {
+    pub(crate) fn script(
+        object: &serde_json::Value,
+        operation: crate::Operation,
+        entry_point: &str,
+        error: crate::declarative::LuaError,
+    ) -> Self {
+        let Self::InvalidField { kind, name, .. } = Self::invalid(object, "", "") else {
+            return Self::NotAnObject(error.to_string());
+        };
+        Self::Script {
+            object: format!("{kind} {name}"),
+            operation: format!("{operation} ({entry_point})"),
+            message: error.to_string(),
+        }
+    }
+
     pub(crate) fn invalid(
         object: &serde_json::Value,
         field: impl Into<String>,

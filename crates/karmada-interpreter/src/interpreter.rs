@@ -21,6 +21,7 @@ pub enum Operation {
     AggregateStatus,
     InterpretHealth,
     InterpretDependency,
+    InterpretComponent,
 }
 
 impl Operation {
@@ -33,6 +34,7 @@ impl Operation {
             Self::AggregateStatus => "AggregateStatus",
             Self::InterpretHealth => "InterpretHealth",
             Self::InterpretDependency => "InterpretDependency",
+            Self::InterpretComponent => "InterpretComponent",
         }
     }
 }
@@ -48,6 +50,18 @@ impl fmt::Display for Operation {
 pub struct ReplicaInfo {
     pub replicas: i32,
     pub requirements: Option<ReplicaRequirements>,
+}
+
+/// One pod template of a multi-component workload (Karmada's `Component`): its name, replica count and what
+/// each replica needs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Component {
+    pub name: String,
+    #[serde(default)]
+    pub replicas: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_requirements: Option<Value>,
 }
 
 /// An object another object depends on (Karmada's `DependentObjectReference`): one object by `name`, or every
@@ -100,6 +114,11 @@ pub trait ResourceInterpreter: Send + Sync {
     /// Replicas and per-replica requirements of a workload.
     fn get_replicas(&self, object: &Value) -> Result<ReplicaInfo, InterpretError> {
         Err(unsupported(object, Operation::InterpretReplica))
+    }
+
+    /// The components of a multi-component workload.
+    fn get_components(&self, object: &Value) -> Result<Vec<Component>, InterpretError> {
+        Err(unsupported(object, Operation::InterpretComponent))
     }
 
     /// A copy of `object` whose replica count is `replicas`.
@@ -192,6 +211,12 @@ impl Interpreter {
         }
     }
 
+    /// Native plus the customizations bundled for popular CRDs ([`crate::thirdparty`]), as Karmada runs by
+    /// default.
+    pub fn with_bundled() -> Self {
+        Self::native().with_third_party(Arc::new(crate::thirdparty::third_party_interpreter()))
+    }
+
     /// Adds a customization layer (e.g. Lua); it takes precedence over every layer added before.
     pub fn with_customization(mut self, layer: Arc<dyn ResourceInterpreter>) -> Self {
         self.customizations.insert(0, layer);
@@ -231,6 +256,14 @@ impl Interpreter {
         match self.layer_for(object, Operation::InterpretReplica)? {
             Some(layer) => layer.get_replicas(object),
             None => Ok(ReplicaInfo::default()),
+        }
+    }
+
+    /// Components of a multi-component workload; none for kinds without a component hook.
+    pub fn get_components(&self, object: &Value) -> Result<Vec<Component>, InterpretError> {
+        match self.layer_for(object, Operation::InterpretComponent)? {
+            Some(layer) => layer.get_components(object),
+            None => Ok(Vec::new()),
         }
     }
 

@@ -6,23 +6,26 @@
 //! Invariants: pure (no I/O, no clock); every operation takes JSON objects and returns new JSON, never mutating
 //! its input; malformed objects give an [`InterpretError`] that names the field, never a panic.
 //!
-//! Layers, highest precedence first: customizations (Lua `ResourceInterpreterCustomization`, later),
+//! Layers, highest precedence first: customizations (Lua `ResourceInterpreterCustomization`, [`declarative`]),
 //! third-party built-ins, then the native interpreter in [`native`]. For each operation the first layer whose
 //! [`ResourceInterpreter::handles`] says yes answers; when none does, the operation's documented default applies
 //! (see [`Interpreter`]).
 // A library reports through its caller (return values, tracing), never by printing.
 #![warn(clippy::print_stdout)]
 
+pub mod declarative;
 mod error;
 mod interpreter;
 pub mod native;
 mod target;
+pub mod thirdparty;
 mod value;
 
+pub use declarative::ConfigurableInterpreter;
 pub use error::InterpretError;
 pub use interpreter::{
-    DependencyLabelSelector, DependentObjectReference, Interpreter, Operation, ReplicaInfo,
-    ResourceInterpreter,
+    Component, DependencyLabelSelector, DependentObjectReference, Interpreter, Operation,
+    ReplicaInfo, ResourceInterpreter,
 };
 pub use native::NativeInterpreter;
 pub use target::Target;

@@ -172,11 +172,19 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     // The config's registry serves both controllers (run_with_status shares it): one watch of this cluster's
     // Works; the member's objects are watched outside it.
     let informers = karmada_controllers::runtime::Informers::default();
+    // Retain, status reflection and health of this member's objects follow the control plane's customizations.
+    let resource_interpreter = karmada_controllers::resourceinterpreter::ResourceInterpreter::new();
+    tasks.spawn(
+        resource_interpreter
+            .clone()
+            .watch(karmada.clone(), cancel.child_token()),
+    );
     tasks.spawn(execution::run_with_status(
         karmada.clone(),
         ExecutionConfig {
             concurrency: args.concurrent_work_syncs,
             informers: informers.clone(),
+            interpreter: resource_interpreter.interpreter.clone(),
             ..ExecutionConfig::new(ServedClusters::Only(name.clone()), members.clone())
         },
         execution_metrics,

@@ -29,6 +29,7 @@ use karmada_controllers::failover::{FailoverConfig, FailoverMetrics};
 use karmada_controllers::federatedhpa::controller::FederatedHpaConfig;
 use karmada_controllers::namespace::controller::NamespaceSyncConfig;
 use karmada_controllers::reserved::{SkippedApis, SkippedNamespaces};
+use karmada_controllers::resourceinterpreter::ResourceInterpreter;
 use karmada_controllers::runtime::leader_election::{LeaderElectionConfig, run_leader_elected};
 use karmada_controllers::runtime::{Informers, MemberClients};
 use karmada_controllers::status::binding_status::BindingMetrics;
@@ -298,6 +299,14 @@ impl Controllers {
         // One watch and one compact cache per resource for every controller below (Works, bindings, templates).
         let informers = Informers::default();
         let mut tasks = tokio::task::JoinSet::new();
+        // One interpreter for every controller: native, bundled, and the cluster's customizations (watched).
+        let resource_interpreter = ResourceInterpreter::new();
+        let interpreter = resource_interpreter.interpreter.clone();
+        tasks.spawn(
+            resource_interpreter
+                .clone()
+                .watch(client.clone(), cancel.child_token()),
+        );
         let enabled = |name: &str| self.controllers.enabled(name);
         if enabled("cluster") {
             tasks.spawn(run_cluster_controller_with(
@@ -338,6 +347,8 @@ impl Controllers {
                 filter: self.filter.clone(),
                 preemption: self.gates.enabled("PropagationPolicyPreemption"),
                 priority_scheduling: self.gates.enabled("PriorityBasedScheduling"),
+                interpreter: interpreter.clone(),
+                customization_changes: Some(resource_interpreter.changes_sender()),
                 ..Default::default()
             },
             cancel.child_token(),
@@ -351,6 +362,7 @@ impl Controllers {
                         .concurrency
                         .concurrent_resourcebinding_syncs
                         .unwrap_or(BindingConfig::default().concurrency),
+                    interpreter: interpreter.clone(),
                     ..Default::default()
                 },
                 cancel.child_token(),
@@ -359,6 +371,7 @@ impl Controllers {
         let execution = ExecutionConfig {
             informers: informers.clone(),
             concurrency: self.concurrency.concurrent_work_syncs,
+            interpreter: interpreter.clone(),
             ..ExecutionConfig::new(ServedClusters::Push, members.clone())
         };
         let chosen = (enabled("execution"), enabled("workStatus"));
@@ -380,6 +393,7 @@ impl Controllers {
                         .concurrency
                         .concurrent_resourcebinding_syncs
                         .unwrap_or(BindingStatusConfig::default().concurrency),
+                    interpreter: interpreter.clone(),
                     ..Default::default()
                 },
                 self.binding_metrics.clone(),
@@ -402,7 +416,7 @@ impl Controllers {
                 DistributorConfig {
                     informers: informers.clone(),
                     concurrency: self.concurrency.concurrent_dependent_resource_syncs,
-                    ..Default::default()
+                    interpreter: interpreter.clone(),
                 },
                 cancel.child_token(),
             ));

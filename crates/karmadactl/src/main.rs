@@ -68,6 +68,8 @@ enum Command {
     Restore(cmd::restore::RestoreArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
     Completion(cmd::completion::CompletionArgs),
+    /// Check a ResourceInterpreterCustomization or run one of its operations locally.
+    Interpret(cmd::interpret::InterpretArgs),
 }
 
 fn main() {
@@ -105,6 +107,7 @@ fn main() {
                     Command::Backup(args) => cmd::backup::run(args).await,
                     Command::Restore(args) => cmd::restore::run(args).await,
                     Command::Completion(_) => Ok(()),
+                    Command::Interpret(args) => cmd::interpret::run(args),
                 }
             })
         });

@@ -73,6 +73,7 @@ async fn create_stored(
     if def.builtin {
         warnings.extend(admit(server, def, &mut object, None)?);
     }
+    crate::interpreter_customizations::check_conflicts(server, def, &object).await?;
     if !options.apply {
         hooks::record_update(def, None, &mut object, &options.field_manager, now);
     }

@@ -274,6 +274,9 @@ async fn try_commit(
     if is_crd(def) {
         crate::crds::check_update(def, &next)?;
     }
+    if part == Part::Main {
+        crate::interpreter_customizations::check_conflicts(server, def, &next).await?;
+    }
     hooks::shape_builtin(def, &mut next);
     if objects::same_content(live, &next) {
         return Ok(Some(Written {

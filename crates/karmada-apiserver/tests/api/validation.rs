@@ -264,3 +264,101 @@ async fn karmada_admission_rejects_with_accepted_form_and_defaults() {
         .await;
     assert_eq!(smp.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
 }
+
+#[tokio::test]
+async fn interpreter_customizations_are_refused_with_the_script_line_and_field() {
+    let h = Harness::new().await;
+    let path = "/apis/config.karmada.io/v1alpha1/resourceinterpretercustomizations";
+    let customization = |name: &str, customizations: Value| {
+        json!({"apiVersion": "config.karmada.io/v1alpha1", "kind": "ResourceInterpreterCustomization",
+               "metadata": {"name": name},
+               "spec": {"target": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet"},
+                        "customizations": customizations}})
+    };
+    let rev = h.revision().await;
+    let cases = [
+        (
+            json!({"replicaResource": {"luaScript": "function GetReplicas(obj)\n  return obj.spec.replicas +\nend"}}),
+            "spec.customizations.replicaResource.luaScript",
+            "line 3: invalid Lua",
+        ),
+        (
+            json!({"replicaRevision": {"luaScript": "function Revise(obj, n)\n  return obj\nend"}}),
+            "spec.customizations.replicaRevision.luaScript",
+            "must define the global function ReviseReplica",
+        ),
+        (
+            json!({"healthInterpretation": {"luaScript": "function InterpretHealth(obj)\n  return os.execute('true') == 0\nend"}}),
+            "spec.customizations.healthInterpretation.luaScript",
+            "line 2: os.execute is not available",
+        ),
+    ];
+    for (customizations, field, expected) in cases {
+        let reply = h
+            .post(path, &customization("bad", customizations.clone()))
+            .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{customizations}: {:?}",
+            reply.body
+        );
+        assert_eq!(reply.reason(), "Invalid");
+        assert!(
+            reply.message().contains(expected),
+            "{customizations}: {}",
+            reply.message()
+        );
+        assert_eq!(
+            reply.body["details"]["causes"][0]["field"], field,
+            "{:?}",
+            reply.body
+        );
+    }
+    assert_eq!(h.revision().await, rev, "nothing stored");
+    let replicas = json!({"replicaResource": {"luaScript": "function GetReplicas(obj)\n  return obj.spec.replicas, nil\nend"}});
+    let reply = h
+        .post(path, &customization("replicas", replicas.clone()))
+        .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    // A second customization scripting the same operation of the same kind is refused; another operation is not.
+    let reply = h
+        .post(path, &customization("replicas-again", replicas))
+        .await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        reply.body
+    );
+    assert_eq!(
+        reply.body["details"]["causes"][0]["field"],
+        "spec.customizations.replicaResource"
+    );
+    assert!(
+        reply
+            .message()
+            .contains("already customized by ResourceInterpreterCustomization replicas"),
+        "{}",
+        reply.message()
+    );
+    let health = json!({"healthInterpretation": {"luaScript": "function InterpretHealth(obj)\n  return true\nend"}});
+    let reply = h.post(path, &customization("health", health)).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    // An update that breaks a script is refused and the stored one stays.
+    let mut broken = reply.body.clone();
+    broken["spec"]["customizations"]["healthInterpretation"]["luaScript"] =
+        json!("function InterpretHealth(obj) return end end");
+    let reply = h.put(&format!("{path}/health"), &broken).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        reply.body
+    );
+    let stored = h.get(&format!("{path}/health")).await;
+    assert_eq!(
+        stored.body["spec"]["customizations"]["healthInterpretation"]["luaScript"],
+        json!("function InterpretHealth(obj)\n  return true\nend")
+    );
+}

@@ -77,6 +77,10 @@ pub struct DetectorConfig {
     /// How often API resources are discovered again (new CRDs).
     pub discovery_period: Duration,
     pub interpreter: Interpreter,
+    /// Announcements of changed ResourceInterpreterCustomizations: their targets' templates are decided again
+    /// (replicas and requirements may now read differently).
+    pub customization_changes:
+        Option<tokio::sync::broadcast::Sender<Vec<karmada_interpreter::Target>>>,
     /// The process's shared watches; the resource templates are read through them.
     pub informers: Informers,
 }
@@ -105,6 +109,7 @@ impl Default for DetectorConfig {
             queue_capacity: 65_536,
             discovery_period: Duration::from_secs(30),
             interpreter: Interpreter::native(),
+            customization_changes: None,
             informers: Informers::default(),
         }
     }
@@ -217,11 +222,48 @@ pub async fn run(client: kube::Client, config: DetectorConfig, cancel: Cancellat
                 tasks.spawn(worker(Arc::clone(&detector), cancel.clone()));
             }
             tasks.spawn(finalizer_worker(Arc::clone(&detector), cancel.clone()));
+            if let Some(changes) = &detector.config.customization_changes {
+                tasks.spawn(requeue_customized(Arc::clone(&detector), changes.subscribe(), cancel.clone()));
+            }
             tracing::info!("resource detector started");
         }
     }
     cancel.cancelled().await;
     while tasks.join_next().await.is_some() {}
+}
+
+/// Queues the templates of every kind whose interpreter customization changed.
+async fn requeue_customized(
+    detector: Arc<Detector>,
+    mut changes: tokio::sync::broadcast::Receiver<Vec<karmada_interpreter::Target>>,
+    cancel: CancellationToken,
+) {
+    loop {
+        let targets = tokio::select! {
+            () = cancel.cancelled() => return,
+            targets = changes.recv() => targets,
+        };
+        let targets = match targets {
+            Ok(targets) => Some(targets),
+            // Announcements were missed: every kind may have changed.
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => None,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        let keys = match &targets {
+            Some(targets) => targets
+                .iter()
+                .flat_map(|t| {
+                    detector
+                        .templates
+                        .keys_where(Some((&t.api_version, &t.kind)), |_| true)
+                })
+                .collect(),
+            None => detector.templates.keys_where(None, |_| true),
+        };
+        for key in keys {
+            detector.queue.add(key).await;
+        }
+    }
 }
 
 async fn worker(detector: Arc<Detector>, cancel: CancellationToken) {

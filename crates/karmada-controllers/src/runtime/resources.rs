@@ -146,3 +146,12 @@ pub fn namespaced(
 ) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), namespace, resource)
 }
+
+pub fn resource_interpreter_customization() -> ApiResource {
+    resource(
+        karmada_api::config::GROUP,
+        karmada_api::config::VERSION,
+        "ResourceInterpreterCustomization",
+        "resourceinterpretercustomizations",
+    )
+}

@@ -52,7 +52,10 @@ fn service_import_dependencies(object: &Value) -> Vec<DependentObjectReference> 
         .collect()
 }
 
-fn pod_spec_references(pod_spec: &Value, namespace: &str) -> Vec<DependentObjectReference> {
+pub(crate) fn pod_spec_references(
+    pod_spec: &Value,
+    namespace: &str,
+) -> Vec<DependentObjectReference> {
     let mut found = Vec::new();
     let mut push = |kind: &str, name: &str| found.extend(reference(kind, namespace, name));
     for volume in array_at(pod_spec, "/volumes") {

@@ -15,6 +15,7 @@ mod retain;
 use karmada_api::work::AggregatedStatusItem;
 use serde_json::Value;
 
+pub(crate) use dependency::pod_spec_references;
 pub use requirements::{effective_requests, replica_requirements};
 pub use retain::retain_metadata;
 
@@ -99,6 +100,7 @@ fn kinds_for(operation: Operation) -> &'static [(&'static str, &'static str)] {
             POD,
             SERVICE_IMPORT,
         ],
+        Operation::InterpretComponent => &[],
     }
 }
 

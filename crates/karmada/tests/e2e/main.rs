@@ -13,6 +13,7 @@ mod federatedhpa;
 mod federatedresourcequota;
 mod ha;
 mod harness;
+mod interpreter;
 mod karmadactl;
 mod karmadactl_plan;
 mod kubectl_apply;

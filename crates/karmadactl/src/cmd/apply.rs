@@ -55,7 +55,7 @@ pub fn objects(documents: Vec<Value>) -> Vec<Value> {
     out
 }
 
-fn read_documents(path: &PathBuf) -> anyhow::Result<Vec<Value>> {
+pub(crate) fn read_documents(path: &PathBuf) -> anyhow::Result<Vec<Value>> {
     let text = if path.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin()).context("reading standard input")?
     } else {

@@ -11,6 +11,7 @@ pub mod estimators;
 pub mod get;
 pub mod init;
 pub mod init_ha;
+pub mod interpret;
 pub mod join;
 pub mod local_up;
 pub mod local_up_pull;
