@@ -38,6 +38,47 @@ fn expectations() -> Vec<Expect> {
             },
         },
         Expect {
+            file: "interpreter/clone-crd.yaml",
+            outcome: Applied {
+                objects: &[(
+                    "",
+                    "customresourcedefinition/clonesets.workloads.example.io",
+                )],
+                warnings: &[],
+            },
+        },
+        Expect {
+            file: "interpreter/crds.yaml",
+            outcome: Applied {
+                objects: &[
+                    ("", "customresourcedefinition/statefulsets.apps.kruise.io"),
+                    ("", "customresourcedefinition/daemonsets.apps.kruise.io"),
+                    ("", "customresourcedefinition/rollouts.argoproj.io"),
+                    (
+                        "",
+                        "customresourcedefinition/helmreleases.helm.toolkit.fluxcd.io",
+                    ),
+                    ("", "customresourcedefinition/jobs.batch.volcano.sh"),
+                ],
+                warnings: &[],
+            },
+        },
+        Expect {
+            file: "interpreter/kruise-cloneset-crd.yaml",
+            outcome: Applied {
+                objects: &[("", "customresourcedefinition/clonesets.apps.kruise.io")],
+                warnings: &[],
+            },
+        },
+        Expect {
+            // After its CRD (the files apply in name order).
+            file: "interpreter/kruise-cloneset.yaml",
+            outcome: Applied {
+                objects: &[("default", "clonesets.apps.kruise.io/web")],
+                warnings: &[],
+            },
+        },
+        Expect {
             file: "seed-000/01-nginx-propagation.yaml",
             outcome: Applied {
                 objects: &[("default", "propagationpolicy/nginx-propagation")],
