@@ -18,7 +18,7 @@ use karmada_scheduler::scheduler::AccurateEstimates;
 use kube::Api;
 use tonic::transport::{Channel, Endpoint};
 
-use crate::cache::{AnswerCache, Lookup, shape_of};
+use crate::cache::{AnswerCache, Lookup, Shape};
 use crate::pb::messages::{
     MaxAvailableReplicasRequest, ObjectReference, UnschedulableReplicasRequest,
 };
@@ -65,7 +65,7 @@ enum Resolver {
 }
 
 enum Slot {
-    Connected(EstimatorClient<Channel>),
+    Connected(Channel),
     /// No estimator found; not looked up again before the instant.
     Missing(Instant),
 }
@@ -80,6 +80,8 @@ pub struct EstimatorClients {
     in_flight: Mutex<HashMap<AnswerKey, Arc<tokio::sync::Mutex<()>>>>,
     /// Refreshes of stale answers, owned here (dropped with the clients) and one per member and requirements.
     refreshes: Mutex<Refreshes>,
+    /// Members dialled ahead of their first question ([`Self::connect_ahead`]), until the dial ends.
+    dialling: Mutex<std::collections::HashSet<String>>,
 }
 
 /// A member and the shape of the replica requirements asked about.
@@ -110,6 +112,7 @@ impl EstimatorClients {
             slots: Mutex::default(),
             in_flight: Mutex::default(),
             refreshes: Mutex::default(),
+            dialling: Mutex::default(),
         })
     }
 
@@ -122,6 +125,7 @@ impl EstimatorClients {
             slots: Mutex::default(),
             in_flight: Mutex::default(),
             refreshes: Mutex::default(),
+            dialling: Mutex::default(),
         })
     }
 
@@ -162,10 +166,27 @@ impl EstimatorClients {
     }
 
     async fn client(&self, cluster: &str) -> Result<EstimatorClient<Channel>, EstimatorError> {
+        self.channel(cluster).await.map(EstimatorClient::new)
+    }
+
+    fn endpoint(&self, cluster: &str, address: &str) -> Result<Endpoint, EstimatorError> {
+        Endpoint::from_shared(format!("http://{address}"))
+            .map(|endpoint| {
+                endpoint
+                    .connect_timeout(self.config.timeout)
+                    .tcp_nodelay(true)
+            })
+            .map_err(|e| {
+                EstimatorError::NotFound(cluster.to_string(), format!("address {address}: {e}"))
+            })
+    }
+
+    /// `cluster`'s connection, made (lazily: dialled on first use) if there is none.
+    async fn channel(&self, cluster: &str) -> Result<Channel, EstimatorError> {
         {
             let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
             match slots.get(cluster) {
-                Some(Slot::Connected(client)) => return Ok(client.clone()),
+                Some(Slot::Connected(channel)) => return Ok(channel.clone()),
                 Some(Slot::Missing(until)) if Instant::now() < *until => {
                     return Err(EstimatorError::NotFound(
                         cluster.to_string(),
@@ -176,28 +197,73 @@ impl EstimatorClients {
             }
         }
         let found = self.address(cluster).await.and_then(|address| {
-            Endpoint::from_shared(format!("http://{address}"))
-                .map(|endpoint| {
-                    EstimatorClient::new(
-                        endpoint
-                            .connect_timeout(self.config.timeout)
-                            .tcp_nodelay(true)
-                            .connect_lazy(),
-                    )
-                })
-                .map_err(|e| {
-                    EstimatorError::NotFound(cluster.to_string(), format!("address {address}: {e}"))
-                })
+            self.endpoint(cluster, &address)
+                .map(|endpoint| endpoint.connect_lazy())
         });
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         match &found {
-            Ok(client) => slots.insert(cluster.to_string(), Slot::Connected(client.clone())),
+            Ok(channel) => slots.insert(cluster.to_string(), Slot::Connected(channel.clone())),
             Err(_) => slots.insert(
                 cluster.to_string(),
                 Slot::Missing(Instant::now() + RESOLVE_RETRY),
             ),
         };
         found
+    }
+
+    /// Dials `clusters`' estimators now, in the background, as Karmada's scheduler does when a cluster appears:
+    /// the first binding asking then waits for the answer only, not for the TCP and HTTP/2 handshakes.
+    /// A cluster already connected (or found without an estimator) is left as it is.
+    pub fn connect_ahead<'a>(self: &Arc<Self>, clusters: impl IntoIterator<Item = &'a str>) {
+        let fresh: Vec<String> = {
+            let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut dialling = self.dialling.lock().unwrap_or_else(PoisonError::into_inner);
+            clusters
+                .into_iter()
+                .filter(|cluster| {
+                    !slots.contains_key(*cluster) && dialling.insert(cluster.to_string())
+                })
+                .map(str::to_string)
+                .collect()
+        };
+        if fresh.is_empty() {
+            return;
+        }
+        let mut refreshes = self
+            .refreshes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        while refreshes.0.try_join_next().is_some() {}
+        for cluster in fresh {
+            let clients = Arc::clone(self);
+            refreshes.0.spawn(async move {
+                let endpoint = match clients.address(&cluster).await {
+                    Ok(address) => clients.endpoint(&cluster, &address),
+                    Err(err) => Err(err),
+                };
+                let dialled = match endpoint {
+                    Ok(endpoint) => endpoint.connect().await.map_err(|e| e.to_string()),
+                    Err(err) => Err(err.to_string()),
+                };
+                match dialled {
+                    Ok(channel) => {
+                        clients
+                            .slots
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .entry(cluster.clone())
+                            .or_insert(Slot::Connected(channel));
+                    }
+                    // Asked for later, it is dialled (or looked up) again then.
+                    Err(err) => tracing::debug!(%cluster, %err, "estimator not reachable yet"),
+                }
+                clients
+                    .dialling
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&cluster);
+            });
+        }
     }
 
     fn forget(&self, cluster: &str) {
@@ -259,21 +325,28 @@ impl EstimatorClients {
         clusters: &[Arc<str>],
         requirements: Option<&ReplicaRequirements>,
     ) -> AccurateEstimates {
-        let shape = shape_of(requirements);
-        let now = Instant::now();
-        let calls = clusters.iter().map(|cluster| async move {
-            match self.answers.lookup(cluster, shape, now) {
-                Lookup::Fresh(kept) => Some((cluster.to_string(), kept)),
-                Lookup::Stale(kept) => {
-                    self.refresh(cluster, shape, requirements);
-                    Some((cluster.to_string(), kept))
+        let shape = &Shape::of(requirements);
+        // One look at the cache for every cluster (a binding asks about all feasible members at once).
+        let kept = self.answers.lookup_all(clusters, shape, Instant::now());
+        let stale: Vec<&str> = clusters
+            .iter()
+            .zip(&kept)
+            .filter(|(_, lookup)| matches!(lookup, Lookup::Stale(_)))
+            .map(|(cluster, _)| &**cluster)
+            .collect();
+        self.refresh(&stale, shape, requirements);
+        let calls = clusters
+            .iter()
+            .zip(kept)
+            .map(|(cluster, lookup)| async move {
+                match lookup {
+                    Lookup::Fresh(kept) | Lookup::Stale(kept) => Some((cluster.to_string(), kept)),
+                    Lookup::Missing => self
+                        .fetch(cluster, shape, requirements)
+                        .await
+                        .map(|answer| (cluster.to_string(), answer)),
                 }
-                Lookup::Missing => self
-                    .fetch(cluster, shape, requirements)
-                    .await
-                    .map(|answer| (cluster.to_string(), answer)),
-            }
-        });
+            });
         futures::future::join_all(calls)
             .await
             .into_iter()
@@ -286,7 +359,7 @@ impl EstimatorClients {
     async fn fetch(
         &self,
         cluster: &str,
-        shape: u64,
+        shape: &Shape,
         requirements: Option<&ReplicaRequirements>,
     ) -> Option<i64> {
         let gate = (!self.config.cache_ttl.is_zero()).then(|| {
@@ -294,7 +367,7 @@ impl EstimatorClients {
                 self.in_flight
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .entry((cluster.to_string(), shape))
+                    .entry((cluster.to_string(), shape.key()))
                     .or_default(),
             )
         });
@@ -327,38 +400,44 @@ impl EstimatorClients {
         }
     }
 
-    /// Refreshes `cluster`'s stale answer in the background, unless a refresh of it is under way.
+    /// Refreshes the stale answers of `clusters` in the background, each unless a refresh of it is under way.
     fn refresh(
         self: &Arc<Self>,
-        cluster: &str,
-        shape: u64,
+        clusters: &[&str],
+        shape: &Shape,
         requirements: Option<&ReplicaRequirements>,
     ) {
-        let key = (cluster.to_string(), shape);
+        if clusters.is_empty() {
+            return;
+        }
         let mut refreshes = self
             .refreshes
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let (tasks, running) = &mut *refreshes;
         while tasks.try_join_next().is_some() {}
-        if !running.insert(key.clone()) {
-            return;
+        for cluster in clusters {
+            let key = (cluster.to_string(), shape.key());
+            if !running.insert(key.clone()) {
+                continue;
+            }
+            let clients = Arc::clone(self);
+            let requirements = requirements.cloned();
+            let shape = shape.clone();
+            tasks.spawn(async move {
+                clients.fetch(&key.0, &shape, requirements.as_ref()).await;
+                clients
+                    .refreshes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .1
+                    .remove(&key);
+            });
         }
-        let clients = Arc::clone(self);
-        let requirements = requirements.cloned();
-        tasks.spawn(async move {
-            clients.fetch(&key.0, key.1, requirements.as_ref()).await;
-            clients
-                .refreshes
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .1
-                .remove(&key);
-        });
     }
 
     /// Forgets the in-flight gate of `(cluster, shape)` once nobody else holds it.
-    fn release(&self, gate: Option<Arc<tokio::sync::Mutex<()>>>, cluster: &str, shape: u64) {
+    fn release(&self, gate: Option<Arc<tokio::sync::Mutex<()>>>, cluster: &str, shape: &Shape) {
         let Some(gate) = gate else { return };
         let mut in_flight = self
             .in_flight
@@ -366,14 +445,15 @@ impl EstimatorClients {
             .unwrap_or_else(PoisonError::into_inner);
         // The map's reference and this one: no caller waits.
         if Arc::strong_count(&gate) <= 2 {
-            in_flight.remove(&(cluster.to_string(), shape));
+            in_flight.remove(&(cluster.to_string(), shape.key()));
         }
     }
 
     /// The scheduler placed `delta` more replicas with `requirements` on `cluster` (negative: took some away), so
     /// kept answers follow ([`AnswerCache::assume`]).
     pub fn assume(&self, cluster: &str, requirements: Option<&ReplicaRequirements>, delta: i64) {
-        self.answers.assume(cluster, shape_of(requirements), delta);
+        self.answers
+            .assume(cluster, &Shape::of(requirements), delta);
     }
 
     /// One cluster's `GetUnschedulableReplicas` answer for `resource`.

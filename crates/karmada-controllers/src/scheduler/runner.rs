@@ -487,6 +487,15 @@ async fn watch_clusters(
             }
         }
         runner.publish_snapshots(&parsed);
+        if let Some(estimators) = &runner.config.estimators {
+            let skip_pull = runner.config.skip_estimators_in_pull_mode;
+            estimators.connect_ahead(
+                parsed
+                    .values()
+                    .filter(|s| !(skip_pull && s.cluster.spec.sync_mode == ClusterSyncMode::Pull))
+                    .map(|s| &*s.name),
+            );
+        }
         if requeue && !runner.requeue_all(EVENT_CLUSTER_CHANGED, &cancel).await {
             return;
         }
@@ -850,6 +859,9 @@ impl Runner {
                     .accurate_estimates(&request, framework, snapshots)
                     .await;
                 request.accurate = answers.as_ref();
+                if answers.is_some() {
+                    self.metrics.estimator_wait(waited);
+                }
                 let mut recorder = self.metrics.decision(waited);
                 schedule_recorded(framework, &request, snapshots, &mut recorder)
                     .map_err(|e| e.to_string())

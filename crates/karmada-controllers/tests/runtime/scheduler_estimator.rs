@@ -460,6 +460,39 @@ async fn bindings_decided_together_ask_an_estimator_once() {
     assert_eq!(answer.get("small"), Some(&1), "three placed since");
     assert_eq!(requests(), 1, "answered from what was kept");
 
+    // Other requirements are asked once, then follow what the first shape places, bounded: a 2-cpu replica
+    // takes at most two 1-cpu replicas' room.
+    let one_cpu: karmada_api::ReplicaRequirements =
+        serde_json::from_value(json!({"resourceRequest": {"cpu": "1"}})).expect("requirements");
+    let answer = cached.estimates(&clusters, Some(&one_cpu)).await;
+    assert_eq!(answer.get("small"), Some(&8), "two empty 4-cpu nodes");
+    assert_eq!(requests(), 2, "a new shape is asked");
+    cached.assume("small", Some(&requirements), 1);
+    let answer = cached.estimates(&clusters, Some(&one_cpu)).await;
+    assert_eq!(
+        answer.get("small"),
+        Some(&6),
+        "one 2-cpu replica placed since"
+    );
+    assert_eq!(
+        requests(),
+        2,
+        "not asked again for another shape's placement"
+    );
+    // Replicas taken away free room: the kept answer is served (still a lower bound) and refreshed behind it.
+    cached.assume("small", Some(&requirements), -1);
+    let answer = cached.estimates(&clusters, Some(&one_cpu)).await;
+    assert_eq!(answer.get("small"), Some(&6), "served while refreshed");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while requests() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the freed room's refresh was never asked for"
+        );
+        tokio::task::yield_now().await;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+
     let uncached = EstimatorClients::fixed(
         HashMap::from([("small".to_string(), address)]),
         EstimatorClientConfig {
@@ -469,6 +502,28 @@ async fn bindings_decided_together_ask_an_estimator_once() {
     );
     futures::future::join_all((0..10).map(|_| uncached.estimates(&clusters, Some(&requirements))))
         .await;
-    assert_eq!(requests(), 11, "a zero ttl asks for every binding");
+    assert_eq!(requests(), 13, "a zero ttl asks for every binding");
     estimators.cancel();
+}
+
+#[tokio::test]
+async fn estimators_are_dialled_when_their_clusters_appear() {
+    // A listener that only accepts: the dial itself is what is awaited, before any binding asks.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let clients = EstimatorClients::fixed(
+        HashMap::from([(
+            "early".to_string(),
+            listener.local_addr().expect("address").to_string(),
+        )]),
+        EstimatorClientConfig::default(),
+    );
+    clients.connect_ahead(["early", "without-estimator"]);
+    let accepted =
+        tokio::time::timeout(std::time::Duration::from_secs(10), listener.accept()).await;
+    assert!(
+        matches!(accepted, Ok(Ok(_))),
+        "the estimator was not dialled ahead: {accepted:?}"
+    );
 }
