@@ -152,7 +152,8 @@ fn requirements(shape: usize) -> Value {
            "namespace": NAMESPACE})
 }
 
-/// One estimator per member, each with 10 nodes (16 cpu, 64 GiB) running 20 pods.
+/// One estimator per member, each with 10 nodes (64 cpu, 256 GiB, 250 pods) running 20 pods: room for the
+/// whole burst on every member, so that no binding is refused for want of room.
 async fn estimators(
     members: usize,
     cache_ttl: Duration,
@@ -165,7 +166,7 @@ async fn estimators(
         let nodes: Vec<Node> = (0..10)
             .map(|n| {
                 serde_json::from_value(json!({"metadata": {"name": format!("{name}-node-{n}"), "labels": {"zone": "a"}},
-                    "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}}))
+                    "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "250"}}}))
             })
             .collect::<Result<_, _>>()?;
         let pods: Vec<Pod> = (0..20)
