@@ -502,7 +502,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          concurrent clients (kube-rs, one connection each), on the embedded redb store and on etcd (one local member \
          of Debian's etcd {}, `--etcd-servers`); the raw rows are each store's own create rate through the store trait, \
          measured in the same run. The machine is shared with other work, so absolute figures vary between runs. \
-         Karmada's own SLO for these calls is p99 ≤ 1 s (reference/karmada.md §8).\n\n{table}",
+         Karmada's own SLO for these calls is p99 ≤ 1 s \
+         (docs/karmada.md, \"Published scalability figures\").\n\n{table}",
         report::machine(),
         jiff::Zoned::now().strftime("%Y-%m-%d %H:%M %Z"),
         args.clients,

@@ -1,5 +1,5 @@
-//! Label and annotation keys the controllers write (reference/karmada.md §2.2–§2.3) that `karmada-api` does not
-//! define yet. Keys it does define are re-exported so controllers import every key from one place.
+//! Label and annotation keys the controllers write (docs/karmada.md, "Labels and annotations") that `karmada-api` does
+//! not define yet. Keys it does define are re-exported so controllers import every key from one place.
 
 pub use karmada_api::policy::{
     ANNOTATION_APPLIED_CLUSTER_OVERRIDES, ANNOTATION_APPLIED_OVERRIDES,

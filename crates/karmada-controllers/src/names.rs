@@ -1,4 +1,4 @@
-//! Karmada's generated names (reference/karmada.md §2.1): binding names, execution namespaces, Work names,
+//! Karmada's generated names (docs/karmada.md, "Generated names"): binding names, execution namespaces, Work names,
 //! `karmadactl promote` policy names and binding reference keys.
 //!
 //! Invariants: every function is deterministic and total; hashes are FNV-1a 32-bit over the plain string,

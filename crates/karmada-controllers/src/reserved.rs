@@ -1,6 +1,6 @@
-//! What Karmada never propagates (reference/karmada.md §0): its own namespaces, namespaces matching
-//! `--skipped-propagating-namespaces` (regexes, each anchored; default `kube-.*`), its own API groups and a few
-//! Kubernetes ones, plus APIs listed in `--skipped-propagating-apis`.
+//! What Karmada never propagates (docs/karmada.md, "Reserved namespaces and skipped APIs"): its own namespaces,
+//! namespaces matching `--skipped-propagating-namespaces` (regexes, each anchored; default `kube-.*`), its own API
+//! groups and a few Kubernetes ones, plus APIs listed in `--skipped-propagating-apis`.
 
 use regex::Regex;
 

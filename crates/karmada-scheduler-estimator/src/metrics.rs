@@ -1,4 +1,4 @@
-//! The estimator's metrics, with Karmada's names (reference/karmada.md §7): `karmada_scheduler_estimator_
+//! The estimator's metrics, with Karmada's names (docs/karmada.md, "Metrics"): `karmada_scheduler_estimator_
 //! estimating_request_total{result,type}` and `karmada_scheduler_estimator_estimating_algorithm_duration_seconds
 //! {result,type,step}` (buckets 1 ms × 2^0..9, Karmada's).
 

@@ -1,7 +1,7 @@
 //! The pure part of `GetUnschedulableReplicas`: a Deployment's pods are those of its newest ReplicaSet (the one
 //! with the Deployment's revision, as the deployment controller records it in `deployment.kubernetes.io/revision`),
 //! and a replica is unschedulable when its pod's PodScheduled condition has been False with reason
-//! Unschedulable for longer than the threshold (reference/karmada.md §5.5). Other kinds are not supported, as in
+//! Unschedulable for longer than the threshold (docs/karmada.md, "Descheduler"). Other kinds are not supported, as in
 //! Karmada.
 
 use jiff::{SignedDuration, Timestamp};

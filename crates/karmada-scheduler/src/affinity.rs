@@ -1,5 +1,5 @@
 //! ClusterAffinity matching, compiled once per scheduling attempt: names, exclude, labelSelector and the
-//! fieldSelector on `provider`, `region` and `zone` (reference/karmada.md §1.2).
+//! fieldSelector on `provider`, `region` and `zone` (docs/karmada.md, "Cluster affinity").
 //!
 //! Invariants: a [`CompiledAffinity`] only exists for a valid affinity (selectors parsed, field keys and operators
 //! checked), so matching cannot fail; a non-match says which rule rejected the cluster. Order of checks follows

@@ -1,5 +1,5 @@
 //! Karmada's general estimator: how many more replicas a cluster can hold, from `status.resourceSummary` and
-//! the cluster's resource models (reference/karmada.md §4.3). Plain inputs in milli-units; no I/O.
+//! the cluster's resource models (docs/karmada.md, "Scheduler estimators"). Plain inputs in milli-units; no I/O.
 //!
 //! Invariants: the answer is never negative and never exceeds the pods the cluster still allows; a resource the
 //! cluster does not report counts as 0 available; when the resource-model simulation cannot answer (a requested

@@ -1,4 +1,4 @@
-//! What a scheduling decision writes to its binding (reference/karmada.md §4.1): `spec.clusters`, the
+//! What a scheduling decision writes to its binding (docs/karmada.md, "Scheduling triggers"): `spec.clusters`, the
 //! applied-placement and explanation annotations, and in status the Scheduled condition — plus, only when
 //! scheduled, `schedulerObservedGeneration` and `lastScheduledTime` — and `schedulerObservingAffinityName`.
 //!

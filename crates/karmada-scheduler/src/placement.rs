@@ -13,7 +13,7 @@ use crate::error::InputError;
 use crate::framework::AffinityInForce;
 use crate::select::{GroupBounds, SpreadRules};
 
-/// How replicas are assigned (reference/karmada.md §4.5).
+/// How replicas are assigned (docs/karmada.md, "Replica division").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
     Duplicated,

@@ -1,5 +1,5 @@
-//! When a binding is (re)scheduled (reference/karmada.md §4.1): which bindings a scheduler serves, and which
-//! change, if any, calls for a new decision. Pure; the live runner asks this before calling
+//! When a binding is (re)scheduled (docs/karmada.md, "Scheduling triggers"): which bindings a scheduler serves, and
+//! which change, if any, calls for a new decision. Pure; the live runner asks this before calling
 //! [`crate::scheduler::schedule`].
 //!
 //! Invariants: the checks run in Karmada's order and the first that holds is the answer; `None` means "only

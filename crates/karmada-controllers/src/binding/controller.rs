@@ -1,5 +1,5 @@
 //! The binding controller: scheduled ResourceBindings and ClusterResourceBindings → one Work per target
-//! cluster (reference/karmada.md §3.4), rendered by the pure [`super::desired_works`].
+//! cluster (docs/karmada.md, "Binding controller"), rendered by the pure [`super::desired_works`].
 //!
 //! Per binding (level-triggered, one key at a time):
 //! - deleting: delete every Work labelled with the binding's permanent id, then drop the finalizer

@@ -1,5 +1,5 @@
 //! The overriders of one override rule applied to a manifest, in Karmada's order: image, command, args,
-//! labels, annotations, field, plaintext (reference/karmada.md §1.3).
+//! labels, annotations, field, plaintext (docs/karmada.md, "Override policies").
 //!
 //! Image, command and args overriders without an explicit path act on the containers of a Pod
 //! (`spec.containers`) or of the pod template of a ReplicaSet, Deployment, DaemonSet, StatefulSet or Job

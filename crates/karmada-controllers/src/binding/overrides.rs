@@ -1,5 +1,5 @@
 //! Karmada's override manager: which OverridePolicies and ClusterOverridePolicies apply to a resource in one
-//! cluster, in which order, and what they produce (reference/karmada.md §1.3).
+//! cluster, in which order, and what they produce (docs/karmada.md, "Override policies").
 //!
 //! Order: every matching ClusterOverridePolicy first, then (namespaced resources only) the OverridePolicies of
 //! the resource's namespace; within each set ascending by implicit priority (match-all < labelSelector < name;

@@ -1,5 +1,5 @@
-//! Pruning a resource template into a manifest for a member (reference/karmada.md §3.4): server-set metadata and
-//! `.status` removed, plus the per-kind fields a member must generate itself.
+//! Pruning a resource template into a manifest for a member (docs/karmada.md, "Manifest pruning"): server-set metadata
+//! and `.status` removed, plus the per-kind fields a member must generate itself.
 //!
 //! Removed: metadata `creationTimestamp`, `deletionTimestamp`, `deletionGracePeriodSeconds`, `generation`,
 //! `managedFields`, `resourceVersion`, `selfLink`, `uid`, `ownerReferences`, `finalizers`; the

@@ -1,5 +1,5 @@
-//! The desired Works of a scheduled binding (reference/karmada.md §3.4, names §2.1, labels and annotations
-//! §2.2–§2.3), and which existing Works are orphans.
+//! The desired Works of a scheduled binding (docs/karmada.md, "Binding controller", "Generated names",
+//! "Labels and annotations"), and which existing Works are orphans.
 //!
 //! Per target cluster (`spec.clusters`, plus the clusters of `requiredBy` snapshots): the template is pruned;
 //! its replicas are revised to the cluster's `replicas` (the full count under Duplicated); with Divided

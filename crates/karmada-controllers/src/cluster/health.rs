@@ -132,7 +132,7 @@ pub const MESSAGE_CLUSTER_STATUS_UNKNOWN: &str =
 pub const MESSAGE_CLUSTER_STATUS_NEVER_UPDATED: &str =
     "Cluster status controller never posted cluster status.";
 
-/// How long a Pull cluster's agent may stay silent (§5.1).
+/// How long a Pull cluster's agent may stay silent (docs/karmada.md, "Cluster health and taints").
 #[derive(Clone, Copy, Debug)]
 pub struct MonitorGrace {
     /// `--cluster-monitor-grace-period` (40 s): silence after the agent has posted a status.

@@ -1,5 +1,5 @@
-//! The attached bindings of a workload's dependencies, as pure functions (reference/karmada.md §1.4
-//! `requiredBy`, §2.1, §2.2 `depended-by` label, §2.3 `dependencies` annotation).
+//! The attached bindings of a workload's dependencies, as pure functions (docs/karmada.md, "Dependencies distributor",
+//! "Generated names", "Labels and annotations").
 //!
 //! An attached binding is a ResourceBinding for a dependency (a ConfigMap, Secret, ...) named like any binding
 //! ([`binding_name`]), controlled by the dependency object, without placement of its own: its clusters are the

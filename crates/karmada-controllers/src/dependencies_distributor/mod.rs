@@ -1,6 +1,6 @@
-//! The dependencies distributor (Karmada's PropagateDeps feature, reference/karmada.md §3.1): the ConfigMaps,
-//! Secrets, ServiceAccounts and PersistentVolumeClaims a workload refers to follow it to its clusters, through
-//! "attached" ResourceBindings whose `spec.requiredBy` lists the independent bindings that need them.
+//! The dependencies distributor (Karmada's PropagateDeps feature; docs/karmada.md, "Dependencies distributor"): the
+//! ConfigMaps, Secrets, ServiceAccounts and PersistentVolumeClaims a workload refers to follow it to its clusters,
+//! through "attached" ResourceBindings whose `spec.requiredBy` lists the independent bindings that need them.
 //!
 //! - [`attached`]: the attached binding, merging a requirement in and releasing one (pure, table-tested).
 //! - [`index`]: which bindings depend on which objects, so dependency changes wake them.

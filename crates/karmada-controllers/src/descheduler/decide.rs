@@ -1,4 +1,4 @@
-//! The descheduler's decision, pure (reference/karmada.md §5.5): for a Deployment binding whose placement
+//! The descheduler's decision, pure (docs/karmada.md, "Descheduler"): for a Deployment binding whose placement
 //! divides replicas dynamically (Divided with `Aggregated`, or `Weighted` with `dynamicWeight`), the replicas
 //! that stay unready in a member longer than the unschedulable threshold are taken from that member, so the
 //! scheduler places them elsewhere.

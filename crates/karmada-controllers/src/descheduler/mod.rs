@@ -1,4 +1,4 @@
-//! The descheduler (karmada-descheduler, reference/karmada.md §5.5): every `interval`, each ResourceBinding of a
+//! The descheduler (karmada-descheduler; docs/karmada.md, "Descheduler"): every `interval`, each ResourceBinding of a
 //! Deployment with a dynamic division (Aggregated or dynamic weights) is checked for replicas that stay
 //! unschedulable in a member beyond `unschedulable_threshold` — asked of the member's scheduler estimator
 //! (`GetUnschedulableReplicas`) where there is one, else read from its reported status ([`decide`]); those

@@ -1,4 +1,5 @@
-//! The (Cluster)ResourceBinding a claimed template produces (reference/karmada.md §3.2 step 9, §1.4).
+//! The (Cluster)ResourceBinding a claimed template produces (docs/karmada.md, "Resource detector" step 9,
+//! "Bindings and Works").
 //!
 //! A template claimed by a PropagationPolicy, or a namespaced template claimed by a ClusterPropagationPolicy,
 //! gets a ResourceBinding in its namespace; a cluster-scoped template gets a ClusterResourceBinding. The binding

@@ -1,5 +1,6 @@
 //! Claim metadata: the labels and annotations on a template naming the policy that propagates it
-//! (reference/karmada.md §2.2–§2.3, §3.2 step 8). Patches are JSON merge patches (RFC 7386) on the template.
+//! (docs/karmada.md, "Labels and annotations", "Resource detector" step 8). Patches are JSON merge patches (RFC 7386)
+//! on the template.
 //!
 //! Invariant: a template is claimed only when the policy's permanent-id label and its name annotation(s) are all
 //! present; claiming by one kind of policy removes any claim metadata of the other kind.

@@ -1,4 +1,4 @@
-//! The resource detector's runtime (reference/karmada.md §3.2): watches (Cluster)PropagationPolicies,
+//! The resource detector's runtime (docs/karmada.md, "Resource detector"): watches (Cluster)PropagationPolicies,
 //! (Cluster)OverridePolicies (for `dependentOverrides`) and every propagatable resource template
 //! ([`super::templates`]), and reconciles one template key at a time from one bounded queue.
 //!

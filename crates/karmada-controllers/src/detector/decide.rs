@@ -1,4 +1,4 @@
-//! What the detector does with one resource template (reference/karmada.md §3.2 steps 1–7): skip it, keep
+//! What the detector does with one resource template (docs/karmada.md, "Resource detector", steps 1–7): skip it, keep
 //! applying the policy that claims it, claim it for a new policy, release a claim whose policy is gone, retry,
 //! or wait for a matching policy.
 //!

@@ -1,4 +1,4 @@
-//! The (Cluster)PropagationPolicy finalizer the detector keeps (reference/karmada.md §2.4,
+//! The (Cluster)PropagationPolicy finalizer the detector keeps (docs/karmada.md, "Finalizers":
 //! `karmada.io/propagation-policy-controller` and `karmada.io/cluster-propagation-policy-controller`): added to
 //! every live policy, and removed from a deleted one only after its claims are released from every binding and
 //! template, so a policy deleted while the detector is down is still cleaned up when it comes back.

@@ -1,4 +1,4 @@
-//! Which (Cluster)PropagationPolicy claims a resource template (reference/karmada.md §3.2).
+//! Which (Cluster)PropagationPolicy claims a resource template (docs/karmada.md, "Resource detector").
 //!
 //! A selector matches when apiVersion and kind are equal and its namespace (if any) is the template's; then a
 //! `name` must equal the template's name (labelSelector ignored), else a labelSelector must match, else it

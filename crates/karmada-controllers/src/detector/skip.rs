@@ -1,4 +1,5 @@
-//! Templates the detector never propagates (reference/karmada.md §0 and §3.2 step 1).
+//! Templates the detector never propagates (docs/karmada.md, "Reserved namespaces and skipped APIs",
+//! "Resource detector" step 1).
 
 use std::fmt;
 

@@ -1,5 +1,5 @@
 //! One manifest against one member: create, take over or update (conflict resolution, retained member
-//! fields), delete, or release on Work deletion (reference/karmada.md §3.5, §3.9).
+//! fields), delete, or release on Work deletion (docs/karmada.md, "Execution controller", "Conflict resolution").
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};

@@ -1,5 +1,5 @@
 //! The Work conditions the execution controller writes (pure): Applied and Dispatching, with Karmada's reasons
-//! and messages (reference/karmada.md §1.4).
+//! and messages (docs/karmada.md, "Bindings and Works").
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};

@@ -1,4 +1,5 @@
-//! The execution controller: applies each Work's manifests to its member cluster (reference/karmada.md §3.5).
+//! The execution controller: applies each Work's manifests to its member cluster
+//! (docs/karmada.md, "Execution controller").
 //!
 //! Push mode runs it in the controller-manager for every Push cluster; Pull mode runs it in an agent for
 //! exactly one cluster — [`ServedClusters`] says which, and the member's client always comes through

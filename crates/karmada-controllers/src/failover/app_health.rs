@@ -1,4 +1,4 @@
-//! Application failover, pure (reference/karmada.md §5.4): from `aggregatedStatus` health per cluster and
+//! Application failover, pure (docs/karmada.md, "Application failover"): from `aggregatedStatus` health per cluster and
 //! `failover.application.decisionConditions.tolerationSeconds` (default 300, 0 = at once), which clusters'
 //! copies have been Unhealthy long enough to be evicted.
 //!

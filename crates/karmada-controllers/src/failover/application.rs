@@ -1,10 +1,10 @@
-//! Application failover (reference/karmada.md §5.4): per binding with `spec.failover.application`, the copies
-//! reported Unhealthy in `aggregatedStatus` are timed ([`super::app_health`], first-unhealthy times kept in the
+//! Application failover (docs/karmada.md, "Application failover"): per binding with `spec.failover.application`, the
+//! copies reported Unhealthy in `aggregatedStatus` are timed ([`super::app_health`], first-unhealthy times kept in the
 //! binding annotation [`super::app_health::ANNOTATION_UNHEALTHY_SINCE`]); a copy unhealthy for longer than
 //! `decisionConditions.tolerationSeconds` is evicted with reason `ApplicationFailure`, the policy's purge mode and
-//! grace period, and the state its `statePreservation` rules extract. Evictions share the pacing of the taint
-//! manager. A state-preservation rule that finds nothing fails that eviction (event
-//! `EvictWorkloadFromClusterFailed`) and it is retried.
+//! grace period, and the state its `statePreservation` rules extract. Evictions share the pacing of the taint manager.
+//! A state-preservation rule that finds nothing fails that eviction (event `EvictWorkloadFromClusterFailed`) and it is
+//! retried.
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
-//! The graceful-eviction controller (reference/karmada.md §5.3): per binding with eviction tasks, the task plan
-//! of [`super::tasks::plan_tasks`] — stamp, keep, remove, or restore a recovered cluster — written as one replace.
-//! The facts per task come from the Cluster cache: whether the member is reachable (Ready=True) or gone, and,
-//! for taint evictions, whether the cluster still carries a NoExecute taint the binding does not tolerate for
+//! The graceful-eviction controller (docs/karmada.md, "Graceful eviction"): per binding with eviction tasks, the
+//! task plan of [`super::tasks::plan_tasks`] — stamp, keep, remove, or restore a recovered cluster — written as one
+//! replace. The facts per task come from the Cluster cache: whether the member is reachable (Ready=True) or gone,
+//! and, for taint evictions, whether the cluster still carries a NoExecute taint the binding does not tolerate for
 //! ever.
 //!
 //! Removing a task is what lets the binding controller delete the old copy's Work, so every removal here has

@@ -1,4 +1,4 @@
-//! Eviction metrics with Karmada's names (reference/karmada.md §7, unprefixed as Karmada's controller-manager
+//! Eviction metrics with Karmada's names (docs/karmada.md, "Metrics"; unprefixed as Karmada's controller-manager
 //! exports them): `eviction_queue_depth{name}` (bindings waiting for the rate limit or the budget),
 //! `eviction_kind_total{member_cluster,resource_kind}` (evictions done), `eviction_processing_latency_seconds{name}`
 //! and `eviction_processing_total{name,result}` (per reconcile of the failover controllers). Ours, for the

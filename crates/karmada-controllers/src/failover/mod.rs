@@ -1,6 +1,6 @@
-//! Failover, eviction and their safety (reference/karmada.md §5.1–§5.4; issue 7): cluster failover (the taint
-//! manager over NoExecute taints, and ClusterTaintPolicy that sets them from cluster conditions), application
-//! failover, and the graceful-eviction controller that ends eviction tasks.
+//! Failover, eviction and their safety (docs/karmada.md, "Cluster health and taints" to "Application failover";
+//! issue 7): cluster failover (the taint manager over NoExecute taints, and ClusterTaintPolicy that sets them from
+//! cluster conditions), application failover, and the graceful-eviction controller that ends eviction tasks.
 //!
 //! Pure cores (no I/O; time passed in): [`toleration`] (which clusters to evict and when), [`tasks`] (adding an
 //! eviction task and each task's fate), [`app_health`] (unhealthy long enough?), [`preservation`]

@@ -1,9 +1,9 @@
-//! The taint manager (cluster failover, reference/karmada.md §5.2): for each binding, the NoExecute taints of its
-//! target clusters against the placement's `clusterTolerations` ([`super::toleration`]). A cluster whose taint
-//! is not tolerated (or no longer: `tolerationSeconds` ran out) is evicted: moved from `spec.clusters` into a
-//! graceful eviction task {reason `TaintUntolerated`, producer `TaintManager`, purge mode from
-//! `spec.failover.cluster.purgeMode` or the configured default}. The scheduler then places the replicas
-//! elsewhere; the graceful-eviction controller removes the task when that is safe.
+//! The taint manager (cluster failover; docs/karmada.md, "Taint manager"): for each binding, the NoExecute taints of
+//! its target clusters against the placement's `clusterTolerations` ([`super::toleration`]). A cluster whose taint is
+//! not tolerated (or no longer: `tolerationSeconds` ran out) is evicted: moved from `spec.clusters` into a graceful
+//! eviction task {reason `TaintUntolerated`, producer `TaintManager`, purge mode from `spec.failover.cluster.purgeMode`
+//! or the configured default}. The scheduler then places the replicas elsewhere; the graceful-eviction controller
+//! removes the task when that is safe.
 //!
 //! Evictions are paced (rate limit and cluster budget, shared with application failover); a held-back binding is
 //! requeued for when pacing allows. Tolerated taints requeue the binding for when their toleration runs out.

@@ -1,5 +1,5 @@
 //! ClusterTaintPolicy, pure: the taints a cluster should carry given the policies that target it and its status
-//! conditions (reference/karmada.md §5.1).
+//! conditions (docs/karmada.md, "Cluster health and taints").
 //!
 //! Per policy whose `targetClusters` matches the cluster (absent = every cluster): when every `addOnConditions`
 //! entry matches, each of its taints is added (if no taint with the same key and effect is there; `timeAdded` is

@@ -1,6 +1,6 @@
 //! Graceful eviction tasks, pure: adding one ([`evict_cluster`], Karmada's GracefulEvictCluster) and deciding
-//! when each may go ([`plan_tasks`], the graceful-eviction controller, reference/karmada.md §5.3) — with the
-//! safety rules that make the dangerous outcomes impossible.
+//! when each may go ([`plan_tasks`], the graceful-eviction controller; docs/karmada.md, "Graceful eviction") —
+//! with the safety rules that make the dangerous outcomes impossible.
 //!
 //! Evicting moves a cluster from `spec.clusters` into `spec.gracefulEvictionTasks`: the scheduler no longer
 //! counts it (so it places the replicas elsewhere) while the binding controller keeps its Work, so the old copy
@@ -15,7 +15,7 @@
 //!    elsewhere → **restore**: the cluster goes back into `spec.clusters` with its replicas and the task goes
 //!    (Karmada #5782/#5803: tasks that stay after recovery);
 //! 6. `Never` (or `suppressDeletion: true`) → keep until a user sets `suppressDeletion: false` (rule 4); neither
-//!    time nor healthy replacements end it (reference/karmada.md §5.3);
+//!    time nor healthy replacements end it (docs/karmada.md, "Graceful eviction");
 //! 7. the replacements are scheduled for the current spec, cover the policy and are all Healthy → remove, unless
 //!    the member is unreachable (then keep: nothing is deleted from a member that cannot be reached; the task,
 //!    and so the Work, stays until it can be);
@@ -272,7 +272,8 @@ fn decide_task(
     if recovered && !healthy_elsewhere && restorable(spec, task) {
         return (TaskAction::Restore, None);
     }
-    // Never (suppressDeletion: true) waits for the user, not for the replacement (reference §5.3).
+    // Never (suppressDeletion: true) waits for the user, not for the replacement
+    // (docs/karmada.md, "Graceful eviction").
     if mode == PurgeMode::Never {
         return (TaskAction::Keep(KeepReason::Suppressed), None);
     }

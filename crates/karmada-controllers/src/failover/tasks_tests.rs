@@ -319,7 +319,8 @@ fn lifecycle_table() {
             expected: TaskAction::Keep(K::Suppressed),
         },
         Case {
-            // Regression: Never used to end once replacements were healthy; it waits for the user (§5.3).
+            // Regression: Never used to end once replacements were healthy; it waits for the user
+            // (docs/karmada.md, "Graceful eviction").
             name: "never is not ended by healthy replacements",
             spec: moved.clone(),
             status: healthy_b.clone(),

@@ -1,4 +1,4 @@
-//! The taint manager's decision (reference/karmada.md §5.2), pure: for a binding's target clusters, their
+//! The taint manager's decision (docs/karmada.md, "Taint manager"), pure: for a binding's target clusters, their
 //! `NoExecute` taints and the placement's `clusterTolerations`, which clusters must be evicted now and when to
 //! look again.
 //!

@@ -1,5 +1,5 @@
 //! Multi-cluster Services (the `multicluster.x-k8s.io` API), as Karmada's `serviceExport`, `endpointSlice` and
-//! `serviceImport` controllers do it (reference/karmada.md §1.5, §2):
+//! `serviceImport` controllers do it (docs/karmada.md, "Multi-cluster Services"):
 //!
 //! ```text
 //! member: ServiceExport + Service + EndpointSlices

@@ -1,5 +1,5 @@
 //! MultiClusterService (`networking.karmada.io/v1alpha1`, `types: [CrossCluster]`), as Karmada's
-//! `multiclusterservice` and `endpointsliceDispatch` controllers do it (reference/karmada.md §1.5):
+//! `multiclusterservice` and `endpointsliceDispatch` controllers do it (docs/karmada.md, "Multi-cluster Services"):
 //!
 //! - [`controller`]: claims the Service of the same name (`resourcetemplate.karmada.io/claimed-by:
 //!   MultiClusterService`, so policies leave it alone), propagates it to the providers and consumers through a

@@ -1,5 +1,5 @@
-//! The namespace sync controller (Karmada's `namespace` controller, reference/karmada.md §3.8): every Namespace
-//! that [`should_propagate`] gets a Work in every member's execution namespace.
+//! The namespace sync controller (Karmada's `namespace` controller; docs/karmada.md, "Namespace auto-propagation"):
+//! every Namespace that [`should_propagate`] gets a Work in every member's execution namespace.
 //!
 //! Woken by Namespaces, by Clusters and ClusterOverridePolicies (both re-run every namespace: a new cluster gets
 //! them all), and by Works owned by a Namespace (a Work deleted or edited by hand is restored). Works are

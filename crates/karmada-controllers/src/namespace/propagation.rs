@@ -1,4 +1,4 @@
-//! Which namespaces auto-propagate to every member cluster (reference/karmada.md §3.8).
+//! Which namespaces auto-propagate to every member cluster (docs/karmada.md, "Namespace auto-propagation").
 //!
 //! Every Namespace propagates except Karmada's reserved ones (`karmada-system`, `karmada-cluster`,
 //! `karmada-es-*`), `default`, namespaces matching `--skipped-propagating-namespaces` (default `kube-.*`), and

@@ -1,4 +1,5 @@
-//! The Works that carry an auto-propagated Namespace to every member cluster (reference/karmada.md §3.8).
+//! The Works that carry an auto-propagated Namespace to every member cluster
+//! (docs/karmada.md, "Namespace auto-propagation").
 //!
 //! One Work per cluster, named [`crate::names::work_name`] with kind `Namespace`, in `karmada-es-<cluster>`,
 //! controlled by the Namespace (so deleting it garbage-collects the Works), with only ClusterOverridePolicies

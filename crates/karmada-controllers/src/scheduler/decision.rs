@@ -2,12 +2,12 @@
 //! label of a trigger, and the binding writes a scheduling result needs — none when nothing a reader relies on
 //! would change.
 //!
-//! Why skip "no-op" writes: Duplicated and non-workload bindings are scheduled on every event (reference §4.1
-//! step 4); writing a fresh explanation and `lastScheduledTime` each time would turn every cluster heartbeat
-//! into a write storm. So a result is written when `spec.clusters`, the applied placement, the Scheduled
-//! condition (status, reason, message), the observed generation or affinity name change, or when a reschedule
-//! was requested (`lastScheduledTime` must move past `rescheduleTriggeredAt`). The explanation annotation is
-//! written with every such write and so always describes the decision in force.
+//! Why skip "no-op" writes: Duplicated and non-workload bindings are scheduled on every event (docs/karmada.md,
+//! "Scheduling triggers", step 4); writing a fresh explanation and `lastScheduledTime` each time would turn every
+//! cluster heartbeat into a write storm. So a result is written when `spec.clusters`, the applied placement, the
+//! Scheduled condition (status, reason, message), the observed generation or affinity name change, or when a reschedule
+//! was requested (`lastScheduledTime` must move past `rescheduleTriggeredAt`). The explanation annotation is written
+//! with every such write and so always describes the decision in force.
 
 use karmada_scheduler::explain::ANNOTATION_EXPLANATION;
 use karmada_scheduler::patch::SchedulingResult;
@@ -174,8 +174,8 @@ pub fn status_patch(
     status_write::status_patch(Value::Object(status), Some(resource_version))
 }
 
-/// A merge patch moving only `status.schedulerObservedGeneration` to the binding's `generation` (reference
-/// §4.1 step 6), conditional on the version read; `None` when it is already there.
+/// A merge patch moving only `status.schedulerObservedGeneration` to the binding's `generation` (docs/karmada.md,
+/// "Scheduling triggers", step 6), conditional on the version read; `None` when it is already there.
 pub fn observed_generation_write(
     generation: Option<i64>,
     observed: Option<i64>,

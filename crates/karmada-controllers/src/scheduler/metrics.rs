@@ -1,4 +1,4 @@
-//! The scheduler's Prometheus metrics, with Karmada's names (reference/karmada.md §7):
+//! The scheduler's Prometheus metrics, with Karmada's names (docs/karmada.md, "Metrics"):
 //! `karmada_scheduler_schedule_attempts_total{result,schedule_type}` (result `scheduled` or `error`),
 //! `karmada_scheduler_e2e_scheduling_duration_seconds{result,schedule_type}` (from taking the binding off the
 //! queue to its result written), `karmada_scheduler_scheduling_algorithm_duration_seconds{schedule_step}` and

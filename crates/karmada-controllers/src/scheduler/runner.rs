@@ -1,5 +1,5 @@
 //! The scheduler runner (karmada-scheduler): watches ResourceBindings, ClusterResourceBindings and Clusters,
-//! and schedules a binding when reference/karmada.md §4.1's triggers say so
+//! and schedules a binding when docs/karmada.md, "Scheduling triggers", says so
 //! ([`karmada_scheduler::trigger::schedule_trigger`]) with the pure core ([`karmada_scheduler::scheduler`]).
 //!
 //! A decision writes `spec.clusters` and the annotations (`policy.karmada.io/applied-placement` on success,

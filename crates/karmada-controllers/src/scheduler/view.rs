@@ -1,10 +1,10 @@
 //! A binding as the scheduler reads it: everything but `status.aggregatedStatus`, which no decision looks at.
 //!
-//! Why: a Duplicated binding is scheduled again on every event and by every fresh scheduler (reference §4.1
-//! step 4), and its aggregated status (one member's workload status per cluster) is most of its text. Reading
-//! past it without building it, and leaving it out of the JSON the decision is computed on, keeps such a
-//! reconcile to the few fields it uses. The writes are merge patches of the decided fields, so nothing left
-//! out here is written back.
+//! Why: a Duplicated binding is scheduled again on every event and by every fresh scheduler (docs/karmada.md,
+//! "Scheduling triggers", step 4), and its aggregated status (one member's workload status per cluster) is most of its
+//! text. Reading past it without building it, and leaving it out of the JSON the decision is computed on, keeps such a
+//! reconcile to the few fields it uses. The writes are merge patches of the decided fields, so nothing left out here is
+//! written back.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 use karmada_api::{ResourceBinding, ResourceBindingSpec, ResourceBindingStatus};

@@ -1,6 +1,6 @@
-//! The binding status controller (Karmada's `bindingStatus`, reference/karmada.md §3.6): Works' status →
-//! binding `status.aggregatedStatus` and the FullyApplied condition → the resource template's own `.status`,
-//! plus the `karmada_binding_replicas` gauge.
+//! The binding status controller (Karmada's `bindingStatus`; docs/karmada.md, "Status collection and aggregation"):
+//! Works' status → binding `status.aggregatedStatus` and the FullyApplied condition → the resource template's own
+//! `.status`, plus the `karmada_binding_replicas` gauge.
 //!
 //! - [`aggregate`]: what to write (pure, table-tested).
 //! - [`controller`]: the watch-driven runtime; entry point [`run`].

@@ -1,4 +1,5 @@
-//! The work status controller: member objects → `Work.status.manifestStatuses` (reference/karmada.md §3.6).
+//! The work status controller: member objects → `Work.status.manifestStatuses`
+//! (docs/karmada.md, "Status collection and aggregation").
 //!
 //! For each served cluster it watches, in the member, the kinds the Works reference — one watcher per
 //! (cluster, apiVersion, kind), started the first time a Work needs it, listing only objects labelled

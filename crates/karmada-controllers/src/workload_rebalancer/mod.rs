@@ -1,4 +1,4 @@
-//! The WorkloadRebalancer controller (Karmada's `workloadRebalancer`, reference/karmada.md §1.6): asks the
+//! The WorkloadRebalancer controller (Karmada's `workloadRebalancer`; docs/karmada.md, "Workload rebalancer"): asks the
 //! scheduler for a fresh assignment of the named workloads by stamping their bindings'
 //! `spec.rescheduleTriggeredAt`, reports the outcome per workload and deletes the rebalancer
 //! `ttlSecondsAfterFinished` after it finished. [`plan`] is the pure core, [`controller`] the runtime.

@@ -1,5 +1,5 @@
-//! The WorkloadRebalancer's pure core (reference/karmada.md §1.6): from a rebalancer, the bindings found for its
-//! unfinished workloads and `now`, which bindings to mark for a fresh schedule, the status to record and what
+//! The WorkloadRebalancer's pure core (docs/karmada.md, "Workload rebalancer"): from a rebalancer, the bindings found
+//! for its unfinished workloads and `now`, which bindings to mark for a fresh schedule, the status to record and what
 //! happens next (nothing, a wake-up when the TTL runs out, or deletion).
 //!
 //! Rules, as Karmada has them:

@@ -439,7 +439,8 @@ async fn never_outlives_the_grace_period_until_replacements_are_healthy() {
         "Never is not ended by time"
     );
 
-    // A healthy replacement does not end Never either (reference §5.3): only the user lifting it does.
+    // A healthy replacement does not end Never either (docs/karmada.md, "Graceful eviction"): only the user
+    // lifting it does.
     schedule(&bed, "web", json!([{"name": "m2", "replicas": 4}])).await;
     report(&bed, "web", &[("m1", "Unhealthy"), ("m2", "Healthy")]).await;
     reconciled(&bed, "graceful-eviction", 3).await;

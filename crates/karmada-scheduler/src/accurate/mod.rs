@@ -1,6 +1,6 @@
 //! Karmada's accurate estimator (karmada-scheduler-estimator) as a pure function: how many more replicas of a
 //! binding's replica requirements a member cluster can run, from its Nodes and the Pods bound to them — the
-//! answer its `MaxAvailableReplicas` gRPC call gives (reference/karmada.md §4.3), plus its ResourceQuota
+//! answer its `MaxAvailableReplicas` gRPC call gives (docs/karmada.md, "Scheduler estimators"), plus its ResourceQuota
 //! estimate when asked (feature gate ResourceQuotaEstimate).
 //!
 //! Per node that the replica may use (node selector, required node affinity, tolerations of the node's

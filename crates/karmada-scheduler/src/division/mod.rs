@@ -1,5 +1,5 @@
 //! Replica division over plain inputs: Duplicated, static weights, dynamic weights and Aggregated, exactly as
-//! Karmada v1.16+ assigns replicas (reference/karmada.md §4.5).
+//! Karmada v1.16+ assigns replicas (docs/karmada.md, "Replica division").
 //!
 //! Invariants: results list every cluster at most once, sorted by name, zero-replica entries dropped; a divided
 //! result sums to the requested replicas or the call fails with a reason; dynamic modes never give a cluster more

@@ -25,7 +25,7 @@ pub struct GroupScoreInput<'a> {
     pub cluster_min: i64,
 }
 
-/// Karmada's group score (reference/karmada.md §4.4).
+/// Karmada's group score (docs/karmada.md, "Select and spread constraints").
 pub fn group_score(input: GroupScoreInput<'_>) -> i64 {
     let clusters = input.clusters;
     if clusters.is_empty() {

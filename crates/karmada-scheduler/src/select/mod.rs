@@ -1,6 +1,6 @@
 //! The Select phase: which of the scored candidates the replicas go to, under spread constraints
-//! (reference/karmada.md §4.4). Karmada implements `cluster` and `region`; the same group algorithm is applied
-//! here to `zone`, `provider` and `spreadByLabel`, which Karmada leaves as filters only.
+//! (docs/karmada.md, "Select and spread constraints"). Karmada implements `cluster` and `region`; the same group
+//! algorithm is applied here to `zone`, `provider` and `spreadByLabel`, which Karmada leaves as filters only.
 //!
 //! Invariants: input candidates come in candidate order (overflow order asc, score desc, available desc, name asc)
 //! and the selection keeps that order; the result never holds a cluster twice; an impossible constraint yields a

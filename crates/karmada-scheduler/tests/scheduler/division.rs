@@ -1,4 +1,4 @@
-//! Replica division, rule by rule (reference/karmada.md §4.5): the Webster examples, static weights, dynamic
+//! Replica division, rule by rule (docs/karmada.md, "Replica division"): the Webster examples, static weights, dynamic
 //! weights in each mode, Aggregated, Duplicated, overflow affinities and clusterAffinities fallback.
 
 use std::collections::BTreeMap;

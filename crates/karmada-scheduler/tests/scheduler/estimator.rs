@@ -1,5 +1,5 @@
-//! The general estimator (reference/karmada.md §4.3), observed through the available replicas the explanation
-//! reports.
+//! The general estimator (docs/karmada.md, "Scheduler estimators"), observed through the available replicas the
+//! explanation reports.
 
 use serde_json::{Value, json};
 

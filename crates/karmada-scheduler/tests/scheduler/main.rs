@@ -1,4 +1,4 @@
-//! The scheduler's integration tests, one binary: seed examples, every rule of reference/karmada.md §4 as
+//! The scheduler's integration tests, one binary: seed examples, every rule of docs/karmada.md, "Scheduler", as
 //! tables, plugins, profiles, bad input and properties.
 
 mod accurate;

@@ -1,5 +1,5 @@
-//! The Select phase (reference/karmada.md §4.4): the cluster algorithm, the region algorithm, and the same
-//! group algorithm applied to zone, provider and spreadByLabel.
+//! The Select phase (docs/karmada.md, "Select and spread constraints"): the cluster algorithm, the region algorithm,
+//! and the same group algorithm applied to zone, provider and spreadByLabel.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,4 @@
-//! When a binding is (re)scheduled (reference/karmada.md §4.1), rule by rule.
+//! When a binding is (re)scheduled (docs/karmada.md, "Scheduling triggers"), rule by rule.
 
 use karmada_api::ResourceBinding;
 use karmada_scheduler::trigger::{ScheduleTrigger, schedule_trigger, served_by};

@@ -635,11 +635,12 @@ fn seed_000_failover_policy_rejected_and_its_accepted_form_moves_a_crashed_workl
     );
 }
 
-/// Each purge mode (reference §5.2–§5.4). Cluster failover with member1 unreachable: Directly deletes the old
-/// Work at once (it waits, undeleted, for member1 to return) and drops its task once the replacement is healthy, Gracefully keeps the old copy while member1
-/// cannot be reached, a workload with nowhere else to go keeps its last copy and gets member1 back; Never is
-/// not a cluster-failover mode (rejected, as in Karmada). Application failover with Never keeps the crashed copy
-/// even with a healthy replacement, until the user sets `suppressDeletion: false`.
+/// Each purge mode (docs/karmada.md, "Taint manager" to "Application failover"). Cluster failover with member1
+/// unreachable: Directly deletes the old Work at once (it waits, undeleted, for member1 to return) and drops its task
+/// once the replacement is healthy, Gracefully keeps the old copy while member1 cannot be reached, a workload with
+/// nowhere else to go keeps its last copy and gets member1 back; Never is not a cluster-failover mode (rejected, as in
+/// Karmada). Application failover with Never keeps the crashed copy even with a healthy replacement, until the user
+/// sets `suppressDeletion: false`.
 #[test]
 fn each_purge_mode_on_cluster_and_application_failover() {
     let plane = Plane::start_with(&["member1", "member2"], FAILOVER);

@@ -148,9 +148,10 @@ fn placement(name: &str, kind: &str, target: &str, clusters: &[&str]) -> String 
     )
 }
 
-/// Seed 000 §3.3 with its YAML as written: 04's Deployment and Service land in the two providers that exist
-/// among the three its policy names, 05's ServiceExport goes to them and its ServiceImport to a third cluster,
-/// whose DNS then answers for the clusterset name and whose EndpointSlices list the providers' pod IPs.
+/// Seed 000 step 3.3 (`tests/fixtures/seed-000`, files 04 and 05) with its YAML as written: 04's Deployment and
+/// Service land in the two providers that exist among the three its policy names, 05's ServiceExport goes to them
+/// and its ServiceImport to a third cluster, whose DNS then answers for the clusterset name and whose EndpointSlices
+/// list the providers' pod IPs.
 #[test]
 fn seed_000_export_import_answers_in_the_consumers_dns() {
     let plane = Plane::start(&[SHANGHAI, BEIJING, CONSUMER]);

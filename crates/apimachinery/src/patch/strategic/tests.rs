@@ -1,5 +1,5 @@
 //! Strategic merge patch tests. The patches in the first three tests are the exact bodies
-//! kubectl 1.32 sends (kubectl-compat.md §8); the live objects are realistic server state.
+//! kubectl 1.32 sends; the live objects are realistic server state.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,5 @@
-//! What the binding status controller writes, as pure functions (reference/karmada.md §1.4, §3.6).
+//! What the binding status controller writes, as pure functions (docs/karmada.md, "Bindings and Works",
+//! "Status collection and aggregation").
 //!
 //! - [`aggregated_status_items`]: one item per Work of the binding, sorted by cluster: `applied` and
 //!   `appliedMessage` from the Work's `Applied` condition, `status` and `health` from the manifest status that
