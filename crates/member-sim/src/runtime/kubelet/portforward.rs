@@ -68,7 +68,7 @@ async fn start(
             return Ok(upgrade
                 .protocols([TUNNELLED_SPDY])
                 .on_upgrade(move |socket| async move {
-                    until_stopped(&server, spdy_session(Transport::WebSocket(socket))).await
+                    until_stopped(&server, spdy_session(Transport::WebSocket(Box::new(socket)))).await
                 }));
         }
         if offered.iter().any(|p| p == CHANNEL_V4) {
@@ -186,7 +186,7 @@ async fn channel_session(mut socket: WebSocket, ports: Vec<u16>) {
 /// The byte stream SPDY runs on.
 enum Transport {
     /// Binary messages of a WebSocket, concatenated.
-    WebSocket(WebSocket),
+    WebSocket(Box<WebSocket>),
     Upgraded(TokioIo<hyper::upgrade::Upgraded>),
 }
 
