@@ -1,6 +1,6 @@
 //! `pods/exec`, `pods/attach`, `pods/portforward` and `pods/log` of a simulated cluster, driven
 //! by the real clients: kubectl 1.32 (WebSocket exec with v5, port-forward as SPDY tunnelled in
-//! a WebSocket) and the Python `kubernetes` client (v4/v5 exec, port-forward channel form).
+//! a WebSocket), the Python `kubernetes` client (v5 exec, port-forward channel form) and kube-rs.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -253,6 +253,9 @@ async fn kubectl_and_python_exec_logs_and_port_forward() {
     // The Python client: v5 exec, exit codes, stdin close, port-forward channel form.
     python_streams(&config).await;
 
+    // kube-rs: exec with the exit status, port-forward (channel form), logs.
+    kube_rs_streams(client.clone()).await;
+
     cancel.cancel();
     running.stop().await;
 }
@@ -346,4 +349,65 @@ async fn python_streams(config: &Path) {
             "portforward": "echo me",
         })
     );
+}
+
+async fn kube_rs_streams(client: kube::Client) {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, AttachParams, LogParams};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let pods: Api<Pod> = Api::namespaced(client, NAMESPACE);
+    let mut process = pods
+        .exec(
+            POD,
+            ["sh", "-c", "echo from kube-rs; exit 5"],
+            &AttachParams::default().stderr(true),
+        )
+        .await
+        .expect("kube-rs exec");
+    let mut stdout = process.stdout().expect("stdout");
+    let status = process.take_status().expect("status channel");
+    let mut out = String::new();
+    stdout.read_to_string(&mut out).await.expect("read stdout");
+    let status = status.await.expect("a status");
+    process.join().await.expect("the exec ends");
+    assert_eq!(out, "from kube-rs\n");
+    assert_eq!(
+        status.reason.as_deref(),
+        Some("NonZeroExitCode"),
+        "{status:?}"
+    );
+    let cause = status
+        .details
+        .and_then(|d| d.causes)
+        .and_then(|c| c.into_iter().next())
+        .expect("an ExitCode cause");
+    assert_eq!(
+        (cause.reason.as_deref(), cause.message.as_deref()),
+        (Some("ExitCode"), Some("5"))
+    );
+
+    let mut forwarder = pods
+        .portforward(POD, &[9090])
+        .await
+        .expect("kube-rs port-forward");
+    let mut stream = forwarder.take_stream(9090).expect("the port's stream");
+    stream.write_all(b"kube-rs echo").await.expect("write");
+    let mut echoed = [0u8; 12];
+    stream.read_exact(&mut echoed).await.expect("read the echo");
+    assert_eq!(&echoed, b"kube-rs echo");
+    drop(stream);
+    forwarder.abort();
+
+    let tail = pods
+        .logs(
+            POD,
+            &LogParams {
+                tail_lines: Some(1),
+                ..LogParams::default()
+            },
+        )
+        .await
+        .expect("kube-rs logs");
+    assert_eq!(tail, "member-sim: container app is ready\n");
 }

@@ -68,7 +68,11 @@ async fn start(
             return Ok(upgrade
                 .protocols([TUNNELLED_SPDY])
                 .on_upgrade(move |socket| async move {
-                    until_stopped(&server, spdy_session(Transport::WebSocket(Box::new(socket)))).await
+                    until_stopped(
+                        &server,
+                        spdy_session(Transport::WebSocket(Box::new(socket))),
+                    )
+                    .await
                 }));
         }
         if offered.iter().any(|p| p == CHANNEL_V4) {
