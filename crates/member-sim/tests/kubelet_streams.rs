@@ -238,6 +238,9 @@ async fn kubectl_and_python_exec_logs_and_port_forward() {
         text(&out.stderr)
     );
 
+    // logs -f: the lines so far, then the answer stays open for more.
+    logs_follow_stays_open(&config).await;
+
     // port-forward: kubectl tunnels SPDY in a WebSocket; the pod's port echoes.
     port_forward_echoes(&config).await;
 
@@ -258,6 +261,39 @@ async fn kubectl_and_python_exec_logs_and_port_forward() {
 
     cancel.cancel();
     running.stop().await;
+}
+
+async fn logs_follow_stays_open(config: &Path) {
+    let mut child = kubectl_command(config, &["logs", "-f", POD])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl logs -f runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let lines = tokio::task::spawn_blocking(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .take(2)
+            .collect::<Vec<_>>()
+    })
+    .await
+    .expect("reader");
+    assert_eq!(
+        lines,
+        [
+            "member-sim: container app started (image nginx:1.27)",
+            "member-sim: container app is ready"
+        ]
+    );
+    // Only a smoke check that the answer did not end with the lines so far: a stream closed at
+    // once would usually have let kubectl exit by now (new lines arriving is not exercised).
+    assert!(
+        child.try_wait().expect("kubectl status").is_none(),
+        "kubectl logs -f ended while the container runs"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 async fn port_forward_echoes(config: &Path) {
