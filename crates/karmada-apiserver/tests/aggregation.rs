@@ -292,6 +292,32 @@ async fn aggregated_api_through_the_api_server() -> Result<()> {
         }
         other => anyhow::bail!("expected a 503, got {other:?}"),
     }
+    // A backend that does not answer its discovery check: FailedDiscoveryCheck, with the URL tried.
+    let closed_port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
+        probe.local_addr()?.port()
+    };
+    send(
+        &client,
+        "POST",
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        Some(json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                    "metadata": {"name": "v1.silent.example.com"},
+                    "spec": {"group": "silent.example.com", "version": "v1", "caBundle": b64(&backend_ca),
+                             "service": {"namespace": "wardle", "name": "api", "port": closed_port},
+                             "groupPriorityMinimum": 100, "versionPriority": 1}})),
+    )
+    .await?;
+    let condition = available(&client, "v1.silent.example.com", "False").await?;
+    assert_eq!(condition["reason"], "FailedDiscoveryCheck", "{condition}");
+    let message = condition["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(&format!(
+            "failing or missing response from https://localhost:{closed_port}/apis/silent.example.com/v1"
+        )),
+        "{message}"
+    );
+
     let (_, table, stderr) = kubectl(&kubeconfig, &["get", "apiservices"])?;
     let rows: Vec<Vec<&str>> = table
         .lines()
