@@ -15,6 +15,8 @@ command -v diff >/dev/null 2>&1 || need_apt+=(diffutils)
 command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 # dig queries member-sims' cluster.local / clusterset.local DNS in the multi-cluster Service tests.
 command -v dig >/dev/null 2>&1 || need_apt+=(bind9-dnsutils)
+# HTTP/2 uploads in the API server's tests (curl with nghttp2 reports a reset stream as an error)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

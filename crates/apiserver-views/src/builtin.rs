@@ -14,6 +14,7 @@ use k8s_openapi::api::{
     rbac, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use schemars::JsonSchema;
 use serde_json::Value;
 
@@ -154,6 +155,8 @@ fn table() -> Vec<Builtin> {
         builtin!(CustomResourceDefinition, "apiextensions.k8s.io", "v1", "CustomResourceDefinition",
             "customresourcedefinitions", namespaced: false, short: &["crd", "crds"], categories: &["api-extensions"],
             status: true, scale: false, generation: true),
+        builtin!(APIService, "apiregistration.k8s.io", "v1", "APIService", "apiservices", namespaced: false,
+            short: NONE, categories: &["api-extensions"], status: true, scale: false, generation: false),
     ]
 }
 

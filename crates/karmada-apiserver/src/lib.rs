@@ -18,6 +18,7 @@
 // built once per failed request, so its size costs nothing worth boxing for.
 #![allow(clippy::result_large_err)]
 
+pub mod aggregator;
 mod background;
 pub mod content;
 pub mod crds;
@@ -34,6 +35,7 @@ pub mod provided;
 pub mod proxy;
 mod quota_admission;
 pub mod registry;
+pub mod request_body;
 pub mod respond;
 mod reviews;
 pub mod router;

@@ -3,6 +3,10 @@
 //! (the Cluster's `spec.apiEndpoint` and its Secret in `karmada-cluster`) and hands back the
 //! member's status, headers and body, streamed (watches stay open).
 //!
+//! Upgrades pass through (`kubectl exec`, `attach`, `port-forward` against the member's kubelet
+//! endpoints): the upgrade headers go to the member, and when it switches protocols the two
+//! upgraded connections are joined byte for byte until either side closes.
+//!
 //! The caller is authorized on `clusters/proxy` with the verb of the method (GET `get`, POST
 //! `create`, PUT `update`, PATCH `patch`, DELETE `delete`), as kube-apiserver does for proxy
 //! subresources. Failures that are ours (unknown cluster, no credentials, member unreachable) come
@@ -34,6 +38,30 @@ const RESPONSE_HEADERS_TIMEOUT: Duration = Duration::from_secs(60);
 /// Credentials are never forwarded (the member gets the control plane's own).
 const FORWARDED_REQUEST_HEADERS: &[HeaderName] =
     &[header::CONTENT_TYPE, header::ACCEPT, header::USER_AGENT];
+
+/// Further request headers an upgrade needs (WebSocket handshake, SPDY stream protocol offer).
+const UPGRADE_REQUEST_HEADERS: &[&str] = &[
+    "connection",
+    "upgrade",
+    "sec-websocket-key",
+    "sec-websocket-version",
+    "sec-websocket-protocol",
+    "sec-websocket-extensions",
+    "x-stream-protocol-version",
+];
+
+/// Whether the client asks to switch protocols.
+fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::UPGRADE)
+        && headers
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| {
+                v.split(',')
+                    .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+            })
+}
 
 /// Response headers that describe one hop, not the message: our server sets its own.
 const HOP_BY_HOP: &[&str] = &[
@@ -119,7 +147,13 @@ pub async fn serve(server: Arc<ApiServer>, request: Request) -> Response {
 }
 
 async fn handle(server: &Arc<ApiServer>, request: Request) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    let upgrade = is_upgrade(&parts.headers);
+    let client_upgrade = if upgrade {
+        parts.extensions.remove::<hyper::upgrade::OnUpgrade>()
+    } else {
+        None
+    };
     let target = parse_target(parts.uri.path()).ok_or_else(ApiError::not_found_path)?;
     let user = parts
         .extensions
@@ -153,9 +187,8 @@ async fn handle(server: &Arc<ApiServer>, request: Request) -> Result<Response, A
     }
     let client = member_client(server, &target.cluster).await?;
     let limit = server.options.max_body_bytes;
-    let bytes = axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|_| ApiError::request_entity_too_large(limit))?;
+    let bytes =
+        crate::request_body::read_limited(body, limit, parts.version, &parts.headers).await?;
     let uri = match parts.uri.query() {
         Some(query) => format!("{}?{query}", target.path),
         None => target.path.clone(),
@@ -164,6 +197,13 @@ async fn handle(server: &Arc<ApiServer>, request: Request) -> Result<Response, A
     for name in FORWARDED_REQUEST_HEADERS {
         if let Some(value) = parts.headers.get(name) {
             forward = forward.header(name, value);
+        }
+    }
+    if upgrade {
+        for name in UPGRADE_REQUEST_HEADERS {
+            for value in parts.headers.get_all(*name) {
+                forward = forward.header(*name, value);
+            }
         }
     }
     let forward = forward
@@ -184,10 +224,55 @@ async fn handle(server: &Arc<ApiServer>, request: Request) -> Result<Response, A
             ))
         })?
         .map_err(|e| unreachable(error_chain(&e)))?;
+    if answer.status() == http::StatusCode::SWITCHING_PROTOCOLS {
+        let cancel = server.options.cancel.clone();
+        return join_upgrades(client_upgrade, answer, &target.cluster, cancel);
+    }
     let (member_parts, member_body) = answer.into_parts();
     let mut response = Response::new(Body::new(member_body));
     *response.status_mut() = member_parts.status;
     *response.headers_mut() = response_headers(&member_parts.headers);
+    Ok(response)
+}
+
+/// The member switched protocols: answer the client with the member's 101 and its handshake headers,
+/// then join the two upgraded connections. The joining task ends when either side closes.
+fn join_upgrades(
+    client_upgrade: Option<hyper::upgrade::OnUpgrade>,
+    mut answer: http::Response<kube::client::Body>,
+    cluster: &str,
+    cancel: tokio_util::sync::CancellationToken,
+) -> Result<Response, ApiError> {
+    let client_upgrade = client_upgrade.ok_or_else(|| {
+        ApiError::bad_request(
+            "the member switched protocols, but this connection can not be upgraded (use HTTP/1.1)",
+        )
+    })?;
+    let member_upgrade = hyper::upgrade::on(&mut answer);
+    let cluster = cluster.to_string();
+    tokio::spawn(async move {
+        let (client, member) = match tokio::try_join!(client_upgrade, member_upgrade) {
+            Ok(both) => both,
+            Err(error) => {
+                tracing::debug!(cluster, %error, "proxy upgrade failed");
+                return;
+            }
+        };
+        let mut client = hyper_util::rt::TokioIo::new(client);
+        let mut member = hyper_util::rt::TokioIo::new(member);
+        tokio::select! {
+            _ = cancel.cancelled() => {}
+            copied = tokio::io::copy_bidirectional(&mut client, &mut member) => {
+                if let Err(error) = copied {
+                    tracing::debug!(cluster, %error, "proxied upgraded connection ended");
+                }
+            }
+        }
+    });
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = http::StatusCode::SWITCHING_PROTOCOLS;
+    // The handshake headers (Upgrade, Connection, Sec-WebSocket-Accept, -Protocol) are the member's.
+    *response.headers_mut() = answer.headers().clone();
     Ok(response)
 }
 

@@ -68,6 +68,8 @@ enum Endpoint {
 
 struct Ctx {
     method: Method,
+    /// HTTP/1.1 or HTTP/2: an oversized body is handled differently (see `request_body`).
+    version: http::Version,
     headers: HeaderMap,
     query: HashMap<String, String>,
     /// HTTP/2's `:authority` (HTTP/1.1 carries it in the `Host` header); a reference-counted copy.
@@ -96,6 +98,10 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     if crate::proxy::parse_target(request.uri().path()).is_some() {
         return crate::proxy::serve(server, request).await;
     }
+    let request = match crate::aggregator::intercept(&server, request).await {
+        Ok(response) => return response,
+        Err(request) => request,
+    };
     let started = Instant::now();
     server.metrics.request_started();
     let (parts, body) = request.into_parts();
@@ -110,6 +116,7 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
         .unwrap_or_default();
     let authority = parts.uri.authority().cloned();
     let ctx = Ctx {
+        version: parts.version,
         method: parts.method,
         headers: parts.headers,
         query,
@@ -533,17 +540,13 @@ fn discovery(server: &ApiServer, ctx: &Ctx, segments: &[String]) -> Result<Respo
 }
 
 async fn read_body(server: &ApiServer, ctx: &Ctx, body: Body) -> Result<bytes::Bytes, ApiError> {
-    let limit = server.options.max_body_bytes;
-    if let Some(length) = ctx
-        .header(header::CONTENT_LENGTH)
-        .and_then(|l| l.parse::<usize>().ok())
-        && length > limit
-    {
-        return Err(ApiError::request_entity_too_large(limit));
-    }
-    axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|_| ApiError::request_entity_too_large(limit))
+    crate::request_body::read_limited(
+        body,
+        server.options.max_body_bytes,
+        ctx.version,
+        &ctx.headers,
+    )
+    .await
 }
 
 fn write_options(ctx: &Ctx, duplicate_fields: Vec<String>) -> Result<WriteOptions, ApiError> {

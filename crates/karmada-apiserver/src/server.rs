@@ -124,6 +124,8 @@ pub struct ApiServer {
     pub metrics: Metrics,
     /// Watch event objects encoded once for every watcher (see [`crate::watch`]).
     pub(crate) encoded_objects: crate::watch::EncodedObjects,
+    /// APIService routes and availability (see [`crate::aggregator`]).
+    pub aggregator: crate::aggregator::Aggregator,
     tasks: TaskTracker,
 }
 
@@ -151,6 +153,7 @@ impl ApiServer {
             options,
             metrics,
             encoded_objects: crate::watch::EncodedObjects::default(),
+            aggregator: crate::aggregator::Aggregator::default(),
             tasks: TaskTracker::new(),
         });
         crate::crds::register_stored(&server).await?;
@@ -175,6 +178,9 @@ impl ApiServer {
         server
             .tasks
             .spawn(crate::storage_objects::run(Arc::clone(&server)));
+        server
+            .tasks
+            .spawn(crate::aggregator::availability::run(Arc::clone(&server)));
         server.tasks.close();
         Ok(server)
     }

@@ -28,6 +28,8 @@
 //!   [`scale_mode::reconcile`] stands in for the scheduler, kubelet and workload controllers.
 //! - [`faults`]: the fault commands and the persisted fault state.
 //! - [`resource_metrics`]: `metrics.k8s.io` PodMetrics and NodeMetrics from the load a test sets.
+//! - [`container`], [`shell`], [`container_logs`]: what `pods/exec` and `pods/log` show: a
+//!   container's environment and mounted files, its small set of programs, the lines it printed.
 //!
 //! Not modeled: the API server itself (defaulting, validation, namespaces, garbage collection),
 //! graceful termination (deletes are immediate), probes and restarts over time, preemption and
@@ -42,6 +44,8 @@
 
 pub mod api;
 pub mod config;
+pub mod container;
+pub mod container_logs;
 pub mod daemonset;
 pub mod deployment;
 pub mod dns;
@@ -65,6 +69,7 @@ pub mod runtime;
 pub mod scale_mode;
 pub mod scheduler;
 pub mod services;
+pub mod shell;
 pub mod sim;
 pub mod statefulset;
 pub mod volumes;

@@ -182,6 +182,7 @@ fn k8s_openapi_read_back(object: &Value) -> Option<Result<Value, String>> {
         node, policy, rbac, scheduling, storage,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
     let api_version = object["apiVersion"].as_str()?;
     let kind = object["kind"].as_str()?;
     macro_rules! dispatch {
@@ -236,6 +237,7 @@ fn k8s_openapi_read_back(object: &Value) -> Option<Result<Value, String>> {
         ("rbac.authorization.k8s.io/v1", "ClusterRole") => rbac::v1::ClusterRole,
         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => rbac::v1::ClusterRoleBinding,
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => apiextensions::CustomResourceDefinition,
+        ("apiregistration.k8s.io/v1", "APIService") => apiregistration::APIService,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Printers for the namespace and cluster policy kinds: ResourceQuota, LimitRange (core),
-//! NetworkPolicy and IngressClass (`networking.k8s.io`), PriorityClass (`scheduling.k8s.io`).
+//! NetworkPolicy and IngressClass (`networking.k8s.io`), PriorityClass (`scheduling.k8s.io`),
+//! APIService (`apiregistration.k8s.io`).
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -30,6 +31,10 @@ pub fn printer(group: &str, kind: &str) -> Option<BuiltinPrinter> {
         ("scheduling.k8s.io", "PriorityClass") => BuiltinPrinter {
             columns: PRIORITY_CLASS,
             cells: priority_class,
+        },
+        ("apiregistration.k8s.io", "APIService") => BuiltinPrinter {
+            columns: API_SERVICE,
+            cells: api_service,
         },
         _ => return None,
     };
@@ -149,5 +154,45 @@ fn priority_class(object: &Value, now: Timestamp) -> Vec<Value> {
         ),
         age_of(object, now),
         json!(text(object, &["preemptionPolicy"])),
+    ]
+}
+
+const API_SERVICE: &[Column] = &[
+    name_column(),
+    column(
+        "Service",
+        "The reference to the service that hosts this API endpoint.",
+    ),
+    column("Available", "Whether this service is available."),
+    age_column(),
+];
+
+/// SERVICE is `namespace/name` or `Local`; AVAILABLE the Available condition's status, with its
+/// reason in parentheses when it is not True (`False (FailedDiscoveryCheck)`).
+fn api_service(object: &Value, now: Timestamp) -> Vec<Value> {
+    let service = match at(object, &["spec", "service"]) {
+        Some(service) if service.is_object() => format!(
+            "{}/{}",
+            text(service, &["namespace"]),
+            text(service, &["name"])
+        ),
+        _ => "Local".to_string(),
+    };
+    let available = at(object, &["status", "conditions"])
+        .and_then(Value::as_array)
+        .and_then(|all| {
+            all.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Available"))
+        })
+        .map(|c| match (text(c, &["status"]), text(c, &["reason"])) {
+            (status @ "True", _) | (status, "") => status.to_string(),
+            (status, reason) => format!("{status} ({reason})"),
+        })
+        .unwrap_or_else(|| "Unknown".to_string());
+    vec![
+        json!(name(object)),
+        json!(service),
+        json!(available),
+        age_of(object, now),
     ]
 }

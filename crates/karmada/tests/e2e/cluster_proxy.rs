@@ -197,6 +197,39 @@ fn proxy_reads_watches_and_writes_on_the_member() {
         "DELETE through the proxy removed it from the member"
     );
 
+    // Upgrades pass through: kubectl exec (WebSocket) and port-forward (SPDY in a WebSocket) via the proxy.
+    plane
+        .member_kubectl(
+            "member1",
+            &["run", "shell", "--image=busybox:1.36", "-n", "default"],
+        )
+        .success();
+    wait_for("the member's pod to run", || {
+        let pod = plane.member_object("member1", &["pod", "shell", "-n", "default"])?;
+        match pod.pointer("/status/containerStatuses/0/state/running") {
+            Some(_) => Ok(()),
+            None => Err(pod["status"].to_string()),
+        }
+    });
+    let exec = plane.kubectl(&[
+        &via_proxy,
+        &cache,
+        "exec",
+        "shell",
+        "-n",
+        "default",
+        "--",
+        "sh",
+        "-c",
+        "echo via the proxy; exit 4",
+    ]);
+    assert_eq!(
+        (exec.code, exec.stdout.as_str()),
+        (4, "via the proxy\n"),
+        "{}",
+        exec.stderr
+    );
+
     // The member's own errors pass through unchanged.
     let err = plane
         .kubectl(&[

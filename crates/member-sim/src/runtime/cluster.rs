@@ -142,7 +142,10 @@ pub async fn start(
             return Err(error.into());
         }
     };
-    let router = karmada_apiserver::router::router(server.clone());
+    let router = crate::runtime::kubelet::with_kubelet(
+        server.clone(),
+        karmada_apiserver::router::router(server.clone()),
+    );
     let client = kube::Client::new(router.clone(), "default");
     let tasks = TaskTracker::new();
     let (dns_tables, dns_server) = match dns_listen {

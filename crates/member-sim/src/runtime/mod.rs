@@ -14,6 +14,7 @@ pub mod controller;
 pub mod dns;
 pub mod fault_layer;
 pub mod faults_file;
+pub mod kubelet;
 pub mod metrics_api;
 pub mod watch;
 pub mod writer;
