@@ -44,11 +44,9 @@ pub fn parse_expression(schedule: &str) -> Result<Cron, ScheduleError> {
     } else {
         schedule
     };
-    parser
-        .parse(schedule)
-        .map_err(|e| ScheduleError::Schedule {
-            reason: e.to_string(),
-        })
+    parser.parse(schedule).map_err(|e| ScheduleError::Schedule {
+        reason: e.to_string(),
+    })
 }
 
 /// The zone named `name`, from the compiled-in database.
@@ -112,22 +110,82 @@ mod tests {
     fn next_fire_times() {
         let cases: &[(&str, Option<&str>, &str, Option<&str>)] = &[
             // every minute: the next minute boundary, never the current instant
-            ("* * * * *", None, "2026-03-01T10:00:00Z", Some("2026-03-01T10:01:00Z")),
-            ("* * * * *", None, "2026-03-01T10:00:30.5Z", Some("2026-03-01T10:01:00Z")),
-            ("*/15 * * * *", None, "2026-03-01T10:07:00Z", Some("2026-03-01T10:15:00Z")),
-            ("0 8 * * 1-5", None, "2026-03-06T09:00:00Z", Some("2026-03-09T08:00:00Z")), // Fri → Mon
-            ("@hourly", None, "2026-03-01T10:59:59Z", Some("2026-03-01T11:00:00Z")),
-            ("@daily", None, "2026-03-01T10:00:00Z", Some("2026-03-02T00:00:00Z")),
-            ("0 0 1 * *", None, "2026-01-31T12:00:00Z", Some("2026-02-01T00:00:00Z")),
+            (
+                "* * * * *",
+                None,
+                "2026-03-01T10:00:00Z",
+                Some("2026-03-01T10:01:00Z"),
+            ),
+            (
+                "* * * * *",
+                None,
+                "2026-03-01T10:00:30.5Z",
+                Some("2026-03-01T10:01:00Z"),
+            ),
+            (
+                "*/15 * * * *",
+                None,
+                "2026-03-01T10:07:00Z",
+                Some("2026-03-01T10:15:00Z"),
+            ),
+            (
+                "0 8 * * 1-5",
+                None,
+                "2026-03-06T09:00:00Z",
+                Some("2026-03-09T08:00:00Z"),
+            ), // Fri → Mon
+            (
+                "@hourly",
+                None,
+                "2026-03-01T10:59:59Z",
+                Some("2026-03-01T11:00:00Z"),
+            ),
+            (
+                "@daily",
+                None,
+                "2026-03-01T10:00:00Z",
+                Some("2026-03-02T00:00:00Z"),
+            ),
+            (
+                "0 0 1 * *",
+                None,
+                "2026-01-31T12:00:00Z",
+                Some("2026-02-01T00:00:00Z"),
+            ),
             // day of month OR day of week when both are restricted (Vixie cron, as robfig/cron)
-            ("0 0 13 * 5", None, "2026-03-01T00:00:00Z", Some("2026-03-06T00:00:00Z")),
+            (
+                "0 0 13 * 5",
+                None,
+                "2026-03-01T00:00:00Z",
+                Some("2026-03-06T00:00:00Z"),
+            ),
             // 08:00 in Shanghai (UTC+8) is midnight UTC
-            ("0 8 * * *", Some("Asia/Shanghai"), "2026-03-01T01:00:00Z", Some("2026-03-02T00:00:00Z")),
+            (
+                "0 8 * * *",
+                Some("Asia/Shanghai"),
+                "2026-03-01T01:00:00Z",
+                Some("2026-03-02T00:00:00Z"),
+            ),
             // New York: EST (UTC-5) before 2026-03-08, EDT (UTC-4) after
-            ("30 9 * * *", Some("America/New_York"), "2026-03-07T15:00:00Z", Some("2026-03-08T13:30:00Z")),
-            ("30 9 * * *", Some("America/New_York"), "2026-03-06T12:00:00Z", Some("2026-03-06T14:30:00Z")),
+            (
+                "30 9 * * *",
+                Some("America/New_York"),
+                "2026-03-07T15:00:00Z",
+                Some("2026-03-08T13:30:00Z"),
+            ),
+            (
+                "30 9 * * *",
+                Some("America/New_York"),
+                "2026-03-06T12:00:00Z",
+                Some("2026-03-06T14:30:00Z"),
+            ),
             // 02:30 does not exist in New York on 2026-03-08: it runs when the gap ends, 03:00 EDT
-            ("30 2 * * *", Some("America/New_York"), "2026-03-08T05:00:00Z", Some("2026-03-08T07:00:00Z")),
+            (
+                "30 2 * * *",
+                Some("America/New_York"),
+                "2026-03-08T05:00:00Z",
+                Some("2026-03-08T07:00:00Z"),
+            ),
             // never again
             ("0 0 30 2 *", None, "2026-01-01T00:00:00Z", None),
         ];
@@ -169,7 +227,14 @@ mod tests {
                 "{bad:?} accepted"
             );
         }
-        for good in ["0 8 * * 1-5", "*/5 * * * *", "0 0 1,15 * *", "0 9 * JAN-MAR MON", "@weekly", "@midnight"] {
+        for good in [
+            "0 8 * * 1-5",
+            "*/5 * * * *",
+            "0 0 1,15 * *",
+            "0 9 * JAN-MAR MON",
+            "@weekly",
+            "@midnight",
+        ] {
             assert!(parse_expression(good).is_ok(), "{good:?} refused");
         }
         for bad in ["Mars/Olympus", "", "local", "Asia/"] {
@@ -180,7 +245,12 @@ mod tests {
                 })
             );
         }
-        for good in ["UTC", "Asia/Shanghai", "Europe/Paris", "America/Argentina/Buenos_Aires"] {
+        for good in [
+            "UTC",
+            "Asia/Shanghai",
+            "Europe/Paris",
+            "America/Argentina/Buenos_Aires",
+        ] {
             assert!(zone(good).is_ok(), "{good} refused");
         }
     }

@@ -108,7 +108,11 @@ impl ProvidedResources for MetricsAdapter {
     ) -> Result<Vec<Value>, ApiError> {
         let cluster_def = server
             .registry()
-            .lookup(karmada_api::cluster::GROUP, karmada_api::cluster::VERSION, "clusters")
+            .lookup(
+                karmada_api::cluster::GROUP,
+                karmada_api::cluster::VERSION,
+                "clusters",
+            )
             .ok_or_else(|| ApiError::internal("clusters are not served"))?;
         let clusters = ready_clusters(&list_items(server, &cluster_def, None).await?);
         let answers = futures::future::join_all(
@@ -155,9 +159,15 @@ mod tests {
         );
         assert_eq!(item["kind"], "PodMetrics");
         assert_eq!(item["apiVersion"], "metrics.k8s.io/v1beta1");
-        assert_eq!(item["metadata"]["annotations"][QUERY_SOURCE_ANNOTATION], "member1");
+        assert_eq!(
+            item["metadata"]["annotations"][QUERY_SOURCE_ANNOTATION],
+            "member1"
+        );
         assert_eq!(item["metadata"]["annotations"]["x"], "y");
         let bare = from_member(json!({"metadata": {"name": "n1"}}), def, "m2");
-        assert_eq!(bare["metadata"]["annotations"][QUERY_SOURCE_ANNOTATION], "m2");
+        assert_eq!(
+            bare["metadata"]["annotations"][QUERY_SOURCE_ANNOTATION],
+            "m2"
+        );
     }
 }

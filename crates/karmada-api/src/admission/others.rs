@@ -297,7 +297,10 @@ pub(crate) fn cron_federated_hpa(_: &mut Request<'_>, obj: &mut Value) -> Vec<Fi
             match rule.target_replicas {
                 None => errors.push(FieldError::required(
                     field(&p, "targetReplicas"),
-                    format!("targetReplicas cannot be nil if you want to scale {}", target.kind),
+                    format!(
+                        "targetReplicas cannot be nil if you want to scale {}",
+                        target.kind
+                    ),
                 )),
                 Some(replicas) if replicas < 0 => errors.push(FieldError::invalid(
                     field(&p, "targetReplicas"),

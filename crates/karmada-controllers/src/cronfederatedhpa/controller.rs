@@ -160,7 +160,10 @@ async fn reconcile(
     }
     let cron: CronFederatedHPA = typed::to_typed(&object)?;
     let target = cron.spec.scale_target_ref.clone();
-    let known = lock(&context.started).get(&key).cloned().unwrap_or_default();
+    let known = lock(&context.started)
+        .get(&key)
+        .cloned()
+        .unwrap_or_default();
     let now = Timestamp::now();
     let reference = reference_of(&object);
     let mut started = Started::new();
@@ -349,7 +352,11 @@ async fn scale_federated_hpa(
     let api = resources::namespaced(client, &federated_hpa_resource(), namespace);
     let fhpa = api.get(name).await?;
     let mut spec = serde_json::Map::new();
-    let current = |field: &str| fhpa.data.pointer(&format!("/spec/{field}")).and_then(Value::as_i64);
+    let current = |field: &str| {
+        fhpa.data
+            .pointer(&format!("/spec/{field}"))
+            .and_then(Value::as_i64)
+    };
     for (field, wanted) in [
         ("minReplicas", rule.target_min_replicas),
         ("maxReplicas", rule.target_max_replicas),

@@ -10,9 +10,9 @@
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
+use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
 use karmada_api::autoscaling::CronFederatedHPARule;
 use karmada_api::cron_schedule::{RuleSchedule, ScheduleError};
-use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
 
 /// A started rule: what it was started with and when it fires next.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,7 +44,11 @@ pub enum Step {
 
 impl Step {
     /// The rule's state after this step (`None`: not running).
-    pub fn state(&self, rule: &CronFederatedHPARule, target: &CrossVersionObjectReference) -> Option<RuleState> {
+    pub fn state(
+        &self,
+        rule: &CronFederatedHPARule,
+        target: &CrossVersionObjectReference,
+    ) -> Option<RuleState> {
         let next = match self {
             Step::Start { next } | Step::Wait { next } | Step::Fire { next, .. } => *next,
             Step::Suspended | Step::Invalid(_) => return None,

@@ -57,14 +57,18 @@ fn steps_at_fixed_times() {
             &every_5,
             None,
             "2026-03-01T10:03:10Z",
-            Step::Start { next: Some(at("2026-03-01T10:05:00Z")) },
+            Step::Start {
+                next: Some(at("2026-03-01T10:05:00Z")),
+            },
         ),
         (
             "before its time: waits",
             &every_5,
             Some(known.clone()),
             "2026-03-01T10:04:59Z",
-            Step::Wait { next: Some(at("2026-03-01T10:05:00Z")) },
+            Step::Wait {
+                next: Some(at("2026-03-01T10:05:00Z")),
+            },
         ),
         (
             "at its time: fires, next from now",
@@ -91,45 +95,85 @@ fn steps_at_fixed_times() {
             &every_5,
             None,
             "2026-03-01T10:21:00Z",
-            Step::Start { next: Some(at("2026-03-01T10:25:00Z")) },
+            Step::Start {
+                next: Some(at("2026-03-01T10:25:00Z")),
+            },
         ),
         (
             "rule changed: restarts from now, even when the old time was due",
             &changed,
             Some(known.clone()),
             "2026-03-01T10:06:00Z",
-            Step::Start { next: Some(at("2026-03-01T10:10:00Z")) },
+            Step::Start {
+                next: Some(at("2026-03-01T10:10:00Z")),
+            },
         ),
-        ("suspended: nothing planned", &suspended, Some(known.clone()), "2026-03-01T10:06:00Z", Step::Suspended),
+        (
+            "suspended: nothing planned",
+            &suspended,
+            Some(known.clone()),
+            "2026-03-01T10:06:00Z",
+            Step::Suspended,
+        ),
         (
             "09:00 in Tokyo is 00:00 UTC",
             &tokyo,
             None,
             "2026-03-01T01:00:00Z",
-            Step::Start { next: Some(at("2026-03-02T00:00:00Z")) },
+            Step::Start {
+                next: Some(at("2026-03-02T00:00:00Z")),
+            },
         ),
     ];
     for (what, rule, state, now, expected) in cases {
         assert_eq!(
-            step(rule, &deployment("web"), state.as_ref(), &TimeZone::UTC, at(now)),
+            step(
+                rule,
+                &deployment("web"),
+                state.as_ref(),
+                &TimeZone::UTC,
+                at(now)
+            ),
             expected,
             "{what}"
         );
     }
     assert!(matches!(
-        step(&bad_zone, &deployment("web"), None, &TimeZone::UTC, at("2026-03-01T10:00:00Z")),
+        step(
+            &bad_zone,
+            &deployment("web"),
+            None,
+            &TimeZone::UTC,
+            at("2026-03-01T10:00:00Z")
+        ),
         Step::Invalid(_)
     ));
     // A new target restarts every rule.
     assert_eq!(
-        step(&every_5, &deployment("api"), Some(&known), &TimeZone::UTC, at("2026-03-01T10:06:00Z")),
-        Step::Start { next: Some(at("2026-03-01T10:10:00Z")) }
+        step(
+            &every_5,
+            &deployment("api"),
+            Some(&known),
+            &TimeZone::UTC,
+            at("2026-03-01T10:06:00Z")
+        ),
+        Step::Start {
+            next: Some(at("2026-03-01T10:10:00Z"))
+        }
     );
     // Without timeZone the controller's zone applies.
     let shanghai = karmada_api::cron_schedule::zone("Asia/Shanghai").unwrap();
     assert_eq!(
-        step(&rule("0 8 * * *"), &deployment("web"), None, &shanghai, at("2026-03-01T01:00:00Z")),
-        Step::Start { next: Some(at("2026-03-02T00:00:00Z")) }
+        step(
+            &rule("0 8 * * *"),
+            &deployment("web"),
+            None,
+            &shanghai,
+            at("2026-03-01T01:00:00Z")
+        ),
+        Step::Start {
+            next: Some(at("2026-03-02T00:00:00Z"))
+        }
     );
 }
 
@@ -154,13 +198,20 @@ fn the_wait_is_until_the_earliest_fire_time() {
     let floor = std::time::Duration::from_millis(10);
     assert_eq!(
         wait_until_next(
-            [Some(at("2026-03-01T10:05:00Z")), None, Some(at("2026-03-01T10:00:30Z"))],
+            [
+                Some(at("2026-03-01T10:05:00Z")),
+                None,
+                Some(at("2026-03-01T10:00:30Z"))
+            ],
             now,
             floor
         ),
         Some(std::time::Duration::from_secs(30))
     );
-    assert_eq!(wait_until_next([Some(at("2026-03-01T09:59:00Z"))], now, floor), Some(floor));
+    assert_eq!(
+        wait_until_next([Some(at("2026-03-01T09:59:00Z"))], now, floor),
+        Some(floor)
+    );
     assert_eq!(wait_until_next([None, None], now, floor), None);
 }
 
@@ -170,7 +221,10 @@ fn history_newest_first_within_limits() {
     r.successful_history_limit = Some(2);
     r.failed_history_limit = Some(0);
     let mut status = CronFederatedHPAStatus::default();
-    history::sync_rules(&mut status, &[("r", Some(at("2026-03-01T10:05:00Z"))), ("s", None)]);
+    history::sync_rules(
+        &mut status,
+        &[("r", Some(at("2026-03-01T10:05:00Z"))), ("s", None)],
+    );
     assert_eq!(status.execution_histories.len(), 2);
     for minute in [5, 10, 15] {
         let scheduled = at(&format!("2026-03-01T10:{minute:02}:00Z"));
@@ -178,7 +232,14 @@ fn history_newest_first_within_limits() {
         let next = at(&format!("2026-03-01T10:{:02}:00Z", minute + 5));
         history::record_success(&mut status, &r, scheduled, executed, Some(next));
     }
-    history::record_failure(&mut status, &r, at("2026-03-01T10:20:00Z"), at("2026-03-01T10:20:01Z"), None, "boom");
+    history::record_failure(
+        &mut status,
+        &r,
+        at("2026-03-01T10:20:00Z"),
+        at("2026-03-01T10:20:01Z"),
+        None,
+        "boom",
+    );
     let entry = &status.execution_histories[0];
     assert_eq!(entry.rule_name, "r");
     let scheduled: Vec<String> = entry
@@ -190,15 +251,29 @@ fn history_newest_first_within_limits() {
     assert_eq!(entry.successful_executions[0].applied_replicas, Some(3));
     // whole seconds, as the API stores times
     assert_eq!(
-        entry.successful_executions[0].execution_time.as_ref().unwrap().0,
+        entry.successful_executions[0]
+            .execution_time
+            .as_ref()
+            .unwrap()
+            .0,
         at("2026-03-01T10:15:00Z")
     );
-    assert!(entry.failed_executions.is_empty(), "failedHistoryLimit 0 keeps none");
+    assert!(
+        entry.failed_executions.is_empty(),
+        "failedHistoryLimit 0 keeps none"
+    );
     assert_eq!(entry.next_execution_time, None);
 
     r.failed_history_limit = Some(3);
     for i in 0..4 {
-        history::record_failure(&mut status, &r, at("2026-03-01T10:25:00Z"), at("2026-03-01T10:25:01Z"), None, &format!("e{i}"));
+        history::record_failure(
+            &mut status,
+            &r,
+            at("2026-03-01T10:25:00Z"),
+            at("2026-03-01T10:25:01Z"),
+            None,
+            &format!("e{i}"),
+        );
     }
     let messages: Vec<&str> = status.execution_histories[0]
         .failed_executions
@@ -212,7 +287,11 @@ fn history_newest_first_within_limits() {
     assert_eq!(status.execution_histories.len(), 1);
     assert_eq!(status.execution_histories[0].successful_executions.len(), 2);
     assert_eq!(
-        status.execution_histories[0].next_execution_time.as_ref().unwrap().0,
+        status.execution_histories[0]
+            .next_execution_time
+            .as_ref()
+            .unwrap()
+            .0,
         at("2026-03-01T10:30:00Z")
     );
 }

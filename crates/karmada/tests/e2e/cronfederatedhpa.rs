@@ -147,7 +147,10 @@ spec:
     let template = plane
         .object(&["deployment", "web", "-n", "default"])
         .expect("template");
-    assert_eq!(template["spec"]["replicas"], 1, "nothing runs before its time");
+    assert_eq!(
+        template["spec"]["replicas"], 1,
+        "nothing runs before its time"
+    );
 
     // The minute comes: up to 80 s from now.
     let ran = wait_within(Duration::from_secs(150), "the morning rule to run", || {
@@ -219,7 +222,8 @@ fn bad_schedules_and_zones_are_refused_with_their_field() {
         out.stderr
     );
     assert!(
-        out.stderr.contains("spec.rules[0].schedule: Invalid value: \"0 25 * * *\""),
+        out.stderr
+            .contains("spec.rules[0].schedule: Invalid value: \"0 25 * * *\""),
         "{}",
         out.stderr
     );
@@ -229,7 +233,8 @@ fn bad_schedules_and_zones_are_refused_with_their_field() {
         out.stderr
     );
     assert!(
-        out.stderr.contains("spec.rules[1].timeZone: Invalid value: \"Mars/Olympus\""),
+        out.stderr
+            .contains("spec.rules[1].timeZone: Invalid value: \"Mars/Olympus\""),
         "{}",
         out.stderr
     );

@@ -62,26 +62,47 @@ fn kubectl_and_karmadactl_top_see_every_members_pods() {
     let plane = Plane::start(&["member1", "member2"]);
     plane.apply("web", WORKLOAD);
     for member in ["member1", "member2"] {
-        plane.load(member, &["--selector", "app=web", "--cpu", if member == "member1" { "300m" } else { "100m" }, "--memory", "32Mi"]);
+        plane.load(
+            member,
+            &[
+                "--selector",
+                "app=web",
+                "--cpu",
+                if member == "member1" { "300m" } else { "100m" },
+                "--memory",
+                "32Mi",
+            ],
+        );
     }
 
     // kubectl top against the Karmada API: four pods, two at each member's load.
-    let top = wait_for("kubectl top pods on the control plane to list 4 pods", || {
-        let out = plane.kubectl(&["top", "pods", "-n", "default", "--no-headers"]);
-        let found = if out.ok() { rows(&out.stdout) } else { Vec::new() };
-        let mut cpu: Vec<String> = found.iter().filter_map(|r| r.get(1).cloned()).collect();
-        cpu.sort();
-        if cpu == ["100m", "100m", "300m", "300m"] {
-            Ok(found)
-        } else {
-            Err(format!("{}{}\n{}", out.stdout, out.stderr, plane.logs()))
-        }
-    });
+    let top = wait_for(
+        "kubectl top pods on the control plane to list 4 pods",
+        || {
+            let out = plane.kubectl(&["top", "pods", "-n", "default", "--no-headers"]);
+            let found = if out.ok() {
+                rows(&out.stdout)
+            } else {
+                Vec::new()
+            };
+            let mut cpu: Vec<String> = found.iter().filter_map(|r| r.get(1).cloned()).collect();
+            cpu.sort();
+            if cpu == ["100m", "100m", "300m", "300m"] {
+                Ok(found)
+            } else {
+                Err(format!("{}{}\n{}", out.stdout, out.stderr, plane.logs()))
+            }
+        },
+    );
     assert!(top.iter().all(|r| r[2] == "32Mi"), "{top:?}");
 
     // The raw API: every item names its member.
     let list = plane
-        .kubectl(&["get", "--raw", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods"])
+        .kubectl(&[
+            "get",
+            "--raw",
+            "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods",
+        ])
         .json();
     assert_eq!(list["kind"], "PodMetricsList");
     let items = list["items"].as_array().expect("items");
@@ -97,40 +118,85 @@ fn kubectl_and_karmadactl_top_see_every_members_pods() {
     }
     // Selectors apply to the aggregate.
     let none = plane
-        .kubectl(&["get", "--raw", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?labelSelector=app%3Ddb"])
+        .kubectl(&[
+            "get",
+            "--raw",
+            "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?labelSelector=app%3Ddb",
+        ])
         .json();
     assert_eq!(none["items"], serde_json::json!([]), "{none}");
     // Discovery lists the group.
-    let discovery = plane.kubectl(&["api-resources", "--api-group=metrics.k8s.io", "--no-headers"]);
-    let names: Vec<String> = rows(&discovery.stdout).into_iter().map(|r| r[0].clone()).collect();
-    assert!(names.contains(&"pods".to_string()) && names.contains(&"nodes".to_string()), "{}", discovery.stdout);
+    let discovery = plane.kubectl(&[
+        "api-resources",
+        "--api-group=metrics.k8s.io",
+        "--no-headers",
+    ]);
+    let names: Vec<String> = rows(&discovery.stdout)
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert!(
+        names.contains(&"pods".to_string()) && names.contains(&"nodes".to_string()),
+        "{}",
+        discovery.stdout
+    );
 
     // karmadactl top pod through the control plane: kubectl's columns with CLUSTER after NAME.
     let out = plane.karmadactl(&["top", "pod", "-n", "default"]);
-    let table = rows(&out.success());
-    assert_eq!(table[0], ["NAME", "CLUSTER", "CPU(cores)", "MEMORY(bytes)"], "{table:?}");
-    assert_eq!(cpu_of(&table, 1, 2, "member1"), ["300m", "300m"], "{table:?}");
-    assert_eq!(cpu_of(&table, 1, 2, "member2"), ["100m", "100m"], "{table:?}");
+    let table = rows(out.success());
+    assert_eq!(
+        table[0],
+        ["NAME", "CLUSTER", "CPU(cores)", "MEMORY(bytes)"],
+        "{table:?}"
+    );
+    assert_eq!(
+        cpu_of(&table, 1, 2, "member1"),
+        ["300m", "300m"],
+        "{table:?}"
+    );
+    assert_eq!(
+        cpu_of(&table, 1, 2, "member2"),
+        ["100m", "100m"],
+        "{table:?}"
+    );
     // Sorted by cluster: member1's rows first.
     assert_eq!(table[1][1], "member1", "{table:?}");
 
     // -C: only the named member, read from it directly; --sum adds the total.
     let out = plane.karmadactl(&["top", "pods", "-C", "member2", "-n", "default", "--sum"]);
-    let table = rows(&out.success());
-    assert_eq!(cpu_of(&table, 1, 2, "member2"), ["100m", "100m"], "{table:?}");
+    let table = rows(out.success());
+    assert_eq!(
+        cpu_of(&table, 1, 2, "member2"),
+        ["100m", "100m"],
+        "{table:?}"
+    );
     assert!(cpu_of(&table, 1, 2, "member1").is_empty(), "{table:?}");
-    assert_eq!(table.last().map(|r| r[0].as_str()), Some("200m"), "the total: {table:?}");
+    assert_eq!(
+        table.last().map(|r| r[0].as_str()),
+        Some("200m"),
+        "the total: {table:?}"
+    );
 
     // Nodes: each member's node with its cluster and a percentage of its allocatable.
     let out = plane.karmadactl(&["top", "node"]);
-    let table = rows(&out.success());
+    let table = rows(out.success());
     assert_eq!(
         table[0],
-        ["NAME", "CLUSTER", "CPU(cores)", "CPU%", "MEMORY(bytes)", "MEMORY%"],
+        [
+            "NAME",
+            "CLUSTER",
+            "CPU(cores)",
+            "CPU%",
+            "MEMORY(bytes)",
+            "MEMORY%"
+        ],
         "{table:?}"
     );
     let clusters: Vec<&str> = table[1..].iter().map(|r| r[1].as_str()).collect();
-    assert!(clusters.contains(&"member1") && clusters.contains(&"member2"), "{table:?}");
+    assert!(
+        clusters.contains(&"member1") && clusters.contains(&"member2"),
+        "{table:?}"
+    );
     assert!(table[1..].iter().all(|r| r[3].ends_with('%')), "{table:?}");
     let node_metrics: Value = plane
         .kubectl(&["get", "--raw", "/apis/metrics.k8s.io/v1beta1/nodes"])
@@ -139,7 +205,9 @@ fn kubectl_and_karmadactl_top_see_every_members_pods() {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|n| n["metadata"]["annotations"]["resource.karmada.io/query-from-cluster"] == "member1")
+        .filter(|n| {
+            n["metadata"]["annotations"]["resource.karmada.io/query-from-cluster"] == "member1"
+        })
         .filter_map(|n| n["usage"]["cpu"].as_str())
         .collect();
     assert!(!total_cpu.is_empty(), "member1's nodes: {node_metrics}");

@@ -133,7 +133,9 @@ fn cluster_of(item: &Value) -> &str {
 }
 
 fn text<'a>(item: &'a Value, pointer: &str) -> &'a str {
-    item.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    item.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 fn pod_usage(item: &Value) -> Usage {
@@ -164,11 +166,16 @@ pub fn pod_rows(items: &[Value], table: PodTable) -> Vec<Vec<String>> {
             items.sort_by_key(|i| std::cmp::Reverse(pod_usage(i).memory_bytes));
         }
         None => items.sort_by(|a, b| {
-            (cluster_of(a), table.namespaces.then(|| text(a, "/metadata/namespace")), text(a, "/metadata/name")).cmp(&(
-                cluster_of(b),
-                table.namespaces.then(|| text(b, "/metadata/namespace")),
-                text(b, "/metadata/name"),
-            ))
+            (
+                cluster_of(a),
+                table.namespaces.then(|| text(a, "/metadata/namespace")),
+                text(a, "/metadata/name"),
+            )
+                .cmp(&(
+                    cluster_of(b),
+                    table.namespaces.then(|| text(b, "/metadata/namespace")),
+                    text(b, "/metadata/name"),
+                ))
         }),
     }
     let mut rows = Vec::new();
@@ -232,7 +239,9 @@ pub fn node_rows(
 ) -> Vec<Vec<String>> {
     let mut items: Vec<&Value> = items.iter().collect();
     match sort_by {
-        Some(SortBy::Cpu) => items.sort_by_key(|i| std::cmp::Reverse(Usage::of(&i["usage"]).cpu_milli)),
+        Some(SortBy::Cpu) => {
+            items.sort_by_key(|i| std::cmp::Reverse(Usage::of(&i["usage"]).cpu_milli))
+        }
         Some(SortBy::Memory) => {
             items.sort_by_key(|i| std::cmp::Reverse(Usage::of(&i["usage"]).memory_bytes));
         }
@@ -241,9 +250,16 @@ pub fn node_rows(
     let mut rows = Vec::new();
     if headers {
         rows.push(
-            ["NAME", "CLUSTER", "CPU(cores)", "CPU%", "MEMORY(bytes)", "MEMORY%"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "NAME",
+                "CLUSTER",
+                "CPU(cores)",
+                "CPU%",
+                "MEMORY(bytes)",
+                "MEMORY%",
+            ]
+            .map(String::from)
+            .to_vec(),
         );
     }
     let mut unseen = allocatable.clone();
@@ -277,7 +293,11 @@ pub fn node_rows(
 }
 
 /// The items of a list at `path`, each annotated with `cluster` when given.
-async fn items(client: &kube::Client, path: &str, cluster: Option<&str>) -> anyhow::Result<Vec<Value>> {
+async fn items(
+    client: &kube::Client,
+    path: &str,
+    cluster: Option<&str>,
+) -> anyhow::Result<Vec<Value>> {
     let list = get_value(client, path, None).await?;
     Ok(list["items"]
         .as_array()
@@ -359,7 +379,9 @@ pub async fn run(args: TopArgs) -> anyhow::Result<()> {
             );
             if found.is_empty() {
                 match (&pod.name, pod.all_namespaces) {
-                    (Some(name), _) => bail!("podmetrics \"{name}\" not found in namespace {namespace}"),
+                    (Some(name), _) => {
+                        bail!("podmetrics \"{name}\" not found in namespace {namespace}")
+                    }
                     (None, true) => eprintln!("No resources found"),
                     (None, false) => eprintln!("No resources found in {namespace} namespace."),
                 }
@@ -384,7 +406,8 @@ pub async fn run(args: TopArgs) -> anyhow::Result<()> {
                 gather(&karmada, &path, &node.clusters, &url).await?,
                 node.name.as_deref(),
             );
-            let mut clusters: Vec<String> = found.iter().map(|i| cluster_of(i).to_string()).collect();
+            let mut clusters: Vec<String> =
+                found.iter().map(|i| cluster_of(i).to_string()).collect();
             clusters.extend(node.clusters.iter().cloned());
             clusters.sort();
             clusters.dedup();
@@ -436,7 +459,12 @@ mod tests {
     fn pods_by_cluster_then_name_with_sums() {
         let items = vec![
             pod("member2", "default", "a", &[("main", "250m", "64Mi")]),
-            pod("member1", "default", "b", &[("main", "1", "128Mi"), ("side", "5m", "1Mi")]),
+            pod(
+                "member1",
+                "default",
+                "b",
+                &[("main", "1", "128Mi"), ("side", "5m", "1Mi")],
+            ),
         ];
         let table = PodTable {
             headers: true,
@@ -483,16 +511,42 @@ mod tests {
         allocatable.insert(
             "member1".to_string(),
             BTreeMap::from([
-                ("n1".to_string(), Usage { cpu_milli: 2000, memory_bytes: 4 << 30 }),
-                ("n2".to_string(), Usage { cpu_milli: 2000, memory_bytes: 4 << 30 }),
+                (
+                    "n1".to_string(),
+                    Usage {
+                        cpu_milli: 2000,
+                        memory_bytes: 4 << 30,
+                    },
+                ),
+                (
+                    "n2".to_string(),
+                    Usage {
+                        cpu_milli: 2000,
+                        memory_bytes: 4 << 30,
+                    },
+                ),
             ]),
         );
         assert_eq!(
             node_rows(&items, &allocatable, None, true),
             vec![
-                vec!["NAME", "CLUSTER", "CPU(cores)", "CPU%", "MEMORY(bytes)", "MEMORY%"],
+                vec![
+                    "NAME",
+                    "CLUSTER",
+                    "CPU(cores)",
+                    "CPU%",
+                    "MEMORY(bytes)",
+                    "MEMORY%"
+                ],
                 vec!["n1", "member1", "500m", "25%", "1024Mi", "25%"],
-                vec!["n2", "member1", "<unknown>", "<unknown>", "<unknown>", "<unknown>"],
+                vec![
+                    "n2",
+                    "member1",
+                    "<unknown>",
+                    "<unknown>",
+                    "<unknown>",
+                    "<unknown>"
+                ],
             ]
         );
     }
