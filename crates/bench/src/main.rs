@@ -10,6 +10,7 @@ mod bindings;
 mod clusters;
 mod creates;
 mod failover;
+mod fhpa;
 mod interpreter;
 mod live_scheduler;
 mod mcs;
@@ -51,6 +52,8 @@ enum Command {
     Propagation(propagation::Args),
     /// Clusters: join latency, join to Ready, status collection CPU and RSS with 100 Push members.
     Clusters(clusters::Args),
+    /// FederatedHPA: CPU of one evaluation round of 1,000 FederatedHPAs over 10 members.
+    Fhpa(fhpa::Args),
     /// Resource interpreter: cost per call of GetReplicas and AggregateStatus through Lua with warm VMs.
     Interpreter(interpreter::Args),
     /// Failover: a member made unreachable, time until its replicas are Ready elsewhere (500 workloads).
@@ -69,6 +72,7 @@ enum Command {
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Apiserver(args) => apiserver::run(args).await,
+        Command::Fhpa(args) => fhpa::run(args).await,
         Command::Scheduler(args) => scheduler::run(args).await,
         Command::LiveScheduler(args) => live_scheduler::run(args).await,
         Command::MemberSim(args) => member_sim::run(args).await,

@@ -19,6 +19,7 @@ pub mod apps;
 pub mod autoscaling;
 pub mod cluster;
 pub mod config;
+pub mod cron_schedule;
 pub mod defs;
 pub mod mcs;
 pub mod networking;

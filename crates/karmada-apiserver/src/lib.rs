@@ -29,6 +29,7 @@ pub mod hooks;
 mod impersonation;
 pub mod interpreter_customizations;
 pub mod metered_store;
+pub mod metrics_adapter;
 pub mod namespaces;
 pub mod objects;
 pub mod provided;

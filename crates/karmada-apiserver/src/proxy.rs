@@ -300,7 +300,10 @@ fn error_chain(err: &dyn std::error::Error) -> String {
 }
 
 /// A client for the member cluster `name`, from its Cluster and credentials Secret in the store.
-async fn member_client(server: &ApiServer, name: &str) -> Result<kube::Client, ApiError> {
+pub(crate) async fn member_client(
+    server: &ApiServer,
+    name: &str,
+) -> Result<kube::Client, ApiError> {
     let registry = server.registry();
     let cluster_def = registry
         .lookup(GROUP, VERSION, "clusters")

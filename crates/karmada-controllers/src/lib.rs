@@ -19,6 +19,7 @@
 pub mod binding;
 pub mod certificate;
 pub mod cluster;
+pub mod cronfederatedhpa;
 pub mod dependencies_distributor;
 pub mod descheduler;
 pub mod detector;

@@ -157,6 +157,8 @@ pub async fn start(
             .into_iter()
             .chain(apiserver_auth::rbac::bootstrap::bootstrap_cluster_role_bindings())
             .collect(),
+        // metrics.k8s.io over the members (karmada-metrics-adapter), as kube-aggregator would serve it
+        provided: vec![karmada_apiserver::metrics_adapter::MetricsAdapter::new()],
         ..ApiServerOptions::default()
     };
     if args.insecure_http {

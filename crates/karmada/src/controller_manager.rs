@@ -480,6 +480,14 @@ impl Controllers {
                 cancel.child_token(),
             ));
         }
+        if enabled("cronFederatedHorizontalPodAutoscaler") {
+            tasks.spawn(karmada_controllers::cronfederatedhpa::controller::run(
+                client.clone(),
+                informers.clone(),
+                Default::default(),
+                cancel.child_token(),
+            ));
+        }
         if enabled("federatedResourceQuotaSync") || enabled("federatedResourceQuotaStatus") {
             tasks.spawn(
                 karmada_controllers::federatedresourcequota::controller::run(

@@ -70,6 +70,8 @@ enum Command {
     Completion(cmd::completion::CompletionArgs),
     /// Check a ResourceInterpreterCustomization or run one of its operations locally.
     Interpret(cmd::interpret::InterpretArgs),
+    /// Display resource (CPU/memory) usage of the member clusters' pods or nodes.
+    Top(cmd::top::TopArgs),
 }
 
 fn main() {
@@ -108,6 +110,7 @@ fn main() {
                     Command::Restore(args) => cmd::restore::run(args).await,
                     Command::Completion(_) => Ok(()),
                     Command::Interpret(args) => cmd::interpret::run(args),
+                    Command::Top(args) => cmd::top::run(args).await,
                 }
             })
         });

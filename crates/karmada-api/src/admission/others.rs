@@ -245,8 +245,22 @@ pub(crate) fn cron_federated_hpa(_: &mut Request<'_>, obj: &mut Value) -> Vec<Fi
     }
     let (cron, mut errors) = only_decode::<autoscaling::CronFederatedHPA>(obj);
     let Some(cron) = cron else { return errors };
-    check_target_ref(&mut errors, &cron.spec.scale_target_ref);
-    let targets_fhpa = cron.spec.scale_target_ref.kind == "FederatedHPA";
+    let target = &cron.spec.scale_target_ref;
+    // Karmada's rule: a target in this API group is a FederatedHPA (its bounds change); any other
+    // target is a workload whose scale subresource changes.
+    let targets_fhpa = target.api_version.as_deref() == Some(AUTOSCALING_GROUP_VERSION);
+    if targets_fhpa && target.kind != "FederatedHPA" {
+        errors.push(FieldError::invalid(
+            "spec.scaleTargetRef.kind",
+            json!(target.kind),
+            format!(
+                "invalid scaleTargetRef kind: {}, only FederatedHPA is supported in {AUTOSCALING_GROUP_VERSION}",
+                target.kind
+            ),
+        ));
+        return errors;
+    }
+    check_target_ref(&mut errors, target);
     let mut names = BTreeSet::new();
     for (i, rule) in cron.spec.rules.iter().enumerate() {
         let p = index("spec.rules", i);
@@ -261,25 +275,40 @@ pub(crate) fn cron_federated_hpa(_: &mut Request<'_>, obj: &mut Value) -> Vec<Fi
         } else if !names.insert(rule.name.as_str()) {
             errors.push(FieldError::duplicate(field(&p, "name"), json!(rule.name)));
         }
-        if rule.schedule.split_whitespace().count() != 5 {
+        if let Err(error) = crate::cron_schedule::parse_expression(&rule.schedule) {
             errors.push(FieldError::invalid(
                 field(&p, "schedule"),
                 json!(rule.schedule),
-                "must be a cron expression of five fields, e.g. \"0 8 * * 1-5\"",
+                error.to_string(),
             ));
         }
-        if targets_fhpa && rule.target_min_replicas.is_none() && rule.target_max_replicas.is_none()
+        if let Some(zone) = &rule.time_zone
+            && let Err(error) = crate::cron_schedule::zone(zone)
         {
-            errors.push(FieldError::required(
-                field(&p, "targetMinReplicas"),
-                "a FederatedHPA target needs targetMinReplicas or targetMaxReplicas",
+            errors.push(FieldError::invalid(
+                field(&p, "timeZone"),
+                json!(zone),
+                error.to_string(),
             ));
         }
-        if !targets_fhpa && rule.target_replicas.is_none() {
-            errors.push(FieldError::required(
-                field(&p, "targetReplicas"),
-                "a workload target needs targetReplicas",
-            ));
+        if targets_fhpa {
+            check_fhpa_bounds(&mut errors, &p, rule);
+        } else {
+            match rule.target_replicas {
+                None => errors.push(FieldError::required(
+                    field(&p, "targetReplicas"),
+                    format!(
+                        "targetReplicas cannot be nil if you want to scale {}",
+                        target.kind
+                    ),
+                )),
+                Some(replicas) if replicas < 0 => errors.push(FieldError::invalid(
+                    field(&p, "targetReplicas"),
+                    json!(replicas),
+                    "must be greater than or equal to 0",
+                )),
+                Some(_) => {}
+            }
         }
         if let Some(limit) = rule.successful_history_limit
             && !(1..=MAX_HISTORY_LIMIT).contains(&limit)
@@ -301,6 +330,45 @@ pub(crate) fn cron_federated_hpa(_: &mut Request<'_>, obj: &mut Value) -> Vec<Fi
         }
     }
     errors
+}
+
+const AUTOSCALING_GROUP_VERSION: &str = "autoscaling.karmada.io/v1alpha1";
+
+/// A rule scaling a FederatedHPA: at least one bound, each positive, min not above max.
+fn check_fhpa_bounds(
+    errors: &mut Vec<FieldError>,
+    p: &str,
+    rule: &autoscaling::CronFederatedHPARule,
+) {
+    if rule.target_min_replicas.is_none() && rule.target_max_replicas.is_none() {
+        errors.push(FieldError::required(
+            field(p, "targetMaxReplicas"),
+            "targetMinReplicas and targetMaxReplicas cannot both be nil when the target is a FederatedHPA",
+        ));
+    }
+    for (name, value) in [
+        ("targetMinReplicas", rule.target_min_replicas),
+        ("targetMaxReplicas", rule.target_max_replicas),
+    ] {
+        if let Some(n) = value
+            && n <= 0
+        {
+            errors.push(FieldError::invalid(
+                field(p, name),
+                json!(n),
+                "must be greater than 0",
+            ));
+        }
+    }
+    if let (Some(min), Some(max)) = (rule.target_min_replicas, rule.target_max_replicas)
+        && min > max
+    {
+        errors.push(FieldError::invalid(
+            field(p, "targetMinReplicas"),
+            json!(min),
+            format!("must be less than or equal to targetMaxReplicas ({max})"),
+        ));
+    }
 }
 
 pub(crate) fn workload_rebalancer(_: &mut Request<'_>, obj: &mut Value) -> Vec<FieldError> {

@@ -624,6 +624,41 @@ fn other_kinds() {
             json!({"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "rules": [{"name": "r", "schedule": "* * *", "targetReplicas": 1}]}),
             Some("spec.rules[0].schedule"),
         ),
+        (
+            "CronFederatedHPA",
+            json!({"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "rules": [{"name": "r", "schedule": "61 * * * *", "targetReplicas": 1}]}),
+            Some("spec.rules[0].schedule"),
+        ),
+        (
+            "CronFederatedHPA",
+            json!({"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "rules": [{"name": "r", "schedule": "0 8 * * 1-5", "timeZone": "Mars/Olympus", "targetReplicas": 1}]}),
+            Some("spec.rules[0].timeZone"),
+        ),
+        (
+            "CronFederatedHPA",
+            json!({"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "rules": [{"name": "r", "schedule": "@daily", "timeZone": "Asia/Shanghai", "targetReplicas": 0}]}),
+            None,
+        ),
+        (
+            "CronFederatedHPA",
+            json!({"scaleTargetRef": {"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPA", "name": "h"}, "rules": [{"name": "r", "schedule": "0 8 * * *", "targetMinReplicas": 2, "targetMaxReplicas": 5}]}),
+            None,
+        ),
+        (
+            "CronFederatedHPA",
+            json!({"scaleTargetRef": {"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPA", "name": "h"}, "rules": [{"name": "r", "schedule": "0 8 * * *", "targetReplicas": 2}]}),
+            Some("spec.rules[0].targetMaxReplicas"),
+        ),
+        (
+            "CronFederatedHPA",
+            json!({"scaleTargetRef": {"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPA", "name": "h"}, "rules": [{"name": "r", "schedule": "0 8 * * *", "targetMinReplicas": 6, "targetMaxReplicas": 5}]}),
+            Some("spec.rules[0].targetMinReplicas"),
+        ),
+        (
+            "CronFederatedHPA",
+            json!({"scaleTargetRef": {"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "CronFederatedHPA", "name": "h"}, "rules": []}),
+            Some("spec.scaleTargetRef.kind"),
+        ),
     ];
     for (kind, spec, expected) in cases {
         let (obj, result) = create(

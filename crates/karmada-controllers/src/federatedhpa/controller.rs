@@ -383,10 +383,23 @@ async fn observe_member(
         .await
         .map(|l| l.items)
         .unwrap_or_default();
+    add_member(observation, cluster, replicas, &pods.items, &metrics);
+    Ok(())
+}
+
+/// Adds one member's answers (its workload's replicas, the selected pods and their PodMetrics) to
+/// `observation`: a round's per-member work apart from the requests.
+pub fn add_member(
+    observation: &mut Observation,
+    cluster: &str,
+    replicas: i64,
+    pods: &[DynamicObject],
+    metrics: &[DynamicObject],
+) {
     observation.member_replicas = observation
         .member_replicas
         .saturating_add(i32::try_from(replicas).unwrap_or(i32::MAX));
-    for pod in &pods.items {
+    for pod in pods {
         observation.pods.push(pod_sample(
             cluster,
             &pod.data,
@@ -394,7 +407,7 @@ async fn observe_member(
             pod.metadata.deletion_timestamp.is_some(),
         ));
     }
-    for metric in &metrics {
+    for metric in metrics {
         let pod = format!(
             "{cluster}/{}",
             metric.metadata.name.as_deref().unwrap_or_default()
@@ -403,7 +416,6 @@ async fn observe_member(
             observation.usage.insert(pod, usage);
         }
     }
-    Ok(())
 }
 
 fn timestamp(value: Option<&Value>) -> Option<Timestamp> {

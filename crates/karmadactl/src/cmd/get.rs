@@ -262,7 +262,8 @@ pub async fn all_cluster_names(karmada: &kube::Client) -> anyhow::Result<Vec<Str
     Ok(names)
 }
 
-fn query(selector: Option<&str>) -> String {
+/// `?labelSelector=…` for `selector`, percent-encoded; empty without one.
+pub fn query(selector: Option<&str>) -> String {
     match selector {
         Some(s) if !s.is_empty() => {
             let encoded: String = s

@@ -21,6 +21,7 @@ pub mod register;
 pub mod restore;
 pub mod taint;
 pub mod token;
+pub mod top;
 pub mod unjoin;
 pub mod unregister;
 pub mod version;
