@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
@@ -22,14 +21,14 @@ use karmada_api::autoscaling::{
 use kube::api::{
     Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
 };
-use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
-use kube::runtime::watcher;
+use kube::runtime::controller::Action;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::history;
 use super::plan::{self, RuleState, Step};
 use crate::federatedhpa::controller::federated_hpa_resource;
+use crate::runtime::dynamic_controller;
 use crate::runtime::{
     ControllerError, EventRecorder, EventType, Informers, reference_of, resources,
     templates::TemplateReader, typed,
@@ -84,34 +83,25 @@ pub async fn run(
     config: CronFederatedHpaConfig,
     cancel: CancellationToken,
 ) {
-    let resource = cron_federated_hpa_resource();
-    let controller = Controller::new_with(
-        resources::all(&client, &resource),
-        watcher::Config::default(),
-        resource,
-    )
-    .with_config(ControllerConfig::default().concurrency(config.concurrency))
-    .graceful_shutdown_on(cancel.cancelled_owned());
-    let concurrency = usize::from(config.concurrency);
+    let concurrency = config.concurrency;
     let context = Arc::new(Context {
         templates: TemplateReader::new(client.clone(), informers),
         events: EventRecorder::new(client.clone(), CONTROLLER_NAME),
-        client,
+        client: client.clone(),
         config,
         started: Mutex::default(),
     });
-    controller
-        .run(
-            crate::runtime::metrics::instrumented("cronFederatedHPA", concurrency, reconcile),
-            error_policy,
-            context,
-        )
-        .for_each(|result| async move {
-            if let Err(err) = result {
-                tracing::debug!(%err, "cron federated hpa reconcile");
-            }
-        })
-        .await;
+    dynamic_controller::run(
+        &client,
+        cron_federated_hpa_resource(),
+        "cronFederatedHPA",
+        concurrency,
+        reconcile,
+        error_policy,
+        context,
+        cancel,
+    )
+    .await;
 }
 
 fn error_policy(_: Arc<DynamicObject>, err: &ControllerError, _: Arc<Context>) -> Action {

@@ -13,21 +13,20 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use karmada_api::Cluster;
 use karmada_api::autoscaling::{self, FederatedHPA};
 use kube::api::{
     Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
 };
-use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
-use kube::runtime::watcher;
+use kube::runtime::controller::Action;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::evaluate::{self, Decision, EvaluationConfig, Observation, PodUsage};
 use super::normalize::History;
 use super::replica_calculator::{ContainerRequests, PodSample};
+use crate::runtime::dynamic_controller;
 use crate::runtime::{
     ControllerError, EventRecorder, EventType, Informers, MemberClients, reference_of, resources,
     templates::TemplateReader, typed,
@@ -79,35 +78,26 @@ pub async fn run(
     config: FederatedHpaConfig,
     cancel: CancellationToken,
 ) {
-    let resource = federated_hpa_resource();
-    let controller = Controller::new_with(
-        resources::all(&client, &resource),
-        watcher::Config::default(),
-        resource,
-    )
-    .with_config(ControllerConfig::default().concurrency(config.concurrency))
-    .graceful_shutdown_on(cancel.cancelled_owned());
-    let concurrency = usize::from(config.concurrency);
+    let concurrency = config.concurrency;
     let context = Arc::new(Context {
         templates: TemplateReader::new(client.clone(), informers),
         events: EventRecorder::new(client.clone(), "federatedhpa-controller"),
-        client,
+        client: client.clone(),
         members,
         config,
         histories: Mutex::default(),
     });
-    controller
-        .run(
-            crate::runtime::metrics::instrumented("federatedHPA", concurrency, reconcile),
-            error_policy,
-            context,
-        )
-        .for_each(|result| async move {
-            if let Err(err) = result {
-                tracing::debug!(%err, "federated hpa reconcile");
-            }
-        })
-        .await;
+    dynamic_controller::run(
+        &client,
+        federated_hpa_resource(),
+        "federatedHPA",
+        concurrency,
+        reconcile,
+        error_policy,
+        context,
+        cancel,
+    )
+    .await;
 }
 
 fn error_policy(_: Arc<DynamicObject>, err: &ControllerError, context: Arc<Context>) -> Action {

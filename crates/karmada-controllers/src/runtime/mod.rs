@@ -14,6 +14,7 @@ pub mod changes;
 pub mod client;
 pub mod client_metrics;
 pub mod compact;
+pub mod dynamic_controller;
 pub mod error;
 pub mod events;
 pub mod informer;

@@ -12,16 +12,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use karmada_api::apps::{self, WorkloadRebalancer};
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams, Preconditions,
 };
-use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
-use kube::runtime::watcher;
+use kube::runtime::controller::Action;
 use tokio_util::sync::CancellationToken;
 
 use super::plan::{BindingKey, FoundBinding, Next, plan};
+use crate::runtime::dynamic_controller;
 use crate::runtime::{ControllerError, resources, typed};
 
 /// How soon a rebalancer with workloads still pending is looked at again.
@@ -54,32 +53,21 @@ struct Context {
 
 /// Runs until `cancel` fires.
 pub async fn run(client: kube::Client, config: RebalancerConfig, cancel: CancellationToken) {
-    let resource = workload_rebalancer_resource();
-    let controller = Controller::new_with(
-        resources::all(&client, &resource),
-        watcher::Config::default(),
-        resource,
+    let context = Arc::new(Context {
+        client: client.clone(),
+    });
+    dynamic_controller::run(
+        &client,
+        workload_rebalancer_resource(),
+        // Karmada's name for the controller.
+        "workload-rebalancer",
+        config.concurrency,
+        reconcile,
+        error_policy,
+        context,
+        cancel,
     )
-    .with_config(ControllerConfig::default().concurrency(config.concurrency))
-    .graceful_shutdown_on(cancel.cancelled_owned());
-    let context = Arc::new(Context { client });
-    controller
-        .run(
-            // Karmada's name for the controller.
-            crate::runtime::metrics::instrumented(
-                "workload-rebalancer",
-                usize::from(config.concurrency),
-                reconcile,
-            ),
-            error_policy,
-            context,
-        )
-        .for_each(|result| async move {
-            if let Err(err) = result {
-                tracing::debug!(%err, "workload rebalancer reconcile");
-            }
-        })
-        .await;
+    .await;
 }
 
 fn error_policy(_: Arc<DynamicObject>, err: &ControllerError, _: Arc<Context>) -> Action {
