@@ -42,6 +42,21 @@ fn range_error(input: &str) -> QuantityError {
     }
 }
 
+/// Milli-units of a quantity string, rounded up (`"1.5"` → 1500, `"500m"` → 500): the one reading of a
+/// quantity as the integer schedulers and quotas add up.
+pub fn parse_milli(input: &str) -> Result<i128, QuantityError> {
+    Quantity::parse(input).map(|quantity| quantity.milli_value())
+}
+
+/// [`parse_milli`] of a quantity given as a JSON string or number, as objects carry them.
+pub fn milli_from_json(value: &serde_json::Value) -> Result<i128, QuantityError> {
+    match value {
+        serde_json::Value::String(text) => parse_milli(text),
+        serde_json::Value::Number(number) => parse_milli(&number.to_string()),
+        other => Err(format_error(&other.to_string())),
+    }
+}
+
 /// An exact amount of some resource.
 #[derive(Clone, Copy, Debug, Eq)]
 pub struct Quantity {
@@ -311,6 +326,19 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn milli_units_of_strings_and_json_numbers() {
+        assert_eq!(parse_milli("1.5"), Ok(1500));
+        assert_eq!(parse_milli("500m"), Ok(500));
+        assert_eq!(parse_milli("1Ki"), Ok(1_024_000));
+        assert_eq!(parse_milli("1n"), Ok(1), "rounded up");
+        assert!(parse_milli("1 Gi").is_err());
+        assert_eq!(milli_from_json(&serde_json::json!("250m")), Ok(250));
+        assert_eq!(milli_from_json(&serde_json::json!(2)), Ok(2000));
+        assert_eq!(milli_from_json(&serde_json::json!(0.5)), Ok(500));
+        assert!(milli_from_json(&serde_json::json!({"cpu": 1})).is_err());
+    }
 
     #[test]
     fn parse_and_canonical_form() {

@@ -46,7 +46,7 @@ impl Shape {
                 r.resource_request
                     .iter()
                     .filter_map(|(name, quantity)| {
-                        karmada_scheduler::quantity::parse_milli(&quantity.0)
+                        apimachinery::quantity::parse_milli(&quantity.0)
                             .ok()
                             .map(|milli| (name.clone(), milli))
                     })

@@ -17,22 +17,19 @@ pub struct QuantityError {
 
 /// Reads a quantity given as a JSON string or number into milli-units.
 pub fn milli_from_value(value: &Value) -> Result<i128, QuantityError> {
-    match value {
-        Value::String(text) => parse_milli(text),
-        Value::Number(number) => parse_milli(&number.to_string()),
-        other => Err(QuantityError {
-            input: other.to_string(),
-        }),
-    }
+    apimachinery::quantity::milli_from_json(value).map_err(|_| QuantityError {
+        input: match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        },
+    })
 }
 
 /// Parses a quantity string into milli-units (rounded up, as Kubernetes' `MilliValue`).
 pub fn parse_milli(input: &str) -> Result<i128, QuantityError> {
-    apimachinery::Quantity::parse(input)
-        .map(|quantity| quantity.milli_value())
-        .map_err(|_| QuantityError {
-            input: input.to_string(),
-        })
+    apimachinery::quantity::parse_milli(input).map_err(|_| QuantityError {
+        input: input.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ fn out_of_range(text: &str) -> QuantityError {
 
 /// The quantity in thousandths of a unit, rounded up (`"1.5"` → 1500, `"1Ki"` → 1_024_000).
 pub fn parse_milli(text: &str) -> Result<i128, QuantityError> {
-    Ok(Quantity::parse(text.trim())?.milli_value())
+    apimachinery::quantity::parse_milli(text.trim())
 }
 
 /// CPU in millicores (`"500m"` → 500, `"2"` → 2000).

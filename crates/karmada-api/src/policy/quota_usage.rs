@@ -13,9 +13,7 @@ use super::FederatedResourceQuota;
 
 /// Thousandths of a quantity, `None` when it does not parse.
 pub fn milli(quantity: &str) -> Option<i128> {
-    ParsedQuantity::parse(quantity)
-        .ok()
-        .map(|q| q.milli_value())
+    apimachinery::quantity::parse_milli(quantity).ok()
 }
 
 /// Thousandths back to a quantity in the form Kubernetes prints.

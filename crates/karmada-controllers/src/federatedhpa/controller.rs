@@ -414,13 +414,9 @@ fn timestamp(value: Option<&Value>) -> Option<Timestamp> {
 
 /// Thousandths of a quantity.
 fn milli(value: &Value) -> Option<i64> {
-    let text = value
-        .as_str()
-        .map(str::to_string)
-        .or_else(|| value.as_i64().map(|n| n.to_string()))?;
-    apimachinery::Quantity::parse(&text)
+    apimachinery::quantity::milli_from_json(value)
         .ok()
-        .and_then(|q| i64::try_from(q.milli_value()).ok())
+        .and_then(|milli| i64::try_from(milli).ok())
 }
 
 fn resources_of(value: Option<&Value>) -> BTreeMap<String, i64> {
