@@ -6,6 +6,7 @@ mod components;
 mod discovery;
 mod kubeconfig;
 mod monitoring;
+mod output;
 mod policy;
 mod printer;
 

@@ -15,17 +15,20 @@ pub struct ApiResourcesArgs {
     /// Only resources in this API group ("" for the core group).
     #[arg(long = "api-group")]
     pub api_group: Option<String>,
-    /// `wide` adds VERBS and CATEGORIES.
-    #[arg(short = 'o', long = "output")]
-    pub output: Option<String>,
+    /// `wide` adds VERBS and CATEGORIES; `name` prints `resource.group` names only.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<ApiResourcesOutput>,
+}
+
+/// kubectl api-resources' `-o` forms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApiResourcesOutput {
+    Wide,
+    Name,
 }
 
 pub async fn run(args: ApiResourcesArgs) -> anyhow::Result<()> {
-    let wide = match args.output.as_deref() {
-        None => false,
-        Some("wide") => true,
-        Some(other) => anyhow::bail!("unknown output format {other:?}; accepted: wide"),
-    };
+    let wide = args.output == Some(ApiResourcesOutput::Wide);
     let path = client::kubeconfig_path(args.kubeconfig.as_deref());
     let client = client::from_kubeconfig(&path, args.context.as_deref()).await?;
     let mut lists = Vec::new();
@@ -61,6 +64,10 @@ pub async fn run(args: ApiResourcesArgs) -> anyhow::Result<()> {
             continue;
         }
         for resource in list.resources.iter().filter(|r| !r.name.contains('/')) {
+            if args.output == Some(ApiResourcesOutput::Name) {
+                rows.push(vec![qualified_name(&resource.name, group)]);
+                continue;
+            }
             let mut row = vec![
                 resource.name.clone(),
                 resource.short_names.clone().unwrap_or_default().join(","),
@@ -76,8 +83,38 @@ pub async fn run(args: ApiResourcesArgs) -> anyhow::Result<()> {
         }
     }
     rows.sort();
+    if args.output == Some(ApiResourcesOutput::Name) {
+        for row in rows {
+            println!("{}", row.concat());
+        }
+        return Ok(());
+    }
     let mut all = vec![header.into_iter().map(str::to_string).collect()];
     all.extend(rows);
     print!("{}", printer::table(&all));
     Ok(())
+}
+
+/// A resource as `kubectl api-resources -o name` names it: `pods`, `deployments.apps`.
+fn qualified_name(resource: &str, group: &str) -> String {
+    if group.is_empty() {
+        resource.to_string()
+    } else {
+        format!("{resource}.{group}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_qualified_by_their_group() {
+        assert_eq!(qualified_name("pods", ""), "pods");
+        assert_eq!(qualified_name("deployments", "apps"), "deployments.apps");
+        assert_eq!(
+            qualified_name("clusters", "cluster.karmada.io"),
+            "clusters.cluster.karmada.io"
+        );
+    }
 }

@@ -15,6 +15,7 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 
 use crate::discovery::{self, Resource};
+use crate::output::Output;
 use crate::{client, printer};
 
 pub const TABLE_ACCEPT: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
@@ -54,8 +55,8 @@ pub struct GetArgs {
     #[arg(short = 's', long = "operation-scope", value_enum)]
     pub operation_scope: Option<Scope>,
     /// Output format: wide, yaml or json.
-    #[arg(short = 'o', long = "output")]
-    pub output: Option<String>,
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<Output>,
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
     #[arg(long = "karmada-context", alias = "context")]
@@ -322,10 +323,7 @@ async fn fetch(
 }
 
 pub async fn run(args: GetArgs) -> anyhow::Result<()> {
-    let output = args.output.as_deref().unwrap_or("");
-    if !matches!(output, "" | "wide" | "yaml" | "json") {
-        bail!("unknown output format {output:?}; accepted: wide, yaml, json");
-    }
+    let output = args.output;
     if args.all_namespaces && args.namespace.is_some() {
         bail!("give either --namespace/-n or --all-namespaces/-A, not both");
     }
@@ -352,7 +350,7 @@ pub async fn run(args: GetArgs) -> anyhow::Result<()> {
         }
     }
 
-    let accept = matches!(output, "" | "wide").then_some(TABLE_ACCEPT);
+    let accept = Output::is_table(output).then_some(TABLE_ACCEPT);
     let namespace = if args.all_namespaces {
         None
     } else {
@@ -412,17 +410,17 @@ pub async fn run(args: GetArgs) -> anyhow::Result<()> {
         );
     }
     match output {
-        "yaml" | "json" => {
+        Some(Output::Yaml | Output::Json) => {
             let single = args.names.len() == 1 && scope == Scope::Karmada;
             let doc = document(&fetched, &resource.kind, &resource.api_version(), single);
-            if output == "json" {
+            if output == Some(Output::Json) {
                 println!("{}", serde_json::to_string_pretty(&doc)?);
             } else {
                 print!("{}", serde_saphyr::to_string(&doc)?);
             }
         }
         _ => {
-            if output == "wide"
+            if output == Some(Output::Wide)
                 && resource.group == karmada_api::mcs::GROUP
                 && resource.kind == "ServiceImport"
             {
@@ -431,7 +429,7 @@ pub async fn run(args: GetArgs) -> anyhow::Result<()> {
             let namespaces = args.all_namespaces && resource.namespaced;
             let rows = render(
                 &fetched,
-                output == "wide",
+                output == Some(Output::Wide),
                 namespaces,
                 scope != Scope::Karmada,
             );

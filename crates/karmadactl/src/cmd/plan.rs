@@ -18,6 +18,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::Value;
 
 use crate::client;
+use crate::output::Output;
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
@@ -25,8 +26,8 @@ pub struct PlanArgs {
     #[arg(short = 'f', long = "filename", required = true)]
     pub files: Vec<PathBuf>,
     /// `wide` adds scores and the division arithmetic; `json`/`yaml` print the ResourceBinding.
-    #[arg(short = 'o', long = "output")]
-    pub output: Option<String>,
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<Output>,
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
     #[arg(long = "karmada-context", alias = "context")]
@@ -45,10 +46,7 @@ pub struct PlanArgs {
 }
 
 pub async fn run(args: PlanArgs) -> anyhow::Result<()> {
-    let output = args.output.as_deref().unwrap_or("table");
-    if !matches!(output, "table" | "wide" | "json" | "yaml") {
-        bail!("unknown output format {output:?}; accepted: wide, json, yaml");
-    }
+    let output = args.output;
     let mut documents = Vec::new();
     for path in &args.files {
         let text =
@@ -114,7 +112,7 @@ pub async fn run(args: PlanArgs) -> anyhow::Result<()> {
     let mut all_scheduled = true;
     for plan in &plans {
         all_scheduled &= plan.success();
-        if matches!(output, "table" | "wide") {
+        if Output::is_table(output) {
             let resource = &plan.binding["spec"]["resource"];
             let namespace = resource["namespace"]
                 .as_str()
@@ -131,10 +129,10 @@ pub async fn run(args: PlanArgs) -> anyhow::Result<()> {
             );
         }
         match output {
-            "wide" => println!("{}", plan.render_wide()),
-            "json" => println!("{}", serde_json::to_string_pretty(&plan.binding)?),
-            "yaml" => print!("{}", serde_saphyr::to_string(&plan.binding)?),
-            _ => println!("{}", plan.render_table()),
+            Some(Output::Wide) => println!("{}", plan.render_wide()),
+            Some(Output::Json) => println!("{}", serde_json::to_string_pretty(&plan.binding)?),
+            Some(Output::Yaml) => print!("{}", serde_saphyr::to_string(&plan.binding)?),
+            None => println!("{}", plan.render_table()),
         }
     }
     if !all_scheduled {
