@@ -140,5 +140,5 @@ fn clear_errors_for_bad_cli_input() {
     ])
     .failure()
     .to_string();
-    assert!(err.contains("accepted: wide"), "{err}");
+    assert!(err.contains("possible values: wide, name"), "{err}");
 }
