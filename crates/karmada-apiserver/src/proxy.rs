@@ -286,7 +286,7 @@ fn response_headers(member: &HeaderMap) -> HeaderMap {
 }
 
 /// An error and its causes on one line (a connection refusal hides two levels down).
-fn error_chain(err: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {

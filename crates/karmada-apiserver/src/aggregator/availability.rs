@@ -24,6 +24,7 @@ use crate::handlers::WriteOptions;
 use crate::handlers::read::list_items;
 use crate::handlers::update::update_object;
 use crate::objects::Part;
+use crate::proxy::error_chain;
 use crate::server::ApiServer;
 
 /// How often every APIService is checked again without a change to trigger it.
@@ -205,19 +206,6 @@ async fn check(
         client,
         kinds_of(group, version, &document),
     ))
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text = format!("{text}: {cause_text}");
-        }
-        source = cause.source();
-    }
-    text
 }
 
 fn client_for(server: &ApiServer, target: &Target) -> Result<kube::Client, String> {
