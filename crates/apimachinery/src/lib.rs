@@ -11,6 +11,7 @@
 #![warn(clippy::print_stdout)]
 
 pub mod apply;
+mod error_chain;
 pub mod field;
 pub mod fields;
 pub mod jsonpath;
@@ -27,6 +28,7 @@ pub use apply::{
     ApplyError, ApplyOutcome, Conflict, ManagedFieldsEntry, Operation, apply, record_update,
     record_update_in_place,
 };
+pub use error_chain::error_chain;
 pub use field::{FieldError, FieldErrorKind};
 pub use fields::{
     FieldOperator, FieldRequirement, FieldSelector, FieldSelectorError, standard_field,

@@ -223,7 +223,7 @@ async fn handle(server: &Arc<ApiServer>, request: Request) -> Result<Response, A
                 RESPONSE_HEADERS_TIMEOUT.as_secs()
             ))
         })?
-        .map_err(|e| unreachable(error_chain(&e)))?;
+        .map_err(|e| unreachable(apimachinery::error_chain(&e)))?;
     if answer.status() == http::StatusCode::SWITCHING_PROTOCOLS {
         let cancel = server.options.cancel.clone();
         return join_upgrades(client_upgrade, answer, &target.cluster, cancel);
@@ -283,20 +283,6 @@ fn response_headers(member: &HeaderMap) -> HeaderMap {
         headers.remove(*name);
     }
     headers
-}
-
-/// An error and its causes on one line (a connection refusal hides two levels down).
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text = format!("{text}: {cause_text}");
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// A client for the member cluster `name`, from its Cluster and credentials Secret in the store.

@@ -27,6 +27,15 @@ pub enum InterpretError {
         operation: String,
         message: String,
     },
+    /// An interpreter webhook could not be asked or gave an unusable answer.
+    #[error("{object}: {operation}: {message}")]
+    Webhook {
+        /// Kind and `namespace/name` of the object.
+        object: String,
+        /// The operation and the webhook asked, e.g. `InterpretReplica (webhook workloads.example.io)`.
+        operation: String,
+        message: String,
+    },
     /// The object is not a JSON object with apiVersion and kind.
     #[error("not a Kubernetes object: {0}")]
     NotAnObject(String),
@@ -46,6 +55,22 @@ impl InterpretError {
             object: format!("{kind} {name}"),
             operation: format!("{operation} ({entry_point})"),
             message: error.to_string(),
+        }
+    }
+
+    pub(crate) fn webhook(
+        object: &serde_json::Value,
+        operation: crate::Operation,
+        webhook: &str,
+        message: String,
+    ) -> Self {
+        let Self::InvalidField { kind, name, .. } = Self::invalid(object, "", "") else {
+            return Self::NotAnObject(message);
+        };
+        Self::Webhook {
+            object: format!("{kind} {name}"),
+            operation: format!("{operation} (webhook {webhook})"),
+            message,
         }
     }
 

@@ -174,7 +174,7 @@ fn unsupported(object: &Value, operation: Operation) -> InterpretError {
     }
 }
 
-/// The layered interpreter: customizations, then third-party built-ins, then native.
+/// The layered interpreter: customizations, then webhooks, then third-party built-ins, then native.
 ///
 /// Defaults when no layer handles an operation (as Karmada): no replicas; revise and aggregate leave the object
 /// unchanged; retain keeps only member metadata; the whole `.status` is reflected; health is Healthy; no
@@ -182,6 +182,7 @@ fn unsupported(object: &Value, operation: Operation) -> InterpretError {
 #[derive(Clone)]
 pub struct Interpreter {
     customizations: Vec<Arc<dyn ResourceInterpreter>>,
+    webhooks: Vec<Arc<dyn ResourceInterpreter>>,
     third_party: Vec<Arc<dyn ResourceInterpreter>>,
     native: Arc<dyn ResourceInterpreter>,
 }
@@ -196,6 +197,7 @@ impl fmt::Debug for Interpreter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Interpreter")
             .field("customizations", &self.customizations.len())
+            .field("webhooks", &self.webhooks.len())
             .field("third_party", &self.third_party.len())
             .finish_non_exhaustive()
     }
@@ -206,6 +208,7 @@ impl Interpreter {
     pub fn native() -> Self {
         Self {
             customizations: Vec::new(),
+            webhooks: Vec::new(),
             third_party: Vec::new(),
             native: Arc::new(NativeInterpreter),
         }
@@ -223,6 +226,12 @@ impl Interpreter {
         self
     }
 
+    /// Adds a webhook layer, below every customization and above the third-party built-ins.
+    pub fn with_webhooks(mut self, layer: Arc<dyn ResourceInterpreter>) -> Self {
+        self.webhooks.insert(0, layer);
+        self
+    }
+
     /// Adds a third-party built-in layer, below every customization and above native.
     pub fn with_third_party(mut self, layer: Arc<dyn ResourceInterpreter>) -> Self {
         self.third_party.insert(0, layer);
@@ -232,6 +241,7 @@ impl Interpreter {
     fn layer(&self, target: &Target, operation: Operation) -> Option<&dyn ResourceInterpreter> {
         self.customizations
             .iter()
+            .chain(self.webhooks.iter())
             .chain(self.third_party.iter())
             .chain(std::iter::once(&self.native))
             .find(|layer| layer.handles(target, operation))

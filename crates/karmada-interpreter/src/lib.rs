@@ -3,11 +3,12 @@
 //! member-side fields survive an update, which status to collect and how to merge it back, whether it is healthy,
 //! and which objects it depends on.
 //!
-//! Invariants: pure (no I/O, no clock); every operation takes JSON objects and returns new JSON, never mutating
+//! Invariants: pure (no I/O, no clock; the webhook layer reaches its webhooks through a caller the embedding
+//! supplies); every operation takes JSON objects and returns new JSON, never mutating
 //! its input; malformed objects give an [`InterpretError`] that names the field, never a panic.
 //!
 //! Layers, highest precedence first: customizations (Lua `ResourceInterpreterCustomization`, [`declarative`]),
-//! third-party built-ins, then the native interpreter in [`native`]. For each operation the first layer whose
+//! interpreter webhooks ([`webhook`]), third-party built-ins, then the native interpreter in [`native`]. For each operation the first layer whose
 //! [`ResourceInterpreter::handles`] says yes answers; when none does, the operation's documented default applies
 //! (see [`Interpreter`]).
 // A library reports through its caller (return values, tracing), never by printing.
@@ -20,6 +21,7 @@ pub mod native;
 mod target;
 pub mod thirdparty;
 mod value;
+pub mod webhook;
 
 pub use declarative::ConfigurableInterpreter;
 pub use error::InterpretError;

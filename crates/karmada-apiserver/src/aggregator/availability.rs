@@ -24,8 +24,8 @@ use crate::handlers::WriteOptions;
 use crate::handlers::read::list_items;
 use crate::handlers::update::update_object;
 use crate::objects::Part;
-use crate::proxy::error_chain;
 use crate::server::ApiServer;
+use apimachinery::error_chain;
 
 /// How often every APIService is checked again without a change to trigger it.
 pub const RECHECK: Duration = Duration::from_secs(10);

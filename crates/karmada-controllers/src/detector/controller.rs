@@ -249,6 +249,8 @@ async fn requeue_customized(
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => None,
             Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
         };
+        // A target of kind `*` (a webhook rule with wildcards) stands for every kind.
+        let targets = targets.filter(|targets| !targets.iter().any(|t| t.kind == "*"));
         let keys = match &targets {
             Some(targets) => targets
                 .iter()

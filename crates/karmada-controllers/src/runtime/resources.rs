@@ -155,3 +155,12 @@ pub fn resource_interpreter_customization() -> ApiResource {
         "resourceinterpretercustomizations",
     )
 }
+
+pub fn resource_interpreter_webhook_configuration() -> ApiResource {
+    resource(
+        karmada_api::config::GROUP,
+        karmada_api::config::VERSION,
+        "ResourceInterpreterWebhookConfiguration",
+        "resourceinterpreterwebhookconfigurations",
+    )
+}

@@ -48,6 +48,13 @@ fn expectations() -> Vec<Expect> {
             },
         },
         Expect {
+            file: "interpreter/workload-crd.yaml",
+            outcome: Applied {
+                objects: &[("", "customresourcedefinition/workloads.workload.example.io")],
+                warnings: &[],
+            },
+        },
+        Expect {
             file: "interpreter/crds.yaml",
             outcome: Applied {
                 objects: &[

@@ -15,6 +15,7 @@ mod federatedresourcequota;
 mod ha;
 mod harness;
 mod interpreter;
+mod interpreter_webhook;
 mod karmadactl;
 mod karmadactl_plan;
 mod kubectl_apply;
