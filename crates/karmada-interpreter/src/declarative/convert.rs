@@ -1,55 +1,11 @@
 //! JSON ⇄ Lua values as Karmada's scripts see them: JSON `null` is Lua `nil`, arrays keep being arrays even
 //! when empty (they carry mlua's array metatable), numbers are Lua 5.1 doubles and integral results come back
 //! as JSON integers; a table a script builds empty comes back as `{}`, unless the object the script was given
-//! had an array at that place.
+//! had an array at that place. Objects cross lazily ([`super::lazy`]).
 
-use mlua::{Lua, LuaSerdeExt};
 use serde_json::Value;
 
-const TO_LUA: mlua::serde::SerializeOptions = mlua::serde::SerializeOptions::new()
-    .serialize_none_to_null(false)
-    .serialize_unit_to_null(false)
-    .set_array_metatable(true);
-
-const FROM_LUA: mlua::serde::DeserializeOptions = mlua::serde::DeserializeOptions::new()
-    .deny_unsupported_types(false)
-    .sort_keys(true);
-
-/// `value` as a Lua value.
-pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<mlua::Value> {
-    lua.to_value_with(value, TO_LUA)
-}
-
-/// A Lua value as JSON (`nil` is `null`).
-pub fn from_lua(lua: &Lua, value: mlua::Value) -> mlua::Result<Value> {
-    if value.is_nil() {
-        return Ok(Value::Null);
-    }
-    let mut json: Value = lua.from_value_with(value, FROM_LUA)?;
-    integral_numbers(&mut json);
-    Ok(json)
-}
-
-/// Doubles with no fraction become integers, as Karmada's conversion gives them (Lua 5.1 has only doubles).
-fn integral_numbers(value: &mut Value) {
-    match value {
-        Value::Number(number) => {
-            if let Some(float) = number
-                .as_f64()
-                .filter(|_| !number.is_i64() && !number.is_u64())
-                && float.fract() == 0.0
-                && float.abs() < 9.007_199_254_740_992e15
-            {
-                #[allow(clippy::cast_possible_truncation)]
-                let integer = float as i64;
-                *value = Value::from(integer);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
-        Value::Object(map) => map.values_mut().for_each(integral_numbers),
-        _ => {}
-    }
-}
+pub use super::lazy::{from_lua, to_lua};
 
 /// Where `result` has an empty object and `reference` has an array at the same place, the array form is
 /// restored (Lua cannot tell an empty list from an empty map).
@@ -78,6 +34,7 @@ pub fn restore_empty_arrays(result: &mut Value, reference: &Value) {
 
 #[cfg(test)]
 mod tests {
+    use mlua::Lua;
     use serde_json::json;
 
     use super::*;

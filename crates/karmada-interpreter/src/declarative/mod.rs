@@ -10,6 +10,9 @@
 mod check;
 mod convert;
 mod kube;
+mod lazy;
+#[cfg(test)]
+mod lazy_tests;
 mod luavm;
 mod operations;
 mod rules;

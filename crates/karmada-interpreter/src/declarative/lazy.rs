@@ -1,0 +1,355 @@
+//! JSON objects handed to scripts lazily: an object becomes an empty Lua table whose fields are converted the
+//! first time a script reads them (`__index`), so a script that reads three fields of a Deployment pays for
+//! three fields, not for the whole object, twice (in and back out). What a script never touched comes back
+//! out as the original JSON, without a trip through Lua.
+//!
+//! A proxy's JSON lives in a [`Node`] (the shared root and the path to the object), found through a
+//! weak-keyed table from the proxy. A node remembers the keys it handed to Lua: those are read back from the
+//! table itself (assigned, changed or removed by the script), the others from the JSON. Writes of new keys
+//! pass `__newindex`, which records them the same way. `pairs` and `next` (Lua 5.1 has no `__pairs`) are
+//! replaced by versions that convert a proxy's remaining fields first; `rawget` and friends are not available
+//! to scripts, so a script cannot tell a proxy from a table. Arrays are converted eagerly (Lua 5.1's `ipairs`
+//! and `#` read tables raw) and carry mlua's array metatable, so an empty one comes back as `[]`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mlua::{AnyUserData, Function, Lua, LuaSerdeExt, Table, UserData, Value as LuaValue};
+use parking_lot::Mutex;
+use serde_json::{Map, Value};
+
+/// Nesting deeper than this is refused (a table that contains itself would never end).
+const MAX_DEPTH: usize = 128;
+
+/// One step from a node's root to its object.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(Arc<str>),
+    Index(usize),
+}
+
+/// The JSON object behind one proxy table.
+struct Node {
+    root: Arc<Value>,
+    path: Vec<Step>,
+    /// Keys handed to Lua (or written by the script): the table holds their current value.
+    taken: Mutex<HashSet<Box<str>>>,
+    /// Every key has been handed over.
+    complete: AtomicBool,
+}
+
+impl UserData for Node {}
+
+impl Node {
+    fn object(&self) -> Option<&Map<String, Value>> {
+        let mut value = &*self.root;
+        for step in &self.path {
+            value = match step {
+                Step::Key(key) => value.get(&**key)?,
+                Step::Index(index) => value.get(*index)?,
+            };
+        }
+        value.as_object()
+    }
+
+    fn child(&self, step: Step) -> Self {
+        let mut path = self.path.clone();
+        path.push(step);
+        Self {
+            root: Arc::clone(&self.root),
+            path,
+            taken: Mutex::default(),
+            complete: AtomicBool::new(false),
+        }
+    }
+}
+
+/// What one VM keeps for its proxies.
+struct Context {
+    /// proxy table → its [`Node`] (weak keys: a proxy nobody holds is collected with its entry).
+    nodes: Table,
+    proxy_metatable: Table,
+    array_metatable: Table,
+}
+
+fn context(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, Context>> {
+    if let Some(context) = lua.app_data_ref::<Context>() {
+        return Ok(context);
+    }
+    let nodes = lua.create_table()?;
+    let weak = lua.create_table()?;
+    weak.raw_set("__mode", "k")?;
+    nodes.set_metatable(Some(weak))?;
+    let proxy_metatable = lua.create_table()?;
+    proxy_metatable.raw_set("__index", lua.create_function(index)?)?;
+    proxy_metatable.raw_set("__newindex", lua.create_function(new_index)?)?;
+    replace_iteration(lua)?;
+    lua.set_app_data(Context {
+        nodes,
+        proxy_metatable,
+        array_metatable: lua.array_metatable(),
+    });
+    lua.app_data_ref::<Context>()
+        .ok_or_else(|| mlua::Error::runtime("the lazy conversion context is missing"))
+}
+
+/// `pairs` and `next` that hand over a proxy's remaining fields before iterating it.
+fn replace_iteration(lua: &Lua) -> mlua::Result<()> {
+    let globals = lua.globals();
+    let complete = lua.create_function(|lua, value: LuaValue| {
+        if let LuaValue::Table(table) = value {
+            hand_over_all(lua, &table)?;
+        }
+        Ok(())
+    })?;
+    let (pairs, next): (Function, Function) = lua
+        .load(
+            "local complete, pairs, next = ...
+             return function(t) complete(t) return pairs(t) end,
+                    function(t, k) complete(t) return next(t, k) end",
+        )
+        .set_name("=lazy")
+        .call((
+            complete,
+            globals.get::<Function>("pairs")?,
+            globals.get::<Function>("next")?,
+        ))?;
+    globals.set("pairs", pairs)?;
+    globals.set("next", next)?;
+    Ok(())
+}
+
+fn node_of(lua: &Lua, table: &Table) -> mlua::Result<Option<AnyUserData>> {
+    let context = context(lua)?;
+    match context.nodes.raw_get::<LuaValue>(table)? {
+        LuaValue::UserData(node) => Ok(Some(node)),
+        _ => Ok(None),
+    }
+}
+
+/// `__index`: hands over `key` the first time it is read.
+fn index(lua: &Lua, (table, key): (Table, LuaValue)) -> mlua::Result<LuaValue> {
+    let LuaValue::String(key) = key else {
+        return Ok(LuaValue::Nil);
+    };
+    let Some(node) = node_of(lua, &table)? else {
+        return Ok(LuaValue::Nil);
+    };
+    let node = node.borrow::<Node>()?;
+    let key = key.to_str()?;
+    if node.taken.lock().contains(&*key) {
+        // Handed over earlier and removed since.
+        return Ok(LuaValue::Nil);
+    }
+    let value = hand_over(lua, &node, &table, &key)?;
+    Ok(value)
+}
+
+/// Converts the field `key` of `node` into `table` and records it as handed over.
+fn hand_over(lua: &Lua, node: &Node, table: &Table, key: &str) -> mlua::Result<LuaValue> {
+    let Some(json) = node.object().and_then(|object| object.get(key)) else {
+        return Ok(LuaValue::Nil);
+    };
+    let value = convert(lua, json, &|| node.child(Step::Key(Arc::from(key))))?;
+    node.taken.lock().insert(key.into());
+    table.raw_set(key, value.clone())?;
+    Ok(value)
+}
+
+/// Hands over every field of `table` if it is a proxy.
+fn hand_over_all(lua: &Lua, table: &Table) -> mlua::Result<()> {
+    let Some(node) = node_of(lua, table)? else {
+        return Ok(());
+    };
+    let node = node.borrow::<Node>()?;
+    if node.complete.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let keys: Vec<String> = node
+        .object()
+        .map(|object| {
+            let taken = node.taken.lock();
+            object
+                .keys()
+                .filter(|k| !taken.contains(k.as_str()))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    for key in keys {
+        hand_over(lua, &node, table, &key)?;
+    }
+    node.complete.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// `__newindex`: a key the table does not hold is being written; from now on the table holds it.
+fn new_index(lua: &Lua, (table, key, value): (Table, LuaValue, LuaValue)) -> mlua::Result<()> {
+    if let LuaValue::String(text) = &key
+        && let Some(node) = node_of(lua, &table)?
+    {
+        let node = node.borrow::<Node>()?;
+        node.taken.lock().insert(text.to_str()?.as_ref().into());
+    }
+    table.raw_set(key, value)
+}
+
+/// `value` as a Lua value: objects as proxies of `root` (whole: a fresh root), arrays converted.
+pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
+    let root = Arc::new(value.clone());
+    convert(lua, &root.clone(), &|| Node {
+        root: Arc::clone(&root),
+        path: Vec::new(),
+        taken: Mutex::default(),
+        complete: AtomicBool::new(false),
+    })
+}
+
+/// `json` as Lua; `node` makes the proxy's node when `json` is an object.
+fn convert(lua: &Lua, json: &Value, node: &dyn Fn() -> Node) -> mlua::Result<LuaValue> {
+    Ok(match json {
+        Value::Null => LuaValue::Nil,
+        Value::Bool(b) => LuaValue::Boolean(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => LuaValue::Integer(i),
+            None => LuaValue::Number(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => LuaValue::String(lua.create_string(s)?),
+        Value::Array(items) => {
+            let node = node();
+            let table = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.iter().enumerate() {
+                let value = convert(lua, item, &|| node.child(Step::Index(i)))?;
+                table.raw_set(i + 1, value)?;
+            }
+            table.set_metatable(Some(context(lua)?.array_metatable.clone()))?;
+            LuaValue::Table(table)
+        }
+        Value::Object(_) => {
+            let context = context(lua)?;
+            let table = lua.create_table()?;
+            table.set_metatable(Some(context.proxy_metatable.clone()))?;
+            context
+                .nodes
+                .raw_set(&table, lua.create_userdata(node())?)?;
+            LuaValue::Table(table)
+        }
+    })
+}
+
+/// A Lua value as JSON: `nil` is `null`, doubles without a fraction are integers, a proxy is its JSON with
+/// the fields the script holds read from the table.
+pub fn from_lua(lua: &Lua, value: LuaValue) -> mlua::Result<Value> {
+    read(lua, &value, 0)
+}
+
+fn read(lua: &Lua, value: &LuaValue, depth: usize) -> mlua::Result<Value> {
+    if depth > MAX_DEPTH {
+        return Err(mlua::Error::runtime(format!(
+            "a table nested deeper than {MAX_DEPTH} levels (does a table contain itself?)"
+        )));
+    }
+    Ok(match value {
+        LuaValue::Nil => Value::Null,
+        LuaValue::Boolean(b) => Value::Bool(*b),
+        LuaValue::Integer(i) => Value::from(*i),
+        LuaValue::Number(n) => number(*n),
+        LuaValue::String(s) => Value::String(s.to_str()?.to_string()),
+        LuaValue::Table(table) => read_table(lua, table, depth)?,
+        // Functions, threads and userdata have no JSON form (dropped from objects, as mlua's serde does).
+        _ => Value::Null,
+    })
+}
+
+fn number(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        return Value::from(n as i64);
+    }
+    serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+}
+
+fn supported(value: &LuaValue) -> bool {
+    matches!(
+        value,
+        LuaValue::Boolean(_)
+            | LuaValue::Integer(_)
+            | LuaValue::Number(_)
+            | LuaValue::String(_)
+            | LuaValue::Table(_)
+    )
+}
+
+fn read_table(lua: &Lua, table: &Table, depth: usize) -> mlua::Result<Value> {
+    let context = context(lua)?;
+    let is_array_marked = table.metatable().as_ref() == Some(&context.array_metatable);
+    let length = table.raw_len();
+    if is_array_marked || length > 0 {
+        let mut items = Vec::with_capacity(length);
+        for i in 1..=length {
+            items.push(read(lua, &table.raw_get::<LuaValue>(i)?, depth + 1)?);
+        }
+        return Ok(Value::Array(items));
+    }
+    let mut object = Map::new();
+    if let LuaValue::UserData(node) = context.nodes.raw_get::<LuaValue>(table)? {
+        let node = node.borrow::<Node>()?;
+        let taken = node.taken.lock();
+        for (key, value) in node.object().into_iter().flatten() {
+            if !taken.contains(key.as_str())
+                && let Some(value) = untouched(value)
+            {
+                object.insert(key.clone(), value);
+            }
+        }
+    }
+    drop(context);
+    let mut held: Vec<(String, LuaValue)> = Vec::new();
+    for pair in table.pairs::<LuaValue, LuaValue>() {
+        let (key, value) = pair?;
+        if !supported(&value) {
+            continue;
+        }
+        let key = match key {
+            LuaValue::String(s) => s.to_str()?.to_string(),
+            LuaValue::Integer(i) => i.to_string(),
+            LuaValue::Number(n) => number(n).to_string(),
+            other => {
+                return Err(mlua::Error::runtime(format!(
+                    "a table key of type {} has no JSON form (object keys are strings)",
+                    other.type_name()
+                )));
+            }
+        };
+        held.push((key, value));
+    }
+    held.sort_by(|a, b| a.0.cmp(&b.0));
+    for (key, value) in held {
+        object.insert(key, read(lua, &value, depth + 1)?);
+    }
+    Ok(Value::Object(object))
+}
+
+/// A field the script never touched, as it would have come back through Lua: no `null` members, whole
+/// doubles as integers.
+fn untouched(value: &Value) -> Option<Value> {
+    match value {
+        Value::Null => None,
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            Some(number(n.as_f64().unwrap_or(f64::NAN)))
+        }
+        Value::Array(items) => Some(Value::Array(
+            items
+                .iter()
+                .map(|item| untouched(item).unwrap_or(Value::Null))
+                .collect(),
+        )),
+        Value::Object(map) => Some(Value::Object(
+            map.iter()
+                .filter_map(|(k, v)| untouched(v).map(|v| (k.clone(), v)))
+                .collect(),
+        )),
+        other => Some(other.clone()),
+    }
+}
