@@ -85,6 +85,49 @@ impl Rule {
         }
     }
 
+    /// Sets (or, with `None`, removes) the script this rule reads from `rules`.
+    pub fn set_script(&self, rules: &mut CustomizationRules, script: Option<LuaScript>) {
+        let slot = match self.operation {
+            Operation::Retain => &mut rules.retention,
+            Operation::InterpretReplica => &mut rules.replica_resource,
+            Operation::InterpretComponent => &mut rules.component_resource,
+            Operation::ReviseReplica => &mut rules.replica_revision,
+            Operation::InterpretStatus => &mut rules.status_reflection,
+            Operation::AggregateStatus => &mut rules.status_aggregation,
+            Operation::InterpretHealth => &mut rules.health_interpretation,
+            Operation::InterpretDependency => &mut rules.dependency_interpretation,
+        };
+        *slot = script;
+    }
+
+    /// What the rule's function receives and returns, for people writing one.
+    pub fn signature(&self) -> &'static str {
+        match self.operation {
+            Operation::Retain => {
+                "Retain(desiredObj, observedObj) -> the object to apply, keeping what the member owns"
+            }
+            Operation::InterpretReplica => {
+                "GetReplicas(obj) -> replicas, requirements (nil or a table with resourceRequest, nodeClaim, ...)"
+            }
+            Operation::InterpretComponent => {
+                "GetComponents(obj) -> a list of {name, replicas, replicaRequirements}"
+            }
+            Operation::ReviseReplica => {
+                "ReviseReplica(obj, desiredReplicas) -> the object with that many replicas"
+            }
+            Operation::InterpretStatus => {
+                "ReflectStatus(observedObj) -> the status to collect (or nil)"
+            }
+            Operation::AggregateStatus => {
+                "AggregateStatus(desiredObj, statusItems) -> the object with its status merged from every member"
+            }
+            Operation::InterpretHealth => "InterpretHealth(observedObj) -> true when healthy",
+            Operation::InterpretDependency => {
+                "GetDependencies(desiredObj) -> a list of {apiVersion, kind, namespace, name}"
+            }
+        }
+    }
+
     /// The script's field path in a customization object.
     pub fn path(&self) -> String {
         format!("spec.customizations.{}.luaScript", self.field)

@@ -2,7 +2,7 @@
 //! script compiles in the same sandbox the controllers use, defines its entry point, and uses nothing the
 //! sandbox removes); `--operation` runs one operation of the customization locally on the objects given with
 //! `--observed-file`, `--desired-file`, `--status-file` (and `--desired-replica`) and prints the results as
-//! YAML documents named as Karmada names them.
+//! YAML documents named as Karmada names them; `--edit` opens the scripts in an editor ([`super::interpret_edit`]).
 
 use std::path::PathBuf;
 
@@ -40,18 +40,20 @@ pub struct InterpretArgs {
     /// The replica count passed to reviseReplica.
     #[arg(long = "desired-replica")]
     pub desired_replica: Option<i64>,
-    /// Edit customizations interactively (not supported: edit the file and run --check).
+    /// Edit the customization's scripts as one Lua file in KUBE_EDITOR, EDITOR or vi; the file given with -f
+    /// is rewritten once the edit checks.
     #[arg(long)]
     pub edit: bool,
+    /// With --edit, describe each rule's function above its script.
+    #[arg(long = "show-doc")]
+    pub show_doc: bool,
 }
 
 pub fn run(args: InterpretArgs) -> anyhow::Result<()> {
-    if args.edit {
-        bail!(
-            "--edit is not supported by this karmadactl: edit the customization file, then run `karmadactl interpret -f FILE --check`"
-        );
-    }
     let customizations = read_customizations(&args.filename)?;
+    if args.edit {
+        return super::interpret_edit::run(&args.filename, customizations, args.show_doc);
+    }
     if args.check {
         let (report, failed) = check_report(&customizations);
         print!("{report}");

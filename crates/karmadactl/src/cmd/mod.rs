@@ -12,6 +12,7 @@ pub mod get;
 pub mod init;
 pub mod init_ha;
 pub mod interpret;
+pub mod interpret_edit;
 pub mod join;
 pub mod local_up;
 pub mod local_up_pull;
