@@ -5,12 +5,21 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, PostParams};
 use tokio::sync::Mutex;
 
 /// Creates `objects` as fast as 32 clients can.
-pub async fn burst(api: &Api<Deployment>, objects: Vec<Deployment>) -> anyhow::Result<()> {
+pub async fn burst<K>(api: &Api<K>, objects: Vec<K>) -> anyhow::Result<()>
+where
+    K: kube::Resource
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
     let queue = Arc::new(Mutex::new(objects));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..32 {
@@ -32,11 +41,21 @@ pub async fn burst(api: &Api<Deployment>, objects: Vec<Deployment>) -> anyhow::R
 }
 
 /// Creates `objects` at `rate` per second; returns when each create was acknowledged, by name.
-pub async fn paced(
-    api: &Api<Deployment>,
-    objects: Vec<Deployment>,
+pub async fn paced<K>(
+    api: &Api<K>,
+    objects: Vec<K>,
     rate: u32,
-) -> anyhow::Result<HashMap<String, Instant>> {
+) -> anyhow::Result<HashMap<String, Instant>>
+where
+    K: kube::Resource
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
     let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(rate.max(1))));
     let acked: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
     let mut tasks = tokio::task::JoinSet::new();
@@ -45,7 +64,7 @@ pub async fn paced(
         let api = api.clone();
         let acked = acked.clone();
         tasks.spawn(async move {
-            let name = object.metadata.name.clone().unwrap_or_default();
+            let name = object.meta().name.clone().unwrap_or_default();
             api.create(&PostParams::default(), &object).await?;
             acked.lock().await.insert(name, Instant::now());
             anyhow::Ok(())

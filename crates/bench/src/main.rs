@@ -23,6 +23,7 @@ mod scheduler;
 mod scrape;
 mod stats;
 mod store_latency;
+mod workload_kind;
 
 use clap::{Parser, Subcommand};
 

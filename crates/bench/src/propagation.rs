@@ -20,9 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::Deployment;
 use kube::Client;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DynamicObject, PostParams};
 use kube::runtime::watcher;
 use tokio::sync::Mutex;
 
@@ -35,6 +34,7 @@ use crate::process::{
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
 use crate::store_latency::StoreWrites;
+use crate::workload_kind::WorkloadKind;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -61,6 +61,10 @@ pub struct Args {
     /// `karmada all-in-one`. The all-in-one figures go to their own section of the report.
     #[arg(long, value_enum, default_value_t = Layout::Processes)]
     pub layout: Layout,
+    /// What is propagated: Deployments (native interpreter) or OpenKruise CloneSets (a CRD, through the bundled
+    /// Lua customization); CloneSet figures go to their own section of the report.
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Deployment)]
+    pub kind: WorkloadKind,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -391,11 +395,12 @@ pub(crate) type Seen = Arc<Mutex<HashMap<(usize, String), Instant>>>;
 
 pub(crate) fn watch_members(
     federation: &Federation,
+    kind: WorkloadKind,
     seen: Seen,
     stop: &tokio_util::sync::CancellationToken,
 ) {
     for (index, (_, client)) in federation.member_clients.iter().enumerate() {
-        let api: Api<Deployment> = Api::namespaced(client.clone(), "bench");
+        let api = kind.api(client, "bench");
         let seen = seen.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
@@ -456,23 +461,12 @@ fn watch_scheduled(
     });
 }
 
-fn deployment(name: &str) -> anyhow::Result<Deployment> {
-    Ok(serde_json::from_value(serde_json::json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "bench", "labels": {LABEL.0: LABEL.1}},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}},
-                         "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
-                                                  "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}
-        }
-    }))?)
-}
-
-/// Creates the `bench` namespace and a PropagationPolicy duplicating every Deployment labelled for the benchmark
-/// to every member.
-pub(crate) async fn create_namespace_and_policy(karmada: &Client) -> anyhow::Result<()> {
+/// Creates the `bench` namespace and a PropagationPolicy duplicating every workload of `kind` labelled for the
+/// benchmark to every member.
+pub(crate) async fn create_namespace_and_policy(
+    karmada: &Client,
+    kind: WorkloadKind,
+) -> anyhow::Result<()> {
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(karmada.clone());
     namespaces
         .create(
@@ -490,7 +484,7 @@ pub(crate) async fn create_namespace_and_policy(karmada: &Client) -> anyhow::Res
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
         "metadata": {"name": "bench", "namespace": "bench"},
         "spec": {
-            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment",
+            "resourceSelectors": [{"apiVersion": kind.resource().api_version, "kind": kind.kind(),
                                    "labelSelector": {"matchLabels": {LABEL.0: LABEL.1}}}],
             "placement": {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
         }
@@ -501,8 +495,15 @@ pub(crate) async fn create_namespace_and_policy(karmada: &Client) -> anyhow::Res
     Ok(())
 }
 
-async fn setup_namespace_and_policy(federation: &Federation) -> anyhow::Result<()> {
-    create_namespace_and_policy(&federation.karmada).await?;
+async fn setup_namespace_and_policy(
+    federation: &Federation,
+    kind: WorkloadKind,
+) -> anyhow::Result<()> {
+    let clients: Vec<&Client> = std::iter::once(&federation.karmada)
+        .chain(federation.member_clients.iter().map(|(_, client)| client))
+        .collect();
+    kind.install(&clients).await?;
+    create_namespace_and_policy(&federation.karmada, kind).await?;
     // The namespace reaches every member before the clock starts.
     let deadline = Instant::now() + READY_TIMEOUT;
     for (name, client) in &federation.member_clients {
@@ -591,9 +592,13 @@ pub(crate) fn progress(setup: &str, phase: &str) {
     eprintln!("{} {setup}: {phase}", jiff::Timestamp::now());
 }
 
-/// Creates the bench Deployments named `names` as fast as 32 clients can.
-pub(crate) async fn create_burst(api: &Api<Deployment>, names: &[String]) -> anyhow::Result<()> {
-    crate::creates::burst(api, deployments(names)?).await
+/// Creates the bench workloads of `kind` named `names` as fast as 32 clients can.
+pub(crate) async fn create_burst(
+    api: &Api<DynamicObject>,
+    kind: WorkloadKind,
+    names: &[String],
+) -> anyhow::Result<()> {
+    crate::creates::burst(api, workloads(kind, names)?).await
 }
 
 /// Sends `signal` (`STOP`, `CONT`) to process `pid`.
@@ -648,8 +653,8 @@ async fn scheduler_backlog(
         .shut_down(Duration::from_secs(30))
         .await?;
     let names = batch_names("backlog", args.workloads);
-    let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
-    create_burst(&api, &names).await?;
+    let api = args.kind.api(&federation.karmada, "bench");
+    create_burst(&api, args.kind, &names).await?;
     wait_bindings(scheduled, "the backlog's ResourceBindings", |t| {
         names.iter().all(|n| t.created.contains_key(n))
     })
@@ -721,16 +726,16 @@ async fn measure_on(
     rate: u32,
     args: &Args,
 ) -> anyhow::Result<Vec<Row>> {
-    setup_namespace_and_policy(federation).await?;
+    setup_namespace_and_policy(federation, args.kind).await?;
     let rss_before = federation.rss_mib();
     let rss_each_before = federation.rss_each();
     let cpu_before = federation.cpu_seconds();
     let seen: Seen = Arc::default();
     let stop = tokio_util::sync::CancellationToken::new();
-    watch_members(federation, seen.clone(), &stop);
+    watch_members(federation, args.kind, seen.clone(), &stop);
     let scheduled: Scheduled = Arc::default();
     watch_scheduled(federation, scheduled.clone(), &stop);
-    let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), "bench");
+    let api = args.kind.api(&federation.karmada, "bench");
 
     let setup = format!("{members} members, {}", label);
     // Phase 1: paced creates, latency per (workload, member).
@@ -738,7 +743,7 @@ async fn measure_on(
     let names = batch_names("paced", args.workloads);
     let control_plane_writes = StoreWrites::read(&federation.karmada).await?;
     let member_writes = federation.member_store_writes().await?;
-    let acked = create_paced(&api, &names, rate).await?;
+    let acked = create_paced(&api, args.kind, &names, rate).await?;
     wait_all_seen(&seen, &names, members as usize).await?;
     // Every hop of the path waits on a store commit, so a disk stall is one cause of a latency tail.
     let paced_writes = format!(
@@ -778,7 +783,7 @@ async fn measure_on(
     // transient peak (allocator pages a burst's in-flight work leaves partly used stay in RSS).
     progress(&setup, "second paced batch");
     let steady = batch_names("steady", args.workloads);
-    create_paced(&api, &steady, rate).await?;
+    create_paced(&api, args.kind, &steady, rate).await?;
     wait_all_seen(&seen, &steady, members as usize).await?;
     tokio::time::sleep(SETTLE).await;
     let rss_steady = federation.rss_mib();
@@ -789,7 +794,7 @@ async fn measure_on(
     let requests_before = RequestCounts::read(&federation.karmada).await?;
     progress(&setup, "burst");
     let started = Instant::now();
-    create_burst(&api, &burst).await?;
+    create_burst(&api, args.kind, &burst).await?;
     // When the API server had accepted the last template: no binding can be placed before its template exists.
     let created = started.elapsed();
     let last = wait_all_seen(&seen, &burst, members as usize).await?;
@@ -978,17 +983,18 @@ fn batch_names(prefix: &str, count: u32) -> Vec<String> {
     (0..count).map(|i| format!("{prefix}-{i:05}")).collect()
 }
 
-/// Creates the bench Deployments named `names` at `rate` per second; returns when each was acknowledged.
+/// Creates the bench workloads named `names` at `rate` per second; returns when each was acknowledged.
 async fn create_paced(
-    api: &Api<Deployment>,
+    api: &Api<DynamicObject>,
+    kind: WorkloadKind,
     names: &[String],
     rate: u32,
 ) -> anyhow::Result<HashMap<String, Instant>> {
-    crate::creates::paced(api, deployments(names)?, rate).await
+    crate::creates::paced(api, workloads(kind, names)?, rate).await
 }
 
-fn deployments(names: &[String]) -> anyhow::Result<Vec<Deployment>> {
-    names.iter().map(|name| deployment(name)).collect()
+fn workloads(kind: WorkloadKind, names: &[String]) -> anyhow::Result<Vec<DynamicObject>> {
+    names.iter().map(|name| kind.object(name)).collect()
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
@@ -1007,13 +1013,20 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     let table = report::render(&rows);
     println!("{table}");
-    let (section, command, processes) = match args.layout {
-        Layout::Processes => (
+    let (section, command, processes) = match (args.layout, args.kind) {
+        (Layout::Processes, WorkloadKind::CloneSet) => (
+            "Propagation, CRD workloads through Lua",
+            " --kind cloneset",
+            "OpenKruise CloneSets (a CRD on the control plane and every member, interpreted by the bundled Lua \
+             customization) instead of Deployments. Real processes: API server on the embedded store, \
+             controller-manager, scheduler,",
+        ),
+        (Layout::Processes, WorkloadKind::Deployment) => (
             "Propagation",
             "",
             "Real processes: API server on the embedded store, controller-manager, scheduler,",
         ),
-        Layout::AllInOne => (
+        (Layout::AllInOne, _) => (
             "Propagation, all-in-one",
             " --layout all-in-one",
             "Real processes: `karmada all-in-one` (API server on the embedded store, controllers and scheduler in one \
@@ -1032,7 +1045,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "Measured on {} on {} with `cargo build --release --bins && ./target/release/karmada-bench \
          propagation{command}`.\n{processes} member-sims in scale mode joined in Push mode (`karmadactl join`) or \
          registered in Pull mode (`karmadactl register`, one `karmada agent` per member, not counted in the control \
-         plane's RSS); one PropagationPolicy duplicating every labelled Deployment to every member. Latency is from \
+         plane's RSS); one PropagationPolicy duplicating every labelled workload to every member. Latency is from \
          the create's acknowledgement to the member's watch event; its note counts the paced batch's store writes \
          (the control plane's, on disk, and the members', in memory, from `etcd_request_duration_seconds`) and \
          those over 100 ms, since every hop waits on a commit. \"Bindings scheduled\" times the burst until \

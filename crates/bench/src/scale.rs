@@ -286,7 +286,12 @@ async fn measure(binary: &std::path::Path, args: &Args) -> anyhow::Result<Vec<Ro
     let seen: Seen = Arc::default();
     let applied: Applied = Arc::default();
     let stop = tokio_util::sync::CancellationToken::new();
-    watch_members(&federation, seen.clone(), &stop);
+    watch_members(
+        &federation,
+        crate::workload_kind::WorkloadKind::Deployment,
+        seen.clone(),
+        &stop,
+    );
     watch_applied(&federation.karmada, applied.clone(), &stop);
     let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), NAMESPACE);
 

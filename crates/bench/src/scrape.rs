@@ -11,9 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use k8s_openapi::api::apps::v1::Deployment;
 use kube::Client;
-use kube::api::Api;
 
 use crate::process::{
     Launcher, LogDir, Process, bench_log_level, join_push, karmada_binary, start_apiserver,
@@ -126,10 +124,10 @@ async fn scrape_cost(
 }
 
 async fn create_workloads(karmada: &Client, workloads: u32) -> anyhow::Result<()> {
-    crate::propagation::create_namespace_and_policy(karmada).await?;
+    let kind = crate::workload_kind::WorkloadKind::Deployment;
+    crate::propagation::create_namespace_and_policy(karmada, kind).await?;
     let names: Vec<String> = (0..workloads).map(|i| format!("scrape-{i:05}")).collect();
-    let deployments: Api<Deployment> = Api::namespaced(karmada.clone(), "bench");
-    crate::propagation::create_burst(&deployments, &names).await
+    crate::propagation::create_burst(&kind.api(karmada, "bench"), kind, &names).await
 }
 
 async fn measure(binary: &std::path::Path, args: &Args) -> anyhow::Result<Measured> {
