@@ -32,6 +32,22 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "volcano-job.yaml",
         include_str!("../customizations/volcano-job.yaml"),
     ),
+    (
+        "argo-workflow.yaml",
+        include_str!("../customizations/argo-workflow.yaml"),
+    ),
+    (
+        "flux-kustomization.yaml",
+        include_str!("../customizations/flux-kustomization.yaml"),
+    ),
+    (
+        "kubeflow-pytorchjob.yaml",
+        include_str!("../customizations/kubeflow-pytorchjob.yaml"),
+    ),
+    (
+        "flink-deployment.yaml",
+        include_str!("../customizations/flink-deployment.yaml"),
+    ),
 ];
 
 /// The bundled customizations, parsed.

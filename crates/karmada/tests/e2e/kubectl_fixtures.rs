@@ -66,6 +66,16 @@ fn expectations() -> Vec<Expect> {
                         "customresourcedefinition/helmreleases.helm.toolkit.fluxcd.io",
                     ),
                     ("", "customresourcedefinition/jobs.batch.volcano.sh"),
+                    ("", "customresourcedefinition/workflows.argoproj.io"),
+                    (
+                        "",
+                        "customresourcedefinition/kustomizations.kustomize.toolkit.fluxcd.io",
+                    ),
+                    ("", "customresourcedefinition/pytorchjobs.kubeflow.org"),
+                    (
+                        "",
+                        "customresourcedefinition/flinkdeployments.flink.apache.org",
+                    ),
                 ],
                 warnings: &[],
             },
