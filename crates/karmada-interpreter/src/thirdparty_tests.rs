@@ -236,9 +236,20 @@ fn flux_helm_release() {
     );
     let mut observed = object.clone();
     observed["spec"]["suspend"] = json!(true);
+    // The template says false: it decides (a `flux resume` on the member must not pin the release).
     assert_eq!(
         interpreter.retain(&object, &observed).expect("retain")["spec"]["suspend"],
-        true
+        false
+    );
+    let mut unset = object.clone();
+    unset["spec"]
+        .as_object_mut()
+        .expect("spec")
+        .remove("suspend");
+    assert_eq!(
+        interpreter.retain(&unset, &observed).expect("retain")["spec"]["suspend"],
+        true,
+        "a template without suspend keeps the member's"
     );
     let mut member = object.clone();
     member["status"] = json!({"observedGeneration": 3, "lastAttemptedRevision": "6.5.0",
