@@ -868,9 +868,10 @@ async fn measure_on(
     Ok([
         Row {
             name: format!(
-                "distribution latency, {members} members, {}, {} Deployments at {}/s",
+                "distribution latency, {members} members, {}, {} {}s at {}/s",
                 label,
                 args.workloads,
+                args.kind.kind(),
                 rate
             ),
             ops_per_sec: None,
