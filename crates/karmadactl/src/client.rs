@@ -39,3 +39,27 @@ pub async fn get_text(client: &kube::Client, path: &str) -> anyhow::Result<Strin
     let request = http::Request::get(path).body(Vec::new())?;
     Ok(client.request_text(request).await?)
 }
+
+/// The control plane a command talks to: `--kubeconfig` and `--karmada-context` (alias `--context`), one
+/// definition for every command that reads or writes it.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ControlPlaneFlags {
+    /// Kubeconfig of the Karmada control plane (default: $KUBECONFIG, then the file `karmadactl init` writes).
+    #[arg(long, global = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The context of that kubeconfig to use (default: its current context).
+    #[arg(long = "karmada-context", alias = "context", global = true)]
+    pub context: Option<String>,
+}
+
+impl ControlPlaneFlags {
+    /// The kubeconfig file in force.
+    pub fn path(&self) -> PathBuf {
+        kubeconfig_path(self.kubeconfig.as_deref())
+    }
+
+    /// A client of the control plane from the kubeconfig at `path` (see [`Self::path`]).
+    pub async fn client_at(&self, path: &Path) -> anyhow::Result<kube::Client> {
+        from_kubeconfig(path, self.context.as_deref()).await
+    }
+}

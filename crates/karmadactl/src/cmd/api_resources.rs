@@ -1,17 +1,14 @@
 //! `karmadactl api-resources`: the served resource types, as `kubectl api-resources` prints them.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
-use crate::{client, printer};
+use crate::client::ControlPlaneFlags;
+use crate::printer;
 
 #[derive(Args, Debug)]
 pub struct ApiResourcesArgs {
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
     /// Only resources in this API group ("" for the core group).
     #[arg(long = "api-group")]
     pub api_group: Option<String>,
@@ -29,8 +26,8 @@ pub enum ApiResourcesOutput {
 
 pub async fn run(args: ApiResourcesArgs) -> anyhow::Result<()> {
     let wide = args.output == Some(ApiResourcesOutput::Wide);
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
-    let client = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let path = args.control_plane.path();
+    let client = args.control_plane.client_at(&path).await?;
     let mut lists = Vec::new();
     for version in client.list_core_api_versions().await?.versions {
         lists.push(client.list_core_api_resources(&version).await?);

@@ -11,7 +11,7 @@ use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
 use super::promote::{ensure_namespace, object_api};
-use crate::client;
+use crate::client::ControlPlaneFlags;
 use crate::discovery::{self, ResourceList};
 use crate::policy::{self, Selected, Targets};
 
@@ -32,10 +32,8 @@ pub struct ApplyArgs {
     /// Propagate to these member clusters (comma-separated).
     #[arg(short = 'C', long = "cluster", value_delimiter = ',')]
     pub clusters: Vec<String>,
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
 }
 
 /// The objects of parsed documents: nulls skipped, `List`s flattened.
@@ -152,8 +150,8 @@ pub async fn run(args: ApplyArgs) -> anyhow::Result<()> {
                 .join(", ")
         );
     }
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
-    let karmada = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let path = args.control_plane.path();
+    let karmada = args.control_plane.client_at(&path).await?;
     let lists = discovery::lists(&karmada).await?;
     let namespace = args.namespace.as_deref().unwrap_or("default");
     let mut failed = 0;

@@ -1,13 +1,11 @@
 //! `karmadactl cordon|uncordon CLUSTER`: adds or removes the taint `cluster.karmada.io/unschedulable:NoSchedule`,
 //! which keeps new workloads off the cluster without touching what already runs there.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde_json::{Value, json};
 
 use super::taint::update_taints;
-use crate::client;
+use crate::client::ControlPlaneFlags;
 
 pub const TAINT_UNSCHEDULABLE: &str = "cluster.karmada.io/unschedulable";
 
@@ -17,10 +15,8 @@ pub struct CordonArgs {
     pub name: String,
     #[arg(long)]
     pub dry_run: bool,
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
 }
 
 fn is_cordon_taint(t: &Value) -> bool {
@@ -46,8 +42,8 @@ pub fn cordoned(taints: &[Value], cordon: bool) -> Vec<Value> {
 }
 
 pub async fn run(args: CordonArgs, cordon: bool) -> anyhow::Result<()> {
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
-    let client = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let path = args.control_plane.path();
+    let client = args.control_plane.client_at(&path).await?;
     let changed = update_taints(&client, &args.name, args.dry_run, |t| {
         Ok(cordoned(t, cordon))
     })

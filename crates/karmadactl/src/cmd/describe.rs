@@ -2,15 +2,14 @@
 //! of it — its (Cluster)ResourceBinding (target clusters and replicas, the Scheduled condition, the scheduler's
 //! explanation, per-cluster applied/health/ready replicas) and the template's events.
 
-use std::path::PathBuf;
-
 use anyhow::{Context, bail};
 use clap::Args;
 use jiff::Timestamp;
 use serde_json::Value;
 
 use super::get::{get_value, is_not_found};
-use crate::{client, discovery, printer};
+use crate::client::ControlPlaneFlags;
+use crate::{discovery, printer};
 
 #[derive(Args, Debug)]
 pub struct DescribeArgs {
@@ -19,15 +18,13 @@ pub struct DescribeArgs {
     pub name: String,
     #[arg(short = 'n', long)]
     pub namespace: Option<String>,
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
 }
 
 pub async fn run(args: DescribeArgs) -> anyhow::Result<()> {
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
-    let karmada = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let path = args.control_plane.path();
+    let karmada = args.control_plane.client_at(&path).await?;
     let resource = discovery::find(&karmada, &args.resource).await?;
     let namespace = args.namespace.as_deref().unwrap_or("default");
     let template = match get_value(

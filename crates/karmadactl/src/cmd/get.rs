@@ -7,13 +7,13 @@
 //! Members are reached directly with the credentials in their Cluster's Secret (as the controllers do), so
 //! `-C` gives the member view without a cluster proxy; `-C` alone implies `--operation-scope members`.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 
+use crate::client::ControlPlaneFlags;
 use crate::discovery::{self, Resource};
 use crate::output::Output;
 use crate::{client, printer};
@@ -57,10 +57,8 @@ pub struct GetArgs {
     /// Output format: wide, yaml or json.
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Output>,
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
 }
 
 /// What one source answered: the control plane (`cluster` None) or a member.
@@ -328,8 +326,8 @@ pub async fn run(args: GetArgs) -> anyhow::Result<()> {
         bail!("give either --namespace/-n or --all-namespaces/-A, not both");
     }
     let scope = effective_scope(args.operation_scope, &args.clusters)?;
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
-    let karmada = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let path = args.control_plane.path();
+    let karmada = args.control_plane.client_at(&path).await?;
 
     let mut sources: Vec<(Option<String>, kube::Client)> = Vec::new();
     let mut failures: Vec<String> = Vec::new();

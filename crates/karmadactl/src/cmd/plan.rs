@@ -17,7 +17,7 @@ use clap::Args;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::Value;
 
-use crate::client;
+use crate::client::ControlPlaneFlags;
 use crate::output::Output;
 
 #[derive(Args, Debug)]
@@ -28,10 +28,8 @@ pub struct PlanArgs {
     /// `wide` adds scores and the division arithmetic; `json`/`yaml` print the ResourceBinding.
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Output>,
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
     /// Plan against the control plane as the scheduler sees it: its Clusters, the SchedulerProfiles the
     /// policies name, and the workloads' current bindings.
     #[arg(long)]
@@ -177,8 +175,8 @@ fn missing_profiles(documents: &[Value]) -> Vec<String> {
 }
 
 async fn control_plane(args: &PlanArgs) -> anyhow::Result<kube::Client> {
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
-    client::from_kubeconfig(&path, args.context.as_deref()).await
+    let path = args.control_plane.path();
+    args.control_plane.client_at(&path).await
 }
 
 fn api(client: &kube::Client, (group, version, kind): (&str, &str, &str)) -> Api<DynamicObject> {

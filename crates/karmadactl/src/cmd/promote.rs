@@ -12,6 +12,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 
 use super::get::{get_value, is_not_found, member_client};
 use crate::client;
+use crate::client::ControlPlaneFlags;
 use crate::discovery::{self, Resource};
 use crate::policy::{self, Selected, Targets};
 
@@ -33,10 +34,8 @@ pub struct PromoteArgs {
     /// Print what would be created (as YAML) without creating it.
     #[arg(long)]
     pub dry_run: bool,
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
 }
 
 pub fn object_api(
@@ -52,8 +51,8 @@ pub fn object_api(
 }
 
 pub async fn run(args: PromoteArgs) -> anyhow::Result<()> {
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
-    let karmada = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let path = args.control_plane.path();
+    let karmada = args.control_plane.client_at(&path).await?;
     let cluster = args.cluster.as_str();
     let member = match &args.cluster_kubeconfig {
         Some(kc) => {

@@ -1,15 +1,13 @@
 //! `karmadactl taint CLUSTER KEY[=VALUE]:EFFECT[-]...`, and the read-modify-write of a Cluster's taints shared
 //! with `cordon` / `uncordon`.
 
-use std::path::PathBuf;
-
 use anyhow::{Context, bail};
 use clap::Args;
 use kube::api::PostParams;
 use serde_json::{Value, json};
 
 use super::join::clusters;
-use crate::client;
+use crate::client::ControlPlaneFlags;
 
 pub const EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 const ACCEPTED: &str = "accepted: KEY[=VALUE]:EFFECT to add, KEY[:EFFECT]- to remove; EFFECT is NoSchedule, \
@@ -27,10 +25,8 @@ pub struct TaintArgs {
     pub overwrite: bool,
     #[arg(long)]
     pub dry_run: bool,
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
 }
 
 /// One parsed taint argument.
@@ -196,8 +192,8 @@ pub async fn run(args: TaintArgs) -> anyhow::Result<()> {
         .iter()
         .map(|t| parse_taint(t))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
-    let client = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let path = args.control_plane.path();
+    let client = args.control_plane.client_at(&path).await?;
     let now = jiff::Timestamp::now()
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string();

@@ -7,7 +7,6 @@
 //! the node's allocatable, read from its member.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use apimachinery::Quantity;
@@ -15,7 +14,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
 use super::get::{get_value, member_client, query};
-use crate::{client, printer};
+use crate::client::ControlPlaneFlags;
+use crate::printer;
 
 /// Karmada's annotation naming the member a metrics item came from.
 pub const QUERY_SOURCE_ANNOTATION: &str = "resource.karmada.io/query-from-cluster";
@@ -24,10 +24,8 @@ pub const QUERY_SOURCE_ANNOTATION: &str = "resource.karmada.io/query-from-cluste
 pub struct TopArgs {
     #[command(subcommand)]
     pub command: TopCommand,
-    #[arg(long, global = true)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context", global = true)]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
 }
 
 #[derive(Subcommand, Debug)]
@@ -359,8 +357,8 @@ fn with_name(mut items: Vec<Value>, name: Option<&str>) -> Vec<Value> {
 }
 
 pub async fn run(args: TopArgs) -> anyhow::Result<()> {
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
-    let karmada = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let path = args.control_plane.path();
+    let karmada = args.control_plane.client_at(&path).await?;
     match args.command {
         TopCommand::Pod(pod) => {
             let namespace = pod.namespace.clone().unwrap_or_else(|| "default".into());

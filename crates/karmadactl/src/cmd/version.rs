@@ -1,20 +1,16 @@
 //! `karmadactl version`: the client's version, and the server's when a kubeconfig reaches one.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
-use crate::client;
+use crate::client::ControlPlaneFlags;
 
 #[derive(Args, Debug)]
 pub struct VersionArgs {
     /// Print only the client version.
     #[arg(long)]
     pub client: bool,
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    #[arg(long = "karmada-context", alias = "context")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
 }
 
 pub fn client_version_line() -> String {
@@ -31,11 +27,11 @@ pub async fn run(args: VersionArgs) -> anyhow::Result<()> {
     if args.client {
         return Ok(());
     }
-    let path = client::kubeconfig_path(args.kubeconfig.as_deref());
+    let path = args.control_plane.path();
     if !path.exists() {
         return Ok(());
     }
-    let client = client::from_kubeconfig(&path, args.context.as_deref()).await?;
+    let client = args.control_plane.client_at(&path).await?;
     let info = client.apiserver_version().await?;
     println!(
         "Server Version: version.Info{{Major:\"{}\", Minor:\"{}\", GitVersion:\"{}\", Platform:\"{}\"}}",
