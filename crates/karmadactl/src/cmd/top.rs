@@ -18,7 +18,7 @@ use super::get::{get_value, member_client, query};
 use crate::{client, printer};
 
 /// Karmada's annotation naming the member a metrics item came from.
-pub const QUERY_SOURCE_ANNOTATION: &str = "resource.karmada.io/query-from-cluster";
+pub const QUERY_SOURCE_ANNOTATION: &str = karmada_api::cluster::ANNOTATION_QUERY_FROM_CLUSTER;
 
 #[derive(Args, Debug)]
 pub struct TopArgs {
