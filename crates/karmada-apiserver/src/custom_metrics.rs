@@ -139,6 +139,14 @@ fn unescape(segment: &str) -> String {
 }
 
 impl Request {
+    /// The version asked for (empty for the group document).
+    pub fn version(&self) -> &str {
+        match self {
+            Request::Version(version) | Request::PodMetric { version, .. } => version,
+            Request::Group | Request::OtherMetric { .. } => "",
+        }
+    }
+
     /// kube-apiserver's attributes for a metric request (`None`: a discovery document, which
     /// is authorized as a non-resource path).
     pub fn resource_attributes(&self, path: &str) -> Option<RequestAttributes> {

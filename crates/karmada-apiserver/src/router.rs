@@ -382,7 +382,7 @@ async fn handle(
                 *labels = RequestLabels {
                     verb: reported_verb(&attributes.verb),
                     group: attributes.api_group.clone(),
-                    version: String::new(),
+                    version: request.version().to_string(),
                     resource: attributes.resource.clone(),
                     subresource: attributes.subresource.clone(),
                     scope: "resource",
