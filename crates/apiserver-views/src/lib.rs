@@ -9,6 +9,7 @@
 
 pub mod builtin;
 pub mod conversion;
+pub mod custom_metrics_api;
 pub mod discovery;
 mod hash;
 pub mod metrics_api;

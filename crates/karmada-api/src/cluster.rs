@@ -53,6 +53,8 @@ pub const MESSAGE_CLUSTER_NOT_REACHABLE: &str = "cluster is not reachable";
 pub const FINALIZER_CLUSTER_CONTROLLER: &str = "karmada.io/cluster-controller";
 /// Annotation marking objects served from the search cache.
 pub const ANNOTATION_CACHED_FROM_CLUSTER: &str = "resource.karmada.io/cached-from-cluster";
+/// Annotation karmada-metrics-adapter puts on each item it answers, naming its member cluster.
+pub const ANNOTATION_QUERY_FROM_CLUSTER: &str = "resource.karmada.io/query-from-cluster";
 
 /// Resource names a resource model range may use.
 pub const RESOURCE_MODEL_NAMES: &[&str] = &["cpu", "memory", "storage", "ephemeral-storage"];

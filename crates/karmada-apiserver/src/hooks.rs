@@ -155,22 +155,42 @@ pub fn crd_status(crd: &Value, now: jiff::Timestamp) -> Value {
 }
 
 /// Aggregated discovery for `/api` (`core = true`) or `/apis`, with its Content-Type.
-pub fn aggregated_discovery(defs: &[ResourceDef], core: bool) -> (Value, &'static str) {
+pub fn aggregated_discovery(
+    defs: &[ResourceDef],
+    core: bool,
+    custom_metrics: bool,
+) -> (Value, &'static str) {
     use apiserver_views::discovery;
     let body = if core {
         discovery::aggregated_api(defs)
     } else {
-        discovery::aggregated_apis(defs)
+        let mut list = discovery::aggregated_apis(defs);
+        if custom_metrics && let Some(items) = list["items"].as_array_mut() {
+            items.push(apiserver_views::custom_metrics_api::aggregated_item());
+        }
+        list
     };
     (body, discovery::AGGREGATED_CONTENT_TYPE)
 }
 
-/// Legacy discovery documents: `/api`, `/apis`, `/apis/{g}`, `/api/v1`, `/apis/{g}/{v}`.
-pub fn legacy_discovery(defs: &[ResourceDef], segments: &[&str], address: &str) -> Option<Value> {
+/// Legacy discovery documents: `/api`, `/apis`, `/apis/{g}`, `/api/v1`, `/apis/{g}/{v}`
+/// (`custom.metrics.k8s.io`'s own documents are the router's, as they change with the data).
+pub fn legacy_discovery(
+    defs: &[ResourceDef],
+    segments: &[&str],
+    address: &str,
+    custom_metrics: bool,
+) -> Option<Value> {
     use apiserver_views::discovery;
     match segments {
         ["api"] => Some(discovery::legacy_api_versions(address)),
-        ["apis"] => Some(discovery::legacy_group_list(defs)),
+        ["apis"] => {
+            let mut list = discovery::legacy_group_list(defs);
+            if custom_metrics && let Some(groups) = list["groups"].as_array_mut() {
+                groups.push(apiserver_views::custom_metrics_api::group_entry());
+            }
+            Some(list)
+        }
         ["apis", group] => discovery::legacy_group(defs, group),
         ["api", version] => discovery::legacy_resource_list(defs, "", version),
         ["apis", group, version] => discovery::legacy_resource_list(defs, group, version),

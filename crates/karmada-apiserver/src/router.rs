@@ -64,6 +64,8 @@ enum Endpoint {
     /// `/openid/v1/jwks`: the keys ServiceAccount tokens are signed with.
     Jwks,
     Resource(Target),
+    /// `custom.metrics.k8s.io`, when the server has a provider for it.
+    CustomMetrics(crate::custom_metrics::Request),
 }
 
 struct Ctx {
@@ -214,6 +216,14 @@ fn parse_endpoint(server: &ApiServer, path: &str) -> Result<Endpoint, ApiError> 
                 (*version).into(),
             ))));
         }
+        _ if server.options.custom_metrics.is_some() => {
+            if let Some(parsed) = crate::custom_metrics::parse(&segments) {
+                return parsed.map(Endpoint::CustomMetrics);
+            }
+        }
+        _ => {}
+    }
+    match segments.as_slice() {
         ["api"] | ["api", _] | ["apis"] | ["apis", _] | ["apis", _, _] => {
             return Ok(Endpoint::Discovery(owned()));
         }
@@ -367,12 +377,22 @@ async fn handle(
             };
             attributes
         }
-        _ => RequestAttributes {
-            verb: ctx.method.as_str().to_ascii_lowercase(),
-            resource_request: false,
-            path: path.to_string(),
-            ..RequestAttributes::default()
+        Endpoint::CustomMetrics(request) => match request.resource_attributes(path) {
+            Some(attributes) => {
+                *labels = RequestLabels {
+                    verb: reported_verb(&attributes.verb),
+                    group: attributes.api_group.clone(),
+                    version: request.version().to_string(),
+                    resource: attributes.resource.clone(),
+                    subresource: attributes.subresource.clone(),
+                    scope: "resource",
+                    component: COMPONENT,
+                };
+                attributes
+            }
+            None => non_resource_attributes(ctx, path),
         },
+        _ => non_resource_attributes(ctx, path),
     };
     if !server.authorizer.authorize(user, &attrs).await.is_allowed() {
         return Err(ApiError::forbidden(forbidden_message(user, &attrs)));
@@ -448,6 +468,27 @@ async fn handle(
             let verb = verb_of(ctx, &target)?;
             resource(server, ctx, target, verb, body, user).await
         }
+        Endpoint::CustomMetrics(request) => {
+            let provider = server
+                .options
+                .custom_metrics
+                .as_deref()
+                .ok_or_else(ApiError::not_found_path)?;
+            let answer =
+                crate::custom_metrics::serve(server, provider, &ctx.method, request, &ctx.query)
+                    .await?;
+            Ok(json_response(StatusCode::OK, &answer, &[]))
+        }
+    }
+}
+
+/// A request that addresses no resource (discovery, health, ...).
+fn non_resource_attributes(ctx: &Ctx, path: &str) -> RequestAttributes {
+    RequestAttributes {
+        verb: ctx.method.as_str().to_ascii_lowercase(),
+        resource_request: false,
+        path: path.to_string(),
+        ..RequestAttributes::default()
     }
 }
 
@@ -509,6 +550,7 @@ fn discovery(server: &ApiServer, ctx: &Ctx, segments: &[String]) -> Result<Respo
     let refs: Vec<&str> = segments.iter().map(String::as_str).collect();
     let aggregated = wants_aggregated && matches!(refs.as_slice(), ["api"] | ["apis"]);
     let registry = server.registry();
+    let custom_metrics = server.options.custom_metrics.is_some();
     let key = DiscoveryKey {
         segments: segments.to_vec(),
         aggregated,
@@ -516,13 +558,19 @@ fn discovery(server: &ApiServer, ctx: &Ctx, segments: &[String]) -> Result<Respo
     let render_now = || {
         let defs = registry.defs();
         if aggregated {
-            let (body, content_type) = hooks::aggregated_discovery(&defs, refs == ["api"]);
+            let (body, content_type) =
+                hooks::aggregated_discovery(&defs, refs == ["api"], custom_metrics);
             Rendered {
                 body: Some(Bytes::from(body.to_string())),
                 content_type,
             }
         } else {
-            let body = hooks::legacy_discovery(&defs, &refs, &server.options.advertise_address);
+            let body = hooks::legacy_discovery(
+                &defs,
+                &refs,
+                &server.options.advertise_address,
+                custom_metrics,
+            );
             Rendered {
                 body: body.map(|b| Bytes::from(b.to_string())),
                 content_type: "application/json",

@@ -59,6 +59,8 @@ pub struct ApiServerOptions {
     pub service_account_tokens: Option<Arc<ServiceAccountTokens>>,
     /// Read-only kinds served from a provider, not the store (`metrics.k8s.io`).
     pub provided: Vec<Arc<dyn crate::provided::ProvidedResources>>,
+    /// Serves `custom.metrics.k8s.io` pod metrics; `None` serves no such group.
+    pub custom_metrics: Option<Arc<dyn crate::custom_metrics::CustomMetricsProvider>>,
 }
 
 /// What minting ServiceAccount tokens needs: the signing key, and the CA a token Secret carries
@@ -83,6 +85,7 @@ impl Default for ApiServerOptions {
             kubernetes_version: None,
             service_account_tokens: None,
             provided: Vec::new(),
+            custom_metrics: None,
         }
     }
 }

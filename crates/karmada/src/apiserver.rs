@@ -159,6 +159,10 @@ pub async fn start(
             .collect(),
         // metrics.k8s.io over the members (karmada-metrics-adapter), as kube-aggregator would serve it
         provided: vec![karmada_apiserver::metrics_adapter::MetricsAdapter::new()],
+        // custom.metrics.k8s.io pod metrics over the members, as karmada-metrics-adapter serves them
+        custom_metrics: Some(
+            karmada_apiserver::custom_metrics_adapter::CustomMetricsAdapter::new(),
+        ),
         ..ApiServerOptions::default()
     };
     if args.insecure_http {

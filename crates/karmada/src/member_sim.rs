@@ -38,7 +38,8 @@ pub enum MemberSimAction {
     /// Injects (or clears) a fault in a running member-sim.
     Fault(FaultArgs),
     /// Sets the CPU and memory the matching pods of a running member-sim report through
-    /// metrics.k8s.io (`kubectl top`, FederatedHPA); a later load for the same selector replaces it.
+    /// metrics.k8s.io (`kubectl top`, FederatedHPA), and custom metrics through
+    /// custom.metrics.k8s.io (`--metric`); a later load for the same selector replaces it whole.
     Load(LoadArgs),
 }
 
@@ -138,6 +139,10 @@ pub struct LoadArgs {
     /// Memory each pod uses, e.g. 128Mi.
     #[arg(long, default_value = "0")]
     pub memory: String,
+    /// A custom metric each pod reports, NAME=QUANTITY (e.g. http_requests_per_second=50);
+    /// repeat for several.
+    #[arg(long = "metric", value_name = "NAME=QUANTITY")]
+    pub metrics: Vec<String>,
 }
 
 /// Room for 16,384 nodes' /24 pod ranges, outside the default service range.
@@ -184,11 +189,18 @@ fn inject(args: FaultArgs) -> anyhow::Result<()> {
 }
 
 fn set_load(args: LoadArgs) -> anyhow::Result<()> {
-    let load = Load::parse(&args.namespace, &args.selector, &args.cpu, &args.memory)?;
+    let load = Load::parse(
+        &args.namespace,
+        &args.selector,
+        &args.cpu,
+        &args.memory,
+        &args.metrics,
+    )?;
     let path = faults_file::path(&args.data_dir, &args.name);
     faults_file::apply(&path, Fault::Load(load))?;
+    let metrics: String = args.metrics.iter().map(|m| format!(" {m}")).collect();
     println!(
-        "member-sim {}: pods {{{}}} in {} use cpu {} memory {}",
+        "member-sim {}: pods {{{}}} in {} use cpu {} memory {}{metrics}",
         args.name, args.selector, args.namespace, args.cpu, args.memory
     );
     Ok(())

@@ -128,11 +128,21 @@ impl fmt::Display for Fault {
             Fault::ErrorRate(rate) => write!(f, "error-rate {rate}"),
             Fault::NodeNotReady(node) => write!(f, "node-notready {node}"),
             Fault::Crash(workload) => write!(f, "crash {workload}"),
-            Fault::Load(load) => write!(
-                f,
-                "load {}/{{{}}} cpu={}m memory={}",
-                load.namespace, load.selector, load.cpu_millis, load.memory_bytes
-            ),
+            Fault::Load(load) => {
+                write!(
+                    f,
+                    "load {}/{{{}}} cpu={}m memory={}",
+                    load.namespace, load.selector, load.cpu_millis, load.memory_bytes
+                )?;
+                for (name, milli) in &load.metrics {
+                    write!(
+                        f,
+                        " {name}={}",
+                        apiserver_views::custom_metrics_api::quantity_text(*milli)
+                    )?;
+                }
+                Ok(())
+            }
             Fault::Clear => f.write_str("clear"),
         }
     }

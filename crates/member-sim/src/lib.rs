@@ -27,7 +27,8 @@
 //! - [`scale_mode`]: workload status from node capacity without Pod objects; its
 //!   [`scale_mode::reconcile`] stands in for the scheduler, kubelet and workload controllers.
 //! - [`faults`]: the fault commands and the persisted fault state.
-//! - [`resource_metrics`]: `metrics.k8s.io` PodMetrics and NodeMetrics from the load a test sets.
+//! - [`resource_metrics`]: `metrics.k8s.io` PodMetrics and NodeMetrics from the load a test sets;
+//!   [`custom_metrics`]: `custom.metrics.k8s.io` pod metrics from the same loads.
 //! - [`container`], [`shell`], [`container_logs`]: what `pods/exec` and `pods/log` show: a
 //!   container's environment and mounted files, its small set of programs, the lines it printed.
 //!
@@ -46,6 +47,7 @@ pub mod api;
 pub mod config;
 pub mod container;
 pub mod container_logs;
+pub mod custom_metrics;
 pub mod daemonset;
 pub mod deployment;
 pub mod dns;

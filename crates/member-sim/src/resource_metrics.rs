@@ -1,11 +1,14 @@
 //! What metrics-server would report for this cluster's pods and nodes (`metrics.k8s.io/v1beta1`
 //! PodMetrics and NodeMetrics), from the load a test or a user set (`karmada member-sim load`).
+//! A load's custom metrics (`--metric rps=50`) are what [`crate::custom_metrics`] reports.
 //!
-//! A [`Load`] gives every running pod its selector matches in its namespace that usage; the last
-//! load set for a pod wins. A pod no load matches uses nothing. A pod's usage is split evenly over
+//! A [`Load`] gives every running pod its selector matches in its namespace that usage (and those
+//! custom metric values); the last load set for a pod wins. A pod no load matches uses nothing. A pod's usage is split evenly over
 //! its containers (the first takes the remainder); a node's is the sum of its running pods'. Pods
 //! that are not Running or are being deleted have no metrics, as metrics-server reports none
 //! before a pod's first scrape.
+
+use std::collections::BTreeMap;
 
 use apimachinery::LabelSelector;
 use jiff::Timestamp;
@@ -28,6 +31,9 @@ pub struct Load {
     pub cpu_millis: i64,
     /// Per pod, in bytes.
     pub memory_bytes: i64,
+    /// Custom metric values per pod, in thousandths, by metric name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, i64>,
 }
 
 /// Why a load cannot be set.
@@ -43,15 +49,51 @@ pub enum LoadError {
     },
     #[error("--{flag} {value:?} is negative; usage is zero or more")]
     Negative { flag: &'static str, value: String },
+    #[error(
+        "--metric {value:?}: {problem}; expected NAME=QUANTITY such as http_requests_per_second=50 or queue_depth=1500m"
+    )]
+    Metric { value: String, problem: String },
+}
+
+/// Whether `name` is a metric name as Prometheus writes them (`[a-zA-Z_:][a-zA-Z0-9_:]*`), which
+/// also keeps it one path segment.
+fn is_metric_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == ':')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
+/// `NAME=QUANTITY` → (name, thousandths).
+fn parse_metric(text: &str) -> Result<(String, i64), LoadError> {
+    let error = |problem: String| LoadError::Metric {
+        value: text.to_string(),
+        problem,
+    };
+    let (name, value) = text.split_once('=').ok_or_else(|| error("no '='".into()))?;
+    if !is_metric_name(name) {
+        return Err(error(format!(
+            "{name:?} is not a metric name (letters, digits, '_' and ':', not starting with a digit)"
+        )));
+    }
+    let milli = quantity::parse_milli(value).map_err(|e| error(e.to_string()))?;
+    let milli = i64::try_from(milli).map_err(|_| error("the value is too large".into()))?;
+    if milli < 0 {
+        return Err(error("the value is negative".into()));
+    }
+    Ok((name.to_string(), milli))
 }
 
 impl Load {
-    /// A load from the CLI's words: `cpu` and `memory` are quantities (`400m`, `256Mi`).
+    /// A load from the CLI's words: `cpu` and `memory` are quantities (`400m`, `256Mi`),
+    /// `metrics` are `NAME=QUANTITY`.
     pub fn parse(
         namespace: &str,
         selector: &str,
         cpu: &str,
         memory: &str,
+        metrics: &[String],
     ) -> Result<Self, LoadError> {
         LabelSelector::parse(selector).map_err(|e| LoadError::Selector {
             selector: selector.to_string(),
@@ -77,28 +119,37 @@ impl Load {
             selector: selector.to_string(),
             cpu_millis: amount("cpu", cpu, quantity::cpu_millis)?,
             memory_bytes: amount("memory", memory, quantity::units)?,
+            metrics: metrics
+                .iter()
+                .map(|m| parse_metric(m))
+                .collect::<Result<_, _>>()?,
         })
     }
 
     /// Whether this load applies to `pod`.
-    fn applies_to(&self, pod: &Value) -> bool {
+    pub(crate) fn applies_to(&self, pod: &Value) -> bool {
         pod.pointer("/metadata/namespace").and_then(Value::as_str) == Some(&self.namespace)
             && LabelSelector::parse(&self.selector).is_ok_and(|s| s.matches_object(pod))
     }
 }
 
+/// Whether `pod` reports metrics at all: Running and not being deleted.
+pub(crate) fn is_measured(pod: &Value) -> bool {
+    pod.pointer("/status/phase").and_then(Value::as_str) == Some("Running")
+        && pod.pointer("/metadata/deletionTimestamp").is_none()
+}
+
+/// The load in force for `pod` (the last one set that applies to it).
+pub(crate) fn load_of<'a>(pod: &Value, loads: &'a [Load]) -> Option<&'a Load> {
+    loads.iter().rev().find(|load| load.applies_to(pod))
+}
+
 /// A pod's usage `(millicores, bytes)`, or `None` when metrics-server would have none for it.
 pub fn pod_usage(pod: &Value, loads: &[Load]) -> Option<(i64, i64)> {
-    let running = pod.pointer("/status/phase").and_then(Value::as_str) == Some("Running");
-    let deleting = pod.pointer("/metadata/deletionTimestamp").is_some();
-    if !running || deleting {
+    if !is_measured(pod) {
         return None;
     }
-    let usage = loads
-        .iter()
-        .rev()
-        .find(|load| load.applies_to(pod))
-        .map_or((0, 0), |load| (load.cpu_millis, load.memory_bytes));
+    let usage = load_of(pod, loads).map_or((0, 0), |load| (load.cpu_millis, load.memory_bytes));
     Some(usage)
 }
 
@@ -191,7 +242,7 @@ mod tests {
     }
 
     fn load(selector: &str, cpu: &str, memory: &str) -> Load {
-        Load::parse("shop", selector, cpu, memory).expect("valid load")
+        Load::parse("shop", selector, cpu, memory, &[]).expect("valid load")
     }
 
     #[test]
@@ -219,7 +270,7 @@ mod tests {
             Some((50, 0)),
             "the last load set wins"
         );
-        let other_namespace = vec![Load::parse("other", "app=web", "1", "0").expect("valid")];
+        let other_namespace = vec![Load::parse("other", "app=web", "1", "0", &[]).expect("valid")];
         assert_eq!(pod_usage(&web, &other_namespace), Some((0, 0)));
     }
 
@@ -263,8 +314,32 @@ mod tests {
             (("app=web", "1", "12XB"), "--memory"),
         ];
         for ((selector, cpu, memory), needle) in cases {
-            let error = Load::parse("shop", selector, cpu, memory).expect_err("invalid");
+            let error = Load::parse("shop", selector, cpu, memory, &[]).expect_err("invalid");
             assert!(error.to_string().contains(needle), "{error}");
         }
+        let metric_cases = [
+            ("rps", "no '='"),
+            ("9lives=1", "not a metric name"),
+            ("a/b=1", "not a metric name"),
+            ("rps=lots", "expected NAME=QUANTITY"),
+            ("rps=-1", "negative"),
+        ];
+        for (metric, needle) in metric_cases {
+            let error = Load::parse("shop", "", "0", "0", &[metric.to_string()])
+                .expect_err("invalid metric");
+            assert!(error.to_string().contains(needle), "{metric}: {error}");
+        }
+        let load = Load::parse(
+            "shop",
+            "",
+            "0",
+            "0",
+            &["rps=50".into(), "lag:ms=1500m".into()],
+        )
+        .expect("valid metrics");
+        assert_eq!(
+            load.metrics,
+            BTreeMap::from([("rps".into(), 50_000), ("lag:ms".into(), 1500)])
+        );
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Per round: the template (its replicas and selector) from the control plane, the clusters of its
 //! ResourceBinding, and from each of those members the target's replicas, its pods and their
-//! PodMetrics (each member's `metrics.k8s.io`); then [`evaluate`] decides. The template's
+//! PodMetrics (each member's `metrics.k8s.io`); for `Pods` metrics, the control plane's
+//! `custom.metrics.k8s.io` (every member's pods, each naming its cluster); then [`evaluate`] decides. The template's
 //! `spec.replicas` is written with a merge patch carrying the read resourceVersion (a conflict
 //! requeues), and the scheduler divides the new count; the status is written the same way, only
 //! when it changed. The history (recommendations, scale events) lives in memory per FederatedHPA,
@@ -25,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::evaluate::{self, Decision, EvaluationConfig, Observation, PodUsage};
 use super::normalize::History;
-use super::replica_calculator::{ContainerRequests, PodSample};
+use super::replica_calculator::{ContainerRequests, PodMetric, PodSample};
 use crate::runtime::dynamic_controller;
 use crate::runtime::{
     ControllerError, EventRecorder, EventType, Informers, MemberClients, reference_of, resources,
@@ -276,7 +277,79 @@ async fn observe(
             tracing::debug!(cluster, %error, "member skipped for this round");
         }
     }
+    for metric in hpa.spec.metrics.iter().filter_map(|m| m.pods.as_ref()) {
+        let Ok(key) = evaluate::pods_metric_key(&metric.metric) else {
+            // evaluate reports the unusable selector.
+            continue;
+        };
+        let values = pods_metric(&context.client, namespace, &selector, &key)
+            .await
+            .map(|list| custom_metric_values(&list))
+            .map_err(|e| match e {
+                kube::Error::Api(status) => status.message,
+                other => other.to_string(),
+            });
+        observation.custom_metrics.insert(key, values);
+    }
     Ok((observation, Some((api, template))))
+}
+
+/// The control plane's `custom.metrics.k8s.io` values of one `Pods` metric for the target's pods
+/// (every member's, as karmada-metrics-adapter aggregates them).
+async fn pods_metric(
+    client: &kube::Client,
+    namespace: &str,
+    selector: &str,
+    (metric, metric_selector): &evaluate::PodsMetricKey,
+) -> Result<Value, kube::Error> {
+    let query = {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        query.append_pair("labelSelector", selector);
+        if !metric_selector.is_empty() {
+            query.append_pair("metricLabelSelector", metric_selector);
+        }
+        query.finish()
+    };
+    let path = format!(
+        "/apis/custom.metrics.k8s.io/v1beta2/namespaces/{namespace}/pods/*/{metric}?{query}"
+    );
+    let request = http::Request::get(path)
+        .body(Vec::new())
+        .map_err(|e| kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e)))?;
+    client.request::<Value>(request).await
+}
+
+/// A `MetricValueList`'s values by pod (`cluster/name`, the cluster from the adapter's
+/// `resource.karmada.io/query-from-cluster` annotation; items without it are left out).
+pub fn custom_metric_values(list: &Value) -> BTreeMap<String, PodMetric> {
+    let items = list["items"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    items
+        .iter()
+        .filter_map(|item| {
+            let cluster = item
+                .pointer("/metadata/annotations")?
+                .get(karmada_api::cluster::ANNOTATION_QUERY_FROM_CLUSTER)?
+                .as_str()?;
+            let pod = item.pointer("/describedObject/name")?.as_str()?;
+            let value = milli(item.get("value")?)?;
+            let window = item
+                .get("windowSeconds")
+                .or_else(|| item.get("window"))
+                .and_then(Value::as_i64)
+                .map_or(SignedDuration::from_mins(1), SignedDuration::from_secs);
+            Some((
+                format!("{cluster}/{pod}"),
+                PodMetric {
+                    value,
+                    timestamp: timestamp(item.get("timestamp"))?,
+                    window,
+                },
+            ))
+        })
+        .collect()
 }
 
 /// `matchLabels`/`matchExpressions` as a query-string selector.

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{
     ContainerResourceMetricStatus, HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerStatus,
-    MetricSpec, MetricStatus, MetricValueStatus, ResourceMetricStatus,
+    MetricIdentifier, MetricSpec, MetricStatus, MetricValueStatus, PodsMetricStatus,
+    ResourceMetricStatus,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -17,7 +18,7 @@ use karmada_api::autoscaling::FederatedHPA;
 use super::normalize::{self, Bounds, History};
 use super::replica_calculator::{
     CalculatorConfig, MetricInputs, PodMetric, PodSample, Proposal, average_value_replicas,
-    utilization_replicas,
+    pods_metric_replicas, utilization_replicas,
 };
 
 /// The controller's tunables.
@@ -58,6 +59,27 @@ pub struct Observation {
     pub pods: Vec<PodSample>,
     /// Usage by pod name.
     pub usage: BTreeMap<String, PodUsage>,
+    /// The control plane's custom metrics for each `Pods` metric, by [`pods_metric_key`]: each
+    /// pod's value by pod name, or why they could not be read.
+    pub custom_metrics: BTreeMap<PodsMetricKey, Result<BTreeMap<String, PodMetric>, String>>,
+}
+
+/// A `Pods` metric as asked of `custom.metrics.k8s.io`: its name and metric label selector
+/// (query form, empty for none).
+pub type PodsMetricKey = (String, String);
+
+/// The key of a `Pods` metric's identifier; an unusable selector is the error's text.
+pub fn pods_metric_key(metric: &MetricIdentifier) -> Result<PodsMetricKey, String> {
+    let selector = match &metric.selector {
+        None => String::new(),
+        Some(selector) => {
+            let value = serde_json::to_value(selector).map_err(|e| e.to_string())?;
+            apimachinery::LabelSelector::from_label_selector(&value)
+                .map_err(|e| format!("the metric's selector: {e}"))?
+                .to_string()
+        }
+    };
+    Ok((metric.name.clone(), selector))
 }
 
 /// What to do.
@@ -150,7 +172,9 @@ fn evaluate_metric(
                 "FailedGetContainerResourceMetric",
             )
         }
-        "Pods" => return Err(("FailedGetPodsMetric", unserved("pods"))),
+        "Pods" => {
+            return evaluate_pods_metric(spec, observation, current, calibration, config, now);
+        }
         "Object" => return Err(("FailedGetObjectMetric", unserved("object"))),
         "External" => return Err(("FailedGetExternalMetric", unserved("external"))),
         other => {
@@ -266,8 +290,74 @@ fn evaluate_metric(
 
 fn unserved(kind: &str) -> String {
     format!(
-        "the HPA was unable to compute the replica count: {kind} metrics need custom.metrics.k8s.io or external.metrics.k8s.io, which no member serves here"
+        "the HPA was unable to compute the replica count: {kind} metrics are not supported here (only Resource, ContainerResource and Pods metrics are)"
     )
+}
+
+/// A `Pods` metric: the average of the pods' custom metric against the target's averageValue.
+fn evaluate_pods_metric(
+    spec: &MetricSpec,
+    observation: &Observation,
+    current: i32,
+    calibration: f64,
+    config: &EvaluationConfig,
+    now: Timestamp,
+) -> Result<(Proposal, MetricStatus, String), (&'static str, String)> {
+    const FAILURE: &str = "FailedGetPodsMetric";
+    let fail = |e: String| {
+        (
+            FAILURE,
+            format!("the HPA was unable to compute the replica count: {e}"),
+        )
+    };
+    let Some(source) = &spec.pods else {
+        return Err((FAILURE, "the metric has no pods source".into()));
+    };
+    let name = &source.metric.name;
+    let target = match (source.target.type_.as_str(), &source.target.average_value) {
+        ("AverageValue", Some(value)) => apimachinery::Quantity::parse(&value.0)
+            .map(|q| i64::try_from(q.milli_value()).unwrap_or(i64::MAX))
+            .map_err(|e| fail(e.to_string()))?,
+        (other, _) => {
+            return Err(fail(format!(
+                "target type \"{other}\" of pods metric {name}: pods metrics take an AverageValue target"
+            )));
+        }
+    };
+    let key = pods_metric_key(&source.metric).map_err(fail)?;
+    let metrics = match observation.custom_metrics.get(&key) {
+        Some(Ok(metrics)) => metrics,
+        Some(Err(error)) => return Err(fail(format!("unable to get metric {name}: {error}"))),
+        None => {
+            return Err(fail(format!(
+                "unable to get metric {name}: it was not read this round"
+            )));
+        }
+    };
+    let inputs = MetricInputs {
+        current_replicas: current,
+        pods: &observation.pods,
+        metrics,
+        resource: name,
+        container: None,
+        calibration,
+        now,
+    };
+    let proposal = pods_metric_replicas(inputs, target, &config.calculator)
+        .map_err(|e| fail(e.to_string()))?;
+    let status = MetricStatus {
+        type_: "Pods".into(),
+        pods: Some(PodsMetricStatus {
+            metric: source.metric.clone(),
+            current: MetricValueStatus {
+                average_value: Some(quantity("", proposal.average_value)),
+                average_utilization: None,
+                value: None,
+            },
+        }),
+        ..Default::default()
+    };
+    Ok((proposal, status, format!("pods metric {name}")))
 }
 
 /// Evaluates `hpa` once.

@@ -3,7 +3,8 @@
 //! trustworthy after start; missing: no metric), the usage ratio is taken over the ready pods,
 //! within the tolerance nothing changes, and a scale that unready or missing pods could reverse
 //! is damped by assuming the worst for them. `calibration` is the members' total spec replicas
-//! over the template's (a Duplicated workload counts every member's pods).
+//! over the template's (a Duplicated workload counts every member's pods). `Pods` metrics (custom
+//! metrics, an average value per pod) take the same path without CPU's readiness rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -61,6 +62,10 @@ pub enum CalculationError {
     NoPods,
     #[error("did not receive metrics for any ready pods")]
     NoReadyMetrics,
+    #[error("did not receive metrics for targeted pods (pods might be unready)")]
+    NoTargetedMetrics,
+    #[error("unable to get metric {metric}: no metrics returned from custom metrics API")]
+    NoCustomMetrics { metric: String },
     #[error("missing request for {resource} in container {container} of Pod {pod}")]
     MissingRequest {
         resource: String,
@@ -253,7 +258,7 @@ pub fn utilization_replicas(
     };
     let fallback =
         |pod: &str| requests.get(pod).copied().unwrap_or(0) * i64::from(percent.max(100)) / 100;
-    calculate(inputs, target, fallback, config)
+    calculate(inputs, target, fallback, Source::Resource, config)
 }
 
 /// A Resource metric with an AverageValue target (thousandths per pod).
@@ -267,8 +272,41 @@ pub fn average_value_replicas(
         inputs,
         Target::AverageValue(target.max(1)),
         |_| target,
+        Source::Resource,
         config,
     )
+}
+
+/// A `Pods` metric (`inputs.resource` is the metric's name) with an AverageValue target
+/// (thousandths per pod): kube's plain-metric calculation, where only Pending pods count as
+/// unready and a missing pod is assumed at the target on a scale down, at zero on a scale up.
+pub fn pods_metric_replicas(
+    inputs: MetricInputs<'_>,
+    target: i64,
+    config: &CalculatorConfig,
+) -> Result<Proposal, CalculationError> {
+    if inputs.metrics.is_empty() {
+        return Err(CalculationError::NoCustomMetrics {
+            metric: inputs.resource.to_string(),
+        });
+    }
+    if inputs.pods.is_empty() {
+        return Err(CalculationError::NoPods);
+    }
+    calculate(
+        inputs,
+        Target::AverageValue(target.max(1)),
+        |_| target,
+        Source::Pods,
+        config,
+    )
+}
+
+/// Where a metric comes from: the resource metrics API, or the custom metrics API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    Resource,
+    Pods,
 }
 
 /// `value` rounded up, saturating at `i32::MAX`.
@@ -286,12 +324,13 @@ fn calculate(
     inputs: MetricInputs<'_>,
     target: Target<'_>,
     fallback: impl Fn(&str) -> i64,
+    source: Source,
     config: &CalculatorConfig,
 ) -> Result<Proposal, CalculationError> {
     let groups = group_pods(
         inputs.pods,
         inputs.metrics,
-        inputs.resource == "cpu",
+        source == Source::Resource && inputs.resource == "cpu",
         config,
         inputs.now,
     );
@@ -307,7 +346,10 @@ fn calculate(
         .map(|(pod, metric)| (pod.clone(), metric.value))
         .collect();
     if values.is_empty() {
-        return Err(CalculationError::NoReadyMetrics);
+        return Err(match source {
+            Source::Resource => CalculationError::NoReadyMetrics,
+            Source::Pods => CalculationError::NoTargetedMetrics,
+        });
     }
     let (ratio, utilization, average_value) = usage_ratio(&values, target)?;
     let proposal = |replicas| Proposal {

@@ -11,7 +11,7 @@ use karmada_api::autoscaling::FederatedHPA;
 use proptest::prelude::*;
 use serde_json::json;
 
-use super::evaluate::{EvaluationConfig, Observation, PodUsage, evaluate};
+use super::evaluate::{EvaluationConfig, Observation, PodUsage, evaluate, pods_metric_key};
 use super::normalize::{self, Bounds, History};
 use super::replica_calculator::*;
 
@@ -424,6 +424,7 @@ fn observation(replicas: i32, usage: i64) -> Observation {
         member_replicas: replicas,
         pods,
         usage,
+        custom_metrics: BTreeMap::new(),
     }
 }
 
@@ -689,4 +690,383 @@ proptest! {
         let expected = if metrics.is_empty() { None } else { model(&pods, request, target, current, config.tolerance) };
         prop_assert_eq!(got, expected, "pods {:?}", pods);
     }
+}
+
+/// `pods_metric_replicas` over `pods` with these values (thousandths) of metric `name`.
+fn pods_proposal(
+    name: &str,
+    pods: &[PodSample],
+    values: &[(&str, i64)],
+    current: i32,
+    calibration: f64,
+    target: i64,
+) -> Result<(i32, i64), CalculationError> {
+    let metrics: BTreeMap<String, PodMetric> = values
+        .iter()
+        .map(|(pod, value)| (pod.to_string(), metric(*value)))
+        .collect();
+    let inputs = MetricInputs {
+        resource: name,
+        ..inputs(current, pods, &metrics, calibration)
+    };
+    pods_metric_replicas(inputs, target, &CalculatorConfig::default())
+        .map(|p| (p.replicas, p.average_value))
+}
+
+#[test]
+fn pods_metric_proposals_follow_kubes_plain_metric_algorithm() {
+    let pending = PodSample {
+        phase: "Pending".into(),
+        ..pod("c", 500)
+    };
+    let just_started = PodSample {
+        ready: Some((true, now() - SignedDuration::from_secs(5))),
+        start_time: Some(now() - SignedDuration::from_mins(1)),
+        ..pod("c", 500)
+    };
+    let two = [pod("a", 500), pod("b", 500)];
+    let three = [pod("a", 500), pod("b", 500), pod("c", 500)];
+    let four = [pod("a", 500), pod("b", 500), pod("c", 500), pod("d", 500)];
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a [PodSample],
+        Vec<(&'a str, i64)>,
+        i32,
+        f64,
+        Result<(i32, i64), CalculationError>,
+    );
+    let with_pending = [pod("a", 500), pod("b", 500), pending.clone()];
+    let with_new = [pod("a", 500), pod("b", 500), just_started];
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "twice the target doubles",
+            "rps",
+            &two,
+            vec![("a", 100_000), ("b", 100_000)],
+            2,
+            1.0,
+            Ok((4, 100_000)),
+        ),
+        (
+            "within the tolerance nothing changes",
+            "rps",
+            &two,
+            vec![("a", 52_000), ("b", 53_000)],
+            2,
+            1.0,
+            Ok((2, 52_500)),
+        ),
+        (
+            "a missing pod is at the target on a scale down",
+            "rps",
+            &three,
+            vec![("a", 10_000), ("b", 10_000)],
+            3,
+            1.0,
+            // (10 + 10 + 50) / 3 = 23.3 → 0.47 × 3 = 1.4 → 2.
+            Ok((2, 10_000)),
+        ),
+        (
+            "a missing pod is at zero on a scale up",
+            "rps",
+            &three,
+            vec![("a", 100_000), ("b", 100_000)],
+            3,
+            1.0,
+            // (100 + 100 + 0) / 3 = 66.7 → 1.33 × 3 = 4.
+            Ok((4, 100_000)),
+        ),
+        (
+            "a pending pod is at zero on a scale up, its value unread",
+            "rps",
+            &with_pending,
+            vec![("a", 100_000), ("b", 100_000), ("c", 900_000)],
+            3,
+            1.0,
+            Ok((4, 100_000)),
+        ),
+        (
+            "CPU's start-up rules do not apply, even to a metric named cpu",
+            "cpu",
+            &with_new,
+            vec![("a", 100_000), ("b", 100_000), ("c", 100_000)],
+            3,
+            1.0,
+            Ok((6, 100_000)),
+        ),
+        (
+            "a duplicated workload's pods are calibrated",
+            "rps",
+            &four,
+            vec![
+                ("a", 100_000),
+                ("b", 100_000),
+                ("c", 100_000),
+                ("d", 100_000),
+            ],
+            2,
+            2.0,
+            Ok((4, 100_000)),
+        ),
+        (
+            "no values at all",
+            "rps",
+            &two,
+            vec![],
+            2,
+            1.0,
+            Err(CalculationError::NoCustomMetrics {
+                metric: "rps".into(),
+            }),
+        ),
+        (
+            "only a pending pod has a value",
+            "rps",
+            std::slice::from_ref(&pending),
+            vec![("c", 100_000)],
+            1,
+            1.0,
+            Err(CalculationError::NoTargetedMetrics),
+        ),
+        (
+            "no pods",
+            "rps",
+            &[],
+            vec![("a", 1)],
+            1,
+            1.0,
+            Err(CalculationError::NoPods),
+        ),
+    ];
+    for (name, metric_name, pods, values, current, calibration, expected) in cases {
+        let got = pods_proposal(metric_name, pods, &values, current, calibration, 50_000);
+        assert_eq!(got, expected, "{name}");
+    }
+    assert_eq!(
+        CalculationError::NoCustomMetrics {
+            metric: "rps".into()
+        }
+        .to_string(),
+        "unable to get metric rps: no metrics returned from custom metrics API"
+    );
+}
+
+fn pods_hpa(metric: serde_json::Value) -> FederatedHPA {
+    let mut hpa = hpa(2, 10);
+    hpa.spec.metrics =
+        vec![serde_json::from_value(json!({
+        "type": "Pods",
+        "pods": {"metric": metric, "target": {"type": "AverageValue", "averageValue": "50"}},
+    }))
+    .expect("metric spec")];
+    hpa
+}
+
+#[test]
+fn a_pods_metric_scales_on_the_custom_metrics_of_every_member() {
+    let hpa = pods_hpa(json!({"name": "rps", "selector": {"matchLabels": {"verb": "GET"}}}));
+    let source = hpa.spec.metrics[0].pods.as_ref().expect("pods");
+    let key = pods_metric_key(&source.metric).expect("key");
+    assert_eq!(key, ("rps".to_string(), "verb=GET".to_string()));
+    let mut seen = observation(2, 0);
+    seen.pods.push(pod("member2/web-0", 500));
+    seen.member_replicas = 3;
+    seen.template_replicas = Some(3);
+    // member1's pods at 150 and member2's at 0: 100 on average against 50.
+    seen.custom_metrics.insert(
+        key.clone(),
+        Ok(BTreeMap::from([
+            ("member1/web-0".to_string(), metric(150_000)),
+            ("member1/web-1".to_string(), metric(150_000)),
+            ("member2/web-0".to_string(), metric(0)),
+        ])),
+    );
+    let config = EvaluationConfig::default();
+    let decision = evaluate(&hpa, &seen, &mut History::default(), &config, now());
+    assert_eq!(decision.scale_to, Some(6), "{decision:?}");
+    assert_eq!(decision.reason, "pods metric rps above target");
+    assert_eq!(
+        condition(&decision, "ScalingActive"),
+        ("True", "ValidMetricFound")
+    );
+    let status = serde_json::to_value(&decision.status.current_metrics).expect("json");
+    assert_eq!(
+        status,
+        json!([{"type": "Pods", "pods": {
+            "metric": {"name": "rps", "selector": {"matchLabels": {"verb": "GET"}}},
+            "current": {"averageValue": "100"},
+        }}])
+    );
+
+    // The control plane knows no such metric: ScalingActive says so, the size stays.
+    seen.custom_metrics.insert(
+        key,
+        Err("the server could not find the metric rps for pods".into()),
+    );
+    let decision = evaluate(&hpa, &seen, &mut History::default(), &config, now());
+    assert_eq!(decision.scale_to, None);
+    assert_eq!(
+        condition(&decision, "ScalingActive"),
+        ("False", "FailedGetPodsMetric")
+    );
+    let message = decision
+        .status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "ScalingActive")
+        .and_then(|c| c.message.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        message,
+        "the HPA was unable to compute the replica count: unable to get metric rps: the server could not find the metric rps for pods"
+    );
+
+    // A Value target is refused with the accepted form.
+    let mut value_target = pods_hpa(json!({"name": "rps"}));
+    value_target.spec.metrics[0]
+        .pods
+        .as_mut()
+        .expect("pods")
+        .target
+        .type_ = "Value".into();
+    let decision = evaluate(
+        &value_target,
+        &seen,
+        &mut History::default(),
+        &config,
+        now(),
+    );
+    assert_eq!(
+        condition(&decision, "ScalingActive"),
+        ("False", "FailedGetPodsMetric")
+    );
+}
+
+/// kube's plain-metric algorithm written out directly (an AverageValue target `target`).
+fn plain_model(pods: &[ModelPod], target: i64, current: i32, tolerance: f64) -> Option<i32> {
+    let ready: Vec<i64> = pods
+        .iter()
+        .filter_map(|p| match p {
+            ModelPod::Ready(u) => Some(*u),
+            _ => None,
+        })
+        .collect();
+    if ready.is_empty() {
+        return None;
+    }
+    let ratio_of =
+        |values: &[i64]| (values.iter().sum::<i64>() / values.len() as i64) as f64 / target as f64;
+    let ratio = ratio_of(&ready);
+    let count = |wanted: fn(&ModelPod) -> bool| pods.iter().filter(|p| wanted(p)).count();
+    let missing = count(|p| matches!(p, ModelPod::Missing));
+    let pending = count(|p| matches!(p, ModelPod::Pending));
+    let with_unready = pending > 0 && ratio > 1.0;
+    if !with_unready && missing == 0 {
+        return Some(if (1.0 - ratio).abs() <= tolerance {
+            current
+        } else {
+            (ratio * ready.len() as f64).ceil() as i32
+        });
+    }
+    let mut all = ready.clone();
+    if ratio < 1.0 {
+        all.extend(std::iter::repeat_n(target, missing));
+    } else if ratio > 1.0 {
+        all.extend(std::iter::repeat_n(0, missing));
+    }
+    if with_unready {
+        all.extend(std::iter::repeat_n(0, pending));
+    }
+    let new_ratio = ratio_of(&all);
+    if (1.0 - new_ratio).abs() <= tolerance
+        || (ratio < 1.0 && new_ratio > 1.0)
+        || (ratio > 1.0 && new_ratio < 1.0)
+    {
+        return Some(current);
+    }
+    let replicas = (new_ratio * all.len() as f64).ceil() as i32;
+    if (new_ratio < 1.0 && replicas > current) || (new_ratio > 1.0 && replicas < current) {
+        return Some(current);
+    }
+    Some(replicas)
+}
+
+proptest! {
+    #[test]
+    fn the_pods_metric_calculation_matches_the_model(
+        pods in proptest::collection::vec(model_pod(), 1..12),
+        target in 1i64..3000,
+        current in 1i32..20,
+    ) {
+        let samples: Vec<PodSample> = pods
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                // Just started: irrelevant to a Pods metric, which has no start-up rules.
+                let base = PodSample {
+                    ready: Some((true, now() - SignedDuration::from_secs(1))),
+                    start_time: Some(now() - SignedDuration::from_secs(2)),
+                    ..pod(&format!("p{i}"), 500)
+                };
+                match p {
+                    ModelPod::Pending => PodSample { phase: "Pending".into(), ..base },
+                    ModelPod::Failed(_) => PodSample { phase: "Failed".into(), ..base },
+                    _ => base,
+                }
+            })
+            .collect();
+        let metrics: BTreeMap<String, PodMetric> = pods
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p {
+                ModelPod::Ready(u) | ModelPod::Failed(u) => Some((format!("p{i}"), metric(*u))),
+                ModelPod::Pending => Some((format!("p{i}"), metric(1000))),
+                ModelPod::Missing => None,
+            })
+            .collect();
+        let config = CalculatorConfig::default();
+        let inputs = MetricInputs { resource: "rps", ..inputs(current, &samples, &metrics, 1.0) };
+        let got = pods_metric_replicas(inputs, target, &config).ok().map(|p| p.replicas);
+        let expected = if metrics.is_empty() { None } else { plain_model(&pods, target, current, config.tolerance) };
+        prop_assert_eq!(got, expected, "pods {:?}", pods);
+    }
+}
+
+#[test]
+fn custom_metric_items_are_keyed_by_their_cluster_and_pod() {
+    let list = json!({"kind": "MetricValueList", "items": [
+        {"metadata": {"annotations": {"resource.karmada.io/query-from-cluster": "member1"}},
+         "describedObject": {"kind": "Pod", "name": "web-1"}, "value": "1500m",
+         "timestamp": "2026-06-01T12:00:00Z", "windowSeconds": 30},
+        {"metadata": {"annotations": {"resource.karmada.io/query-from-cluster": "member2"}},
+         "describedObject": {"kind": "Pod", "name": "web-1"}, "value": "20",
+         "timestamp": "2026-06-01T12:00:00Z"},
+        // No cluster: it cannot be matched to a member's pod.
+        {"describedObject": {"kind": "Pod", "name": "web-2"}, "value": "20",
+         "timestamp": "2026-06-01T12:00:00Z"},
+    ]});
+    let values = super::controller::custom_metric_values(&list);
+    assert_eq!(
+        values,
+        BTreeMap::from([
+            (
+                "member1/web-1".to_string(),
+                PodMetric {
+                    value: 1500,
+                    timestamp: now(),
+                    window: SignedDuration::from_secs(30)
+                }
+            ),
+            (
+                "member2/web-1".to_string(),
+                PodMetric {
+                    value: 20_000,
+                    timestamp: now(),
+                    window: SignedDuration::from_mins(1)
+                }
+            ),
+        ])
+    );
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::plane::{Plane, wait_for};
 
 /// Short HPA periods: a round every second, a 5 s downscale window, CPU trusted a second after start.
-const HPA_ARGS: &[&str] = &[
+pub(crate) const HPA_ARGS: &[&str] = &[
     "--horizontal-pod-autoscaler-sync-period",
     "1s",
     "--horizontal-pod-autoscaler-downscale-stabilization",
@@ -85,7 +85,7 @@ fn member_replicas(plane: &Plane, member: &str) -> Result<i64, String> {
 }
 
 /// Waits until the template, and each member's share, have these replicas.
-fn wait_divided(plane: &Plane, total: i64, shares: &[(&str, i64)]) {
+pub(crate) fn wait_divided(plane: &Plane, total: i64, shares: &[(&str, i64)]) {
     wait_for(&format!("the template at {total} replicas"), || {
         let template = plane.object(&["deployment", "web", "-n", "default"])?;
         match template["spec"]["replicas"].as_i64() {
@@ -104,7 +104,7 @@ fn wait_divided(plane: &Plane, total: i64, shares: &[(&str, i64)]) {
     }
 }
 
-fn condition(hpa: &Value, type_: &str) -> (String, String) {
+pub(crate) fn condition(hpa: &Value, type_: &str) -> (String, String) {
     let found = hpa["status"]["conditions"]
         .as_array()
         .and_then(|c| c.iter().find(|c| c["type"] == type_))

@@ -765,3 +765,110 @@ fn kubectl_top_shows_the_load_set_on_matching_pods() {
         pods.len() == 2 && pods.iter().all(|p| p[1] == "50m")
     });
 }
+
+#[test]
+fn kubectl_get_raw_reads_the_custom_metrics_a_load_sets() {
+    let sim = MemberSim::start("member1", &["--nodes", "1"]);
+    sim.apply(&deployment("web", 2, "100m", "nginx:1.25", ""));
+    sim.apply(&deployment("db", 1, "100m", "nginx:1.25", ""));
+    for name in ["deploy/web", "deploy/db"] {
+        sim.kubectl(&["rollout", "status", name, "--timeout=60s"])
+            .success();
+    }
+    let refused = sim.load(&["--selector", "app=web", "--metric", "rps"]);
+    let message = refused.failure();
+    assert!(message.contains("expected NAME=QUANTITY"), "{message}");
+    sim.load(&[
+        "--selector",
+        "app=web",
+        "--metric",
+        "http_requests_per_second=50",
+        "--metric",
+        "queue_depth=1500m",
+    ])
+    .success();
+    sim.load(&[
+        "--selector",
+        "app=db",
+        "--metric",
+        "http_requests_per_second=7",
+    ])
+    .success();
+
+    let base = "/apis/custom.metrics.k8s.io/v1beta2";
+    let raw = |path: &str| sim.kubectl(&["get", "--raw", path]);
+    sim.wait_for("discovery to list the metrics", CONDITION_TIMEOUT, || {
+        let document = raw(base);
+        document.ok() && {
+            let names: Vec<String> = document.json()["resources"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r["name"].as_str().map(str::to_string))
+                .collect();
+            names == ["pods/http_requests_per_second", "pods/queue_depth"]
+        }
+    });
+    let list = raw(&format!(
+        "{base}/namespaces/default/pods/*/http_requests_per_second?labelSelector=app%3Dweb"
+    ))
+    .json();
+    assert_eq!(list["kind"], "MetricValueList", "{list}");
+    assert_eq!(list["apiVersion"], "custom.metrics.k8s.io/v1beta2");
+    let items = list["items"].as_array().expect("items");
+    assert_eq!(items.len(), 2, "{list}");
+    for item in items {
+        assert_eq!(item["value"], "50", "{item}");
+        assert_eq!(item["describedObject"]["kind"], "Pod");
+        assert_eq!(item["describedObject"]["namespace"], "default");
+        assert!(
+            item["describedObject"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("web-")),
+            "{item}"
+        );
+        assert_eq!(
+            item["metric"],
+            serde_json::json!({"name": "http_requests_per_second", "selector": null})
+        );
+        assert!(
+            item["timestamp"].is_string() && item["windowSeconds"].is_i64(),
+            "{item}"
+        );
+    }
+    let all = raw(&format!(
+        "{base}/namespaces/default/pods/*/http_requests_per_second"
+    ))
+    .json();
+    assert_eq!(all["items"].as_array().map(Vec::len), Some(3), "{all}");
+
+    // One pod by name, the v1beta1 shape, and the series selector (the series have no labels).
+    let pod = items[0]["describedObject"]["name"].as_str().expect("name");
+    let one = raw(&format!(
+        "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/{pod}/queue_depth?metricLabelSelector=%21env"
+    ))
+    .json();
+    assert_eq!(one["items"][0]["metricName"], "queue_depth", "{one}");
+    assert_eq!(one["items"][0]["value"], "1500m", "{one}");
+    assert_eq!(
+        one["items"][0]["selector"]["matchExpressions"][0]["operator"], "DoesNotExist",
+        "{one}"
+    );
+
+    // Bad input: an unknown metric is a 404, a malformed selector a 400 naming its parameter.
+    let unknown = raw(&format!("{base}/namespaces/default/pods/*/nonexistent"));
+    let unknown = unknown.failure();
+    assert!(
+        unknown.contains("NotFound")
+            && unknown.contains("could not find the metric nonexistent for pods"),
+        "{unknown}"
+    );
+    let malformed = raw(&format!(
+        "{base}/namespaces/default/pods/*/queue_depth?labelSelector=app+in+%28web"
+    ));
+    let malformed = malformed.failure();
+    assert!(
+        malformed.contains("BadRequest") && malformed.contains("labelSelector \"app in (web\""),
+        "{malformed}"
+    );
+}

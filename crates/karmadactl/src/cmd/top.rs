@@ -18,7 +18,7 @@ use crate::client::ControlPlaneFlags;
 use crate::printer;
 
 /// Karmada's annotation naming the member a metrics item came from.
-pub const QUERY_SOURCE_ANNOTATION: &str = "resource.karmada.io/query-from-cluster";
+pub const QUERY_SOURCE_ANNOTATION: &str = karmada_api::cluster::ANNOTATION_QUERY_FROM_CLUSTER;
 
 #[derive(Args, Debug)]
 pub struct TopArgs {

@@ -27,6 +27,7 @@ use crate::naming::fnv32a;
 use crate::nodes::{self, NodeConfigError};
 use crate::objects::{Objects, Write};
 use crate::runtime::controller::{self, ControllerOptions};
+use crate::runtime::custom_metrics_api::SimCustomMetrics;
 use crate::runtime::dns;
 use crate::runtime::fault_layer::FaultLayer;
 use crate::runtime::faults_file;
@@ -130,6 +131,7 @@ pub async fn start(
             .collect(),
         service_account_tokens,
         provided: vec![SimMetrics::new(faults.clone())],
+        custom_metrics: Some(SimCustomMetrics::new(faults.clone())),
         ..ApiServerOptions::default()
     };
     let compactor =

@@ -27,7 +27,7 @@ impl SimMetrics {
 }
 
 /// Every stored object of the core kind `plural` in `namespace`.
-async fn stored(
+pub(crate) async fn stored(
     server: &ApiServer,
     plural: &str,
     namespace: Option<&str>,

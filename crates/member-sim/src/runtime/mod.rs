@@ -11,6 +11,7 @@
 
 pub mod cluster;
 pub mod controller;
+pub mod custom_metrics_api;
 pub mod dns;
 pub mod fault_layer;
 pub mod faults_file;
