@@ -9,6 +9,7 @@ mod cluster_proxy;
 mod clusters;
 mod crash;
 mod cronfederatedhpa;
+mod dashboard;
 mod failover;
 mod federatedhpa;
 mod federatedresourcequota;
