@@ -14,6 +14,7 @@ pub mod init_ha;
 pub mod interpret;
 pub mod join;
 pub mod local_up;
+pub mod local_up_dashboard;
 pub mod local_up_pull;
 pub mod plan;
 pub mod promote;
