@@ -443,6 +443,39 @@ fn dashboard_in_headless_chromium() {
             "{taints}"
         );
 
+        // Deleting a policy: from its row, through the confirmation, with the administrator's rights.
+        browser
+            .goto(&format!("{base}policies"))
+            .await
+            .expect("policies");
+        browser
+            .find(Locator::Css("#delete-default-web"))
+            .await
+            .expect("delete link")
+            .click()
+            .await
+            .expect("click");
+        let question = text_of(&browser, "#question").await;
+        assert!(
+            question.contains("PropagationPolicy default/web"),
+            "{question}"
+        );
+        browser
+            .find(Locator::Css("#confirm"))
+            .await
+            .expect("confirm")
+            .click()
+            .await
+            .expect("click");
+        assert_eq!(
+            text_of(&browser, "#action-result").await,
+            "propagationpolicy/web deleted from default"
+        );
+        wait_for("the policy gone", || {
+            let out = plane.kubectl(&["get", "propagationpolicy", "web", "-n", "default"]);
+            (!out.ok()).then_some(()).ok_or(out.stdout)
+        });
+
         // The ServiceAccount deleted: the next page ends the session.
         plane
             .kubectl(&["delete", "serviceaccount", "admin-bot"])
@@ -453,4 +486,125 @@ fn dashboard_in_headless_chromium() {
         screenshot(&browser, "session-ended").await;
         browser.close().await.expect("close");
     });
+}
+
+/// `curl -sk` with a cookie jar, returning the body (`-w` appends the status).
+fn curl(jar: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sk",
+            "-c",
+            jar.to_str().expect("utf-8"),
+            "-b",
+            jar.to_str().expect("utf-8"),
+        ])
+        .args(args)
+        .output()
+        .expect("curl (scripts/setup.sh installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The workload links and the next page's path of an overview page.
+fn overview_page(html: &str) -> (Vec<String>, Option<String>) {
+    let workloads = html
+        .split("class=\"workload\" href=\"/workloads/default/")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next().map(str::to_string))
+        .collect();
+    let next = html
+        .split("id=\"next-page\" class=\"button\" href=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(|href| href.replace("&amp;", "&"));
+    (workloads, next)
+}
+
+/// 120 ResourceBindings on an API server alone; a login by pasting the admin kubeconfig (client certificate
+/// inline); the overview's replica map comes 50 bindings a page, following the continue tokens to the end.
+#[test]
+fn dashboard_lists_a_page_at_a_time_after_a_kubeconfig_login() {
+    let server = crate::harness::Server::start();
+    let items: Vec<serde_json::Value> = (0..120)
+        .map(|i| {
+            json!({"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+                "metadata": {"name": format!("w{i:03}-deployment"), "namespace": "default"},
+                "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": format!("w{i:03}"),
+                                      "namespace": "default"},
+                         "clusters": [{"name": "member1", "replicas": 1 + i % 3}]}})
+        })
+        .collect();
+    let list = server.file(
+        "bindings.json",
+        &json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    );
+    server
+        .kubectl(&["apply", "-f", list.to_str().expect("utf-8")])
+        .success();
+    let dir = server.dir.path();
+    let address_file = dir.join("dashboard.url");
+    let _dashboard = spawn_logged(
+        &bin("karmada"),
+        &[
+            "dashboard",
+            "--kubeconfig",
+            server.kubeconfig.to_str().expect("utf-8"),
+            "--bind",
+            "127.0.0.1:0",
+            "--address-file",
+            address_file.to_str().expect("utf-8"),
+            "--exit-with-stdin",
+        ],
+        &dir.join("dashboard.log"),
+    );
+    let base = wait_for("the dashboard's address", || {
+        std::fs::read_to_string(&address_file)
+            .map_err(|e| e.to_string())
+            .and_then(|u| {
+                if u.starts_with("https://") {
+                    Ok(u)
+                } else {
+                    Err(u)
+                }
+            })
+    });
+    let jar = dir.join("cookies");
+    let kubeconfig = format!("kubeconfig@{}", server.kubeconfig.display());
+    let login = curl(
+        &jar,
+        &[
+            "-w",
+            "%{http_code} %{redirect_url}",
+            "--data-urlencode",
+            &kubeconfig,
+            &format!("{base}login"),
+        ],
+    );
+    assert!(
+        login.starts_with("303 ") && login.ends_with(&base),
+        "{login}"
+    );
+    let mut seen = Vec::new();
+    let mut path = String::new();
+    let mut pages = Vec::new();
+    loop {
+        let html = curl(
+            &jar,
+            &[&format!(
+                "{}{}",
+                base.trim_end_matches('/'),
+                if path.is_empty() { "/" } else { &path }
+            )],
+        );
+        assert!(html.contains("id=\"user\">system:admin<"), "{html}");
+        let (workloads, next) = overview_page(&html);
+        pages.push(workloads.len());
+        seen.extend(workloads);
+        match next {
+            Some(next) => path = next,
+            None => break,
+        }
+    }
+    assert_eq!(pages, [50, 50, 20]);
+    let expected: Vec<String> = (0..120).map(|i| format!("w{i:03}-deployment")).collect();
+    assert_eq!(seen, expected);
 }
