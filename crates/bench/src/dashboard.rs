@@ -111,10 +111,21 @@ async fn paint_timings(browser: &Client) -> anyhow::Result<(f64, f64)> {
     let script = "const paint = performance.getEntriesByName('first-contentful-paint')[0];
                   const nav = performance.getEntriesByType('navigation')[0];
                   return [paint ? paint.startTime : -1, nav.responseEnd];";
-    let value = browser.execute(script, vec![]).await?;
-    let read = |i: usize| value[i].as_f64().unwrap_or(-1.0);
-    anyhow::ensure!(read(0) >= 0.0, "no first-contentful-paint entry: {value}");
-    Ok((read(0), read(1)))
+    // The entry is recorded with the first frame, which may come after the load event the navigation waits
+    // for: read until it is there (the value is the browser's timestamp, not when it was read).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let value = browser.execute(script, vec![]).await?;
+        let read = |i: usize| value[i].as_f64().unwrap_or(-1.0);
+        if read(0) >= 0.0 {
+            return Ok((read(0), read(1)));
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "no first-contentful-paint entry: {value}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
