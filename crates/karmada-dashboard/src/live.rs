@@ -27,18 +27,27 @@ pub enum Signal {
 /// Pause before watching again after a failure that is not the user's credentials.
 const RETRY: Duration = Duration::from_secs(2);
 
-/// The collection paths whose changes a view shows.
-pub fn watched(view: &str, namespace: &str) -> Option<Vec<String>> {
+/// The collection paths (with a label selector where one narrows them) whose changes a view shows;
+/// `binding_id` is the workload's binding's permanent id, which labels its Works.
+pub fn watched(view: &str, namespace: &str, binding_id: &str) -> Option<Vec<String>> {
     Some(match view {
         "overview" => vec![paths::CLUSTERS.into(), paths::BINDINGS.into()],
-        "workload" => vec![
-            format!(
-                "/apis/work.karmada.io/v1alpha2/namespaces/{}/resourcebindings",
-                paths::segment(namespace)
-            ),
-            paths::namespaced_events(namespace),
-            paths::WORKS.into(),
-        ],
+        "workload" => {
+            let mut watched = vec![
+                format!(
+                    "/apis/work.karmada.io/v1alpha2/namespaces/{}/resourcebindings",
+                    paths::segment(namespace)
+                ),
+                paths::namespaced_events(namespace),
+            ];
+            if !binding_id.is_empty() {
+                let selector = format!("{}={binding_id}", crate::views::workload::LABEL_BINDING_ID);
+                let selector: String =
+                    form_urlencoded::byte_serialize(selector.as_bytes()).collect();
+                watched.push(format!("{}?labelSelector={selector}", paths::WORKS));
+            }
+            watched
+        }
         "policies" => vec![
             paths::POLICIES.into(),
             paths::CLUSTER_POLICIES.into(),
@@ -112,7 +121,8 @@ async fn watch_once(
     path: &str,
     sender: &mpsc::Sender<Signal>,
 ) -> Result<(), ApiError> {
-    let list = api::get(client, &format!("{path}?limit=1")).await?;
+    let separator = if path.contains('?') { '&' } else { '?' };
+    let list = api::get(client, &format!("{path}{separator}limit=1")).await?;
     let version = api::text(&list, "/metadata/resourceVersion").to_string();
     let query = form_urlencoded::Serializer::new(String::new())
         .append_pair("watch", "true")
@@ -120,7 +130,7 @@ async fn watch_once(
         .append_pair("allowWatchBookmarks", "true")
         .append_pair("timeoutSeconds", "290")
         .finish();
-    let request = Request::get(format!("{path}?{query}")).body(Vec::new())?;
+    let request = Request::get(format!("{path}{separator}{query}")).body(Vec::new())?;
     let events = client.request_events::<Value>(request).await?;
     futures::pin_mut!(events);
     while let Some(event) = events.try_next().await? {
@@ -144,9 +154,20 @@ mod tests {
 
     #[test]
     fn each_view_watches_what_it_shows() {
-        assert_eq!(watched("overview", "").unwrap().len(), 2);
-        let workload = watched("workload", "a/b").unwrap();
+        assert_eq!(watched("overview", "", "").unwrap().len(), 2);
+        let workload = watched("workload", "a/b", "").unwrap();
         assert!(workload[0].contains("namespaces/a%2Fb/"), "{workload:?}");
-        assert!(watched("nope", "").is_none());
+        assert_eq!(
+            workload.len(),
+            2,
+            "no Works watched before the binding has an id"
+        );
+        let workload = watched("workload", "a", "id-1").unwrap();
+        assert!(
+            workload[2]
+                .ends_with("works?labelSelector=resourcebinding.karmada.io%2Fpermanent-id%3Did-1"),
+            "{workload:?}"
+        );
+        assert!(watched("nope", "", "").is_none());
     }
 }

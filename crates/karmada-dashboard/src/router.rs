@@ -158,8 +158,8 @@ async fn live_events(
     let Some((_, s)) = app.sessions.of_request(&headers) else {
         return StatusCode::UNAUTHORIZED.into_response();
     };
-    let namespace = params.get("namespace").map(String::as_str).unwrap_or("");
-    match live::watched(&view, namespace) {
+    let param = |key: &str| params.get(key).map(String::as_str).unwrap_or("");
+    match live::watched(&view, param("namespace"), param("binding")) {
         Some(collections) => {
             live::stream(s.client.clone(), collections, app.cancel.clone()).into_response()
         }

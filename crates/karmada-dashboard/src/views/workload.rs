@@ -10,20 +10,27 @@ use crate::api::{self, ApiError, paths};
 use crate::html::{esc, query_value, table};
 use crate::views::{View, explanation};
 
+/// The binding label carrying its permanent id, which its Works carry too.
+pub const LABEL_BINDING_ID: &str = "resourcebinding.karmada.io/permanent-id";
+
 pub async fn render(client: &kube::Client, namespace: &str, name: &str) -> Result<View, ApiError> {
-    let live = Some(format!(
-        "/live/workload?namespace={}&name={}",
-        query_value(namespace),
-        query_value(name)
-    ));
+    let live = |binding_id: &str| {
+        Some(format!(
+            "/live/workload?namespace={}&name={}&binding={}",
+            query_value(namespace),
+            query_value(name),
+            query_value(binding_id)
+        ))
+    };
     let title = format!("{namespace}/{name}");
     let Some(binding) = api::get_opt(client, &paths::binding(namespace, name)).await? else {
         return Ok(View {
             title,
             content: gone(&format!("ResourceBinding {namespace}/{name}")),
-            live,
+            live: live(""),
         });
     };
+    let live = live(binding_id(&binding));
     let resource = &binding["spec"]["resource"];
     let kind = api::text(resource, "/kind");
     let template_name = api::text(resource, "/name");
@@ -293,15 +300,18 @@ pub fn event_time(event: &Value) -> &str {
 }
 
 /// The binding's Works (by the binding's permanent id) with their Applied condition.
+fn binding_id(binding: &Value) -> &str {
+    binding["metadata"]["labels"][LABEL_BINDING_ID]
+        .as_str()
+        .unwrap_or("")
+}
+
 async fn works(client: &kube::Client, binding: &Value) -> Result<String, ApiError> {
-    let id = binding
-        .pointer("/metadata/labels/resourcebinding.karmada.io~1permanent-id")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let id = binding_id(binding);
     if id.is_empty() {
         return Ok("<p class=\"muted\">no Works yet</p>".into());
     }
-    let selector = format!("resourcebinding.karmada.io/permanent-id={id}");
+    let selector = format!("{LABEL_BINDING_ID}={id}");
     let path = format!("{}?labelSelector={}", paths::WORKS, query_value(&selector));
     let page = api::list_page(client, &path, 100, None).await?;
     let rows: Vec<Vec<String>> = page
