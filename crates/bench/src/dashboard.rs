@@ -89,7 +89,8 @@ async fn browser(port: u16) -> anyhow::Result<Client> {
     capabilities.insert(
         "goog:chromeOptions".into(),
         json!({"binary": on_path("chromium")?, "args": ["--headless=new", "--no-sandbox",
-               "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,800"]}),
+               "--disable-dev-shm-usage", "--disable-gpu", "--disable-crash-reporter", "--disable-breakpad",
+               "--window-size=1280,800"]}),
     );
     let connector = hyper_util::client::legacy::connect::HttpConnector::new();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -165,13 +166,19 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .local_addr()?
         .port();
     let driver_log = std::fs::File::create(logs.path().join("chromedriver.log"))?;
-    let mut driver = std::process::Command::new(on_path("chromedriver")?)
+    let mut command = std::process::Command::new(on_path("chromedriver")?);
+    command
         .arg(format!("--port={port}"))
         .stdout(driver_log.try_clone()?)
-        .stderr(driver_log)
-        .spawn()?;
+        .stderr(driver_log);
+    // Its own process group: the browser it starts goes with it, whatever state the session is in.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut driver = command.spawn()?;
     let result = measure(&base, &apiserver.kubeconfig, port, args.loads.max(1)).await;
-    let _ = driver.kill();
+    let group = format!("-{}", driver.id());
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &group])
+        .status();
     let _ = driver.wait();
     let (paint, response) = result?;
 

@@ -241,19 +241,40 @@ fn start_dashboard(plane: &Plane) -> (Owned, String) {
     (process, url)
 }
 
+/// chromedriver and the browser it starts, in a process group of their own, all killed on drop: killing
+/// chromedriver alone would leave chromium running when a test fails before closing its session.
+struct Driver(std::process::Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
 async fn browser(
     chromedriver: &std::path::Path,
     chromium: &std::path::Path,
     log: &std::path::Path,
-) -> (Owned, Client) {
+) -> (Driver, Client) {
     let port = free_port();
-    let driver = spawn_logged(chromedriver, &[&format!("--port={port}")], log);
+    let log = std::fs::File::create(log).expect("chromedriver log");
+    let mut command = std::process::Command::new(chromedriver);
+    command
+        .arg(format!("--port={port}"))
+        .stdout(log.try_clone().expect("log"))
+        .stderr(log);
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let driver = Driver(command.spawn().expect("start chromedriver"));
     let mut capabilities = serde_json::Map::new();
     capabilities.insert("acceptInsecureCerts".into(), json!(true));
     capabilities.insert(
         "goog:chromeOptions".into(),
         json!({"binary": chromium, "args": ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-               "--disable-gpu", "--window-size=1280,800"]}),
+               "--disable-gpu", "--disable-crash-reporter", "--disable-breakpad", "--window-size=1280,800"]}),
     );
     let connector = hyper_util::client::legacy::connect::HttpConnector::new();
     let client = eventually!("chromedriver to start a session", async {
