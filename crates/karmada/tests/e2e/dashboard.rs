@@ -406,7 +406,16 @@ fn dashboard_in_headless_chromium() {
             .goto(&format!("{base}failover"))
             .await
             .expect("failover");
-        text_of(&browser, "#timeline").await;
+        // The frozen member's taint is on the timeline (the page is live: it may arrive after the first render).
+        eventually!("member2's taint on the failover timeline", async {
+            let rows = texts(&browser, "#timeline tbody tr").await?;
+            rows.iter()
+                .any(|r| {
+                    r.contains("cluster/member2") && r.contains("cluster.karmada.io/unreachable")
+                })
+                .then_some(())
+                .ok_or(format!("{rows:?}"))
+        });
         screenshot(&browser, "failover").await;
 
         // Phone width: the page fits, wide tables scroll inside their box.
