@@ -17,6 +17,9 @@ command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 command -v dig >/dev/null 2>&1 || need_apt+=(bind9-dnsutils)
 # HTTP/2 uploads in the API server's tests (curl with nghttp2 reports a reset stream as an error)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# the dashboard's browser tests drive headless chromium through chromedriver
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

@@ -9,6 +9,7 @@ mod apiserver;
 mod bindings;
 mod clusters;
 mod creates;
+mod dashboard;
 mod failover;
 mod fhpa;
 mod interpreter;
@@ -67,6 +68,8 @@ enum Command {
     /// Scale: 100 members in one member-sim, 5,000 workloads half Duplicated, half Divided: time until all
     /// applied, distribution latency, CPU per (workload × member), RSS, idle cluster status collection.
     Scale(scale::Args),
+    /// Dashboard: first paint of the overview in headless chromium with 10,000 ResourceBindings.
+    Dashboard(dashboard::Args),
 }
 
 #[tokio::main]
@@ -84,5 +87,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Scrape(args) => scrape::run(args).await,
         Command::Mcs(args) => mcs::run(args).await,
         Command::Scale(args) => scale::run(args).await,
+        Command::Dashboard(args) => dashboard::run(args).await,
     }
 }

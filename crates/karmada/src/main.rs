@@ -7,6 +7,7 @@ mod backup_socket;
 mod component;
 mod controller_manager;
 mod controller_set;
+mod dashboard;
 mod features;
 mod kubeconfig;
 mod lb;
@@ -56,6 +57,8 @@ enum Command {
     AllInOne(Box<all_in_one::AllInOneArgs>),
     /// Run a TCP load balancer in front of several API server replicas.
     Lb(lb::LbArgs),
+    /// Run the web dashboard (HTTPS) against the control plane, each user logged in with their own token.
+    Dashboard(dashboard::DashboardArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -82,6 +85,7 @@ fn main() -> anyhow::Result<()> {
         Command::SchedulerEstimator(args) => runtime.block_on(scheduler_estimator::run(args)),
         Command::AllInOne(args) => runtime.block_on(all_in_one::run(*args)),
         Command::Lb(args) => runtime.block_on(lb::run(args)),
+        Command::Dashboard(args) => runtime.block_on(dashboard::run(args)),
     };
     // Every owned task has stopped by now; what may remain is a blocked stdin read, which must
     // not keep the process alive.

@@ -185,6 +185,17 @@ fn local_up_is_ready_idempotent_and_local_down_stops_everything() {
     ] {
         assert!(stdout.contains(want), "missing {want:?}:\n{stdout}");
     }
+    // The dashboard is up and its URL printed.
+    let dashboard = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Dashboard: "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no dashboard URL:\n{stdout}"));
+    let health = std::process::Command::new("curl")
+        .args(["-sk", &format!("{dashboard}healthz")])
+        .output()
+        .expect("curl");
+    assert_eq!(String::from_utf8_lossy(&health.stdout), "ok", "{dashboard}");
 
     // One kubeconfig, four contexts; each member answers through it.
     let contexts = local.kubectl(&["config", "get-contexts", "-o", "name"]);
@@ -288,7 +299,9 @@ fn local_up_all_in_one_runs_the_control_plane_as_one_process() {
     let control_plane: Vec<&str> = pids
         .iter()
         .map(|(c, _)| c.as_str())
-        .filter(|c| c.starts_with("karmada-") && *c != "karmada-agent")
+        .filter(|c| {
+            c.starts_with("karmada-") && !["karmada-agent", "karmada-dashboard"].contains(c)
+        })
         .collect();
     assert_eq!(control_plane, ["karmada-apiserver"], "{pids:?}");
     let (_, apiserver) = pids

@@ -10,6 +10,7 @@ mod clusters;
 mod crash;
 mod cronfederatedhpa;
 mod custom_metrics;
+mod dashboard;
 mod failover;
 mod federatedhpa;
 mod federatedresourcequota;

@@ -81,6 +81,9 @@ pub struct LocalUpArgs {
     /// them.
     #[arg(long)]
     pub enable_scheduler_estimator: bool,
+    /// Port of the web dashboard (`karmada dashboard`, HTTPS on 127.0.0.1); 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    pub dashboard_port: u16,
 }
 
 /// A Prometheus duration (`15s`, `500ms`, `1m`).
@@ -274,6 +277,18 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
         None
     };
 
+    // The dashboard is started last: it is optional, and a server binary without it still brings the
+    // federation up.
+    let dashboard = if components::has_subcommand(&plane.binary, "dashboard") {
+        let url =
+            super::local_up_dashboard::start(&plane, &karmada_kubeconfig, args.dashboard_port)
+                .await?;
+        progress.note(&format!("dashboard at {url}"));
+        Some(url)
+    } else {
+        None
+    };
+
     let kc = karmada_kubeconfig.display();
     println!();
     println!(
@@ -289,6 +304,9 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
     println!("  karmadactl get clusters");
     println!("  kubectl --context member1 get nodes");
     println!("Logs: {}", data_dir.join(components::LOG_DIR).display());
+    if let Some(url) = dashboard {
+        println!("Dashboard: {url} (log in with a token, or paste the kubeconfig)");
+    }
     if let Some(url) = prometheus {
         let dir = data_dir.join(crate::monitoring::prometheus::DIR);
         println!("Prometheus: {url} (alerts: {url}/alerts)");

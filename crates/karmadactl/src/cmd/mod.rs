@@ -15,6 +15,7 @@ pub mod interpret;
 pub mod interpret_edit;
 pub mod join;
 pub mod local_up;
+pub mod local_up_dashboard;
 pub mod local_up_pull;
 pub mod plan;
 pub mod promote;

@@ -1,0 +1,494 @@
+//! Routes: each page needs a session (else the login page), renders its view with the session's client,
+//! and turns a 401 from the API into the end of the session.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use tokio_util::sync::CancellationToken;
+
+use crate::api::ApiError;
+use crate::control_plane::{ControlPlane, Credentials, LoginError, whoami};
+use crate::html::{Page, layout, respond};
+use crate::session::{Session, Sessions, same_secret, set_cookie};
+use crate::views::{self, View, actions};
+use crate::{assets, live};
+
+/// Largest form accepted (a pasted kubeconfig with a certificate fits easily).
+const MAX_FORM: usize = 256 * 1024;
+
+pub struct App {
+    pub control_plane: ControlPlane,
+    pub sessions: Sessions,
+    pub cancel: CancellationToken,
+}
+
+type Shared = State<Arc<App>>;
+type Params = Query<HashMap<String, String>>;
+
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/", get(overview))
+        .route("/workloads/{namespace}/{name}", get(workload))
+        .route("/policies", get(policies))
+        .route(
+            "/policies/delete",
+            get(delete_policy_confirm).post(delete_policy),
+        )
+        .route("/failover", get(failover))
+        .route("/clusters/{name}/cordon", get(cordon_confirm).post(cordon))
+        .route("/live/{view}", get(live_events))
+        .route("/login", get(login_page).post(login))
+        .route("/logout", axum::routing::post(logout))
+        .route("/assets/app.js", get(assets::app_js))
+        .route("/assets/app.css", get(assets::app_css))
+        .route("/healthz", get(|| async { "ok" }))
+        .with_state(app)
+}
+
+/// Where a request without a live session goes.
+fn to_login() -> Response {
+    Redirect::to("/login").into_response()
+}
+
+/// A page: the view in the layout, or alone for `?fragment=1`. A 401 ends the session.
+fn page(
+    app: &App,
+    id: &str,
+    session: &Session,
+    params: &HashMap<String, String>,
+    view: Result<View, ApiError>,
+) -> Response {
+    match view {
+        Ok(view) => {
+            if params.get("fragment").is_some() {
+                return respond(StatusCode::OK, view.content);
+            }
+            let page = Page {
+                title: &view.title,
+                user: Some(&session.user),
+                csrf: Some(&session.csrf),
+                live: view.live,
+            };
+            respond(StatusCode::OK, layout(&page, &view.content))
+        }
+        Err(ApiError::Unauthorized(_)) => end_session(app, id),
+        Err(error) => {
+            let status = match error {
+                ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+                ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+                _ => StatusCode::BAD_GATEWAY,
+            };
+            let content = format!(
+                "<p class=\"error\" id=\"page-error\">{}</p>",
+                crate::html::esc(&error.to_string())
+            );
+            if params.get("fragment").is_some() {
+                return respond(status, content);
+            }
+            let page = Page {
+                title: "Error",
+                user: Some(&session.user),
+                csrf: Some(&session.csrf),
+                live: None,
+            };
+            respond(status, layout(&page, &content))
+        }
+    }
+}
+
+/// Drops the session and sends the browser to the login page saying why.
+fn end_session(app: &App, id: &str) -> Response {
+    app.sessions.end(id);
+    let mut response = Redirect::to("/login?ended=1").into_response();
+    if let Ok(cookie) = HeaderValue::from_str(&set_cookie("")) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+async fn overview(State(app): Shared, headers: HeaderMap, Query(params): Params) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let view = views::overview::render(&s.client, params.get("continue").map(String::as_str)).await;
+    page(&app, &id, &s, &params, view)
+}
+
+async fn workload(
+    State(app): Shared,
+    headers: HeaderMap,
+    Path((namespace, name)): Path<(String, String)>,
+    Query(params): Params,
+) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let view = views::workload::render(&s.client, &namespace, &name).await;
+    page(&app, &id, &s, &params, view)
+}
+
+async fn policies(State(app): Shared, headers: HeaderMap, Query(params): Params) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let view = views::policies::render(&s.client, params.get("continue").map(String::as_str)).await;
+    page(&app, &id, &s, &params, view)
+}
+
+async fn failover(State(app): Shared, headers: HeaderMap, Query(params): Params) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let view = views::failover::render(&s.client).await;
+    page(&app, &id, &s, &params, view)
+}
+
+async fn live_events(
+    State(app): Shared,
+    headers: HeaderMap,
+    Path(view): Path<String>,
+    Query(params): Params,
+) -> Response {
+    let Some((_, s)) = app.sessions.of_request(&headers) else {
+        return StatusCode::UNAUTHORIZED.into_response();
+    };
+    let param = |key: &str| params.get(key).map(String::as_str).unwrap_or("");
+    match live::watched(&view, param("namespace"), param("binding")) {
+        Some(collections) => {
+            live::stream(s.client.clone(), collections, app.cancel.clone()).into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+fn static_page(session: &Session, title: &str, content: &str, status: StatusCode) -> Response {
+    let page = Page {
+        title,
+        user: Some(&session.user),
+        csrf: Some(&session.csrf),
+        live: None,
+    };
+    respond(status, layout(&page, content))
+}
+
+async fn cordon_confirm(
+    State(app): Shared,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    Query(params): Params,
+) -> Response {
+    let Some((_, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let action = if params.get("action").map(String::as_str) == Some("uncordon") {
+        "uncordon"
+    } else {
+        "cordon"
+    };
+    let question = format!(
+        "{} cluster {name}? ({})",
+        capitalize(action),
+        match action {
+            "cordon" => "new workloads will not be scheduled there",
+            _ => "new workloads may be scheduled there again",
+        }
+    );
+    let url = format!("/clusters/{}/cordon", crate::html::query_value(&name));
+    let content = actions::confirm(
+        &url,
+        &question,
+        &[("action", action)],
+        &s.csrf,
+        &capitalize(action),
+    );
+    static_page(&s, "Confirm", &content, StatusCode::OK)
+}
+
+async fn cordon(
+    State(app): Shared,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let Some(form) = checked_form(&s, &body) else {
+        return refused(&s);
+    };
+    let result = actions::cordon(
+        &s.client,
+        &name,
+        form.get("action").map(String::as_str) != Some("uncordon"),
+    )
+    .await;
+    action_outcome(&app, &id, &s, result)
+}
+
+async fn delete_policy_confirm(
+    State(app): Shared,
+    headers: HeaderMap,
+    Query(params): Params,
+) -> Response {
+    let Some((_, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let namespace = params.get("namespace").cloned().unwrap_or_default();
+    let name = params.get("name").cloned().unwrap_or_default();
+    let question = if namespace.is_empty() {
+        format!(
+            "Delete ClusterPropagationPolicy {name}? The resources it claims are no longer propagated by it."
+        )
+    } else {
+        format!(
+            "Delete PropagationPolicy {namespace}/{name}? The resources it claims are no longer propagated by it."
+        )
+    };
+    let fields = [("namespace", namespace.as_str()), ("name", name.as_str())];
+    let content = actions::confirm("/policies/delete", &question, &fields, &s.csrf, "Delete");
+    static_page(&s, "Confirm", &content, StatusCode::OK)
+}
+
+async fn delete_policy(State(app): Shared, headers: HeaderMap, body: Bytes) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let Some(form) = checked_form(&s, &body) else {
+        return refused(&s);
+    };
+    let field = |k: &str| form.get(k).cloned().unwrap_or_default();
+    let result = actions::delete_policy(&s.client, &field("namespace"), &field("name")).await;
+    action_outcome(&app, &id, &s, result)
+}
+
+fn action_outcome(app: &App, id: &str, s: &Session, result: Result<String, ApiError>) -> Response {
+    let status = match &result {
+        Ok(_) => StatusCode::OK,
+        Err(ApiError::Unauthorized(_)) => return end_session(app, id),
+        Err(ApiError::Forbidden(_)) => StatusCode::FORBIDDEN,
+        Err(ApiError::NotFound(_)) => StatusCode::NOT_FOUND,
+        Err(_) => StatusCode::BAD_GATEWAY,
+    };
+    static_page(s, "Result", &actions::outcome(&result), status)
+}
+
+/// The form fields of a POST, `None` unless it carries the session's CSRF token (and fits).
+fn checked_form(s: &Session, body: &Bytes) -> Option<HashMap<String, String>> {
+    let form = parse_form(body)?;
+    match form.get("csrf") {
+        Some(token) if same_secret(token, &s.csrf) => Some(form),
+        _ => None,
+    }
+}
+
+fn refused(s: &Session) -> Response {
+    static_page(
+        s,
+        "Refused",
+        "<p class=\"error\" id=\"action-error\">The form is stale or did not come from this dashboard (CSRF \
+         token mismatch); reload the page and try again.</p>",
+        StatusCode::FORBIDDEN,
+    )
+}
+
+fn parse_form(body: &Bytes) -> Option<HashMap<String, String>> {
+    (body.len() <= MAX_FORM).then(|| form_urlencoded::parse(body).into_owned().collect())
+}
+
+fn capitalize(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+async fn login_page(Query(params): Params) -> Response {
+    let notice = params
+        .contains_key("ended")
+        .then_some("Your session ended: the API server refused the credentials (wrong or expired token, or a deleted ServiceAccount). Log in again.");
+    login_form(notice, None, StatusCode::OK)
+}
+
+fn login_form(notice: Option<&str>, error: Option<&str>, status: StatusCode) -> Response {
+    let page = Page {
+        title: "Log in",
+        user: None,
+        csrf: None,
+        live: None,
+    };
+    respond(status, layout(&page, &views::login::form(notice, error)))
+}
+
+async fn login(State(app): Shared, body: Bytes) -> Response {
+    let Some(form) = parse_form(&body) else {
+        return login_form(
+            None,
+            Some("the form is too large"),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        );
+    };
+    let token = form.get("token").map(|t| t.trim()).unwrap_or("");
+    let kubeconfig = form.get("kubeconfig").map(|k| k.trim()).unwrap_or("");
+    let credentials = if token.is_empty() && !kubeconfig.is_empty() {
+        Credentials::Kubeconfig(kubeconfig.to_string())
+    } else {
+        Credentials::Token(token.to_string())
+    };
+    let client = match app.control_plane.client(credentials) {
+        Ok(client) => client,
+        Err(error) => return login_form(None, Some(&error.to_string()), StatusCode::BAD_REQUEST),
+    };
+    let user = match whoami(&client).await {
+        Ok(user) => user,
+        Err(ApiError::Unauthorized(_)) => {
+            return login_form(
+                None,
+                Some(
+                    "The API server refused these credentials (401 Unauthorized): the token is wrong or expired, or its ServiceAccount was deleted.",
+                ),
+                StatusCode::UNAUTHORIZED,
+            );
+        }
+        Err(error) => {
+            let error = LoginError::Api(error);
+            return login_form(None, Some(&error.to_string()), StatusCode::BAD_GATEWAY);
+        }
+    };
+    let id = app.sessions.create(user, client);
+    let mut response = Redirect::to("/").into_response();
+    if let Ok(cookie) = HeaderValue::from_str(&set_cookie(&id)) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+async fn logout(State(app): Shared, headers: HeaderMap, body: Bytes) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return Redirect::to("/login").into_response();
+    };
+    if checked_form(&s, &body).is_none() {
+        return refused(&s);
+    }
+    app.sessions.end(&id);
+    let mut response = Redirect::to("/login").into_response();
+    if let Ok(cookie) = HeaderValue::from_str(&set_cookie("")) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use http::Request;
+    use tower::ServiceExt;
+
+    fn app() -> Arc<App> {
+        let config = kube::Config::new("https://127.0.0.1:1".parse().unwrap());
+        Arc::new(App {
+            control_plane: ControlPlane::new(config),
+            sessions: Sessions::default(),
+            cancel: CancellationToken::new(),
+        })
+    }
+
+    async fn send(app: &Arc<App>, request: Request<Body>) -> (StatusCode, HeaderMap, String) {
+        let response = router(app.clone()).oneshot(request).await.unwrap();
+        let (parts, body) = response.into_parts();
+        let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        (
+            parts.status,
+            parts.headers,
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )
+    }
+
+    #[tokio::test]
+    async fn without_a_session_pages_go_to_login_and_live_is_refused() {
+        let app = app();
+        let (status, headers, _) = send(&app, Request::get("/").body(Body::empty()).unwrap()).await;
+        assert_eq!(status, StatusCode::SEE_OTHER);
+        assert_eq!(headers[header::LOCATION], "/login");
+        let (status, _, _) = send(
+            &app,
+            Request::get("/live/overview").body(Body::empty()).unwrap(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let (status, headers, body) = send(
+            &app,
+            Request::get("/login?ended=1").body(Body::empty()).unwrap(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.contains("session ended"), "{body}");
+        assert!(
+            headers[header::CONTENT_SECURITY_POLICY]
+                .to_str()
+                .unwrap()
+                .contains("default-src 'self'")
+        );
+    }
+
+    #[tokio::test]
+    async fn actions_without_the_csrf_token_are_refused() {
+        let app = app();
+        let client = app
+            .control_plane
+            .client(crate::control_plane::Credentials::Token("t".into()))
+            .unwrap();
+        let id = app.sessions.create("alice".into(), client);
+        let cookie = format!("{}={id}", crate::session::COOKIE);
+        for body in ["action=cordon", "action=cordon&csrf=forged"] {
+            let request = Request::post("/clusters/m1/cordon")
+                .header(header::COOKIE, &cookie)
+                .body(Body::from(body))
+                .unwrap();
+            let (status, _, page) = send(&app, request).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+            assert!(page.contains("CSRF"), "{page}");
+        }
+        // The confirmation page carries the session's token.
+        let request = Request::get("/clusters/m1/cordon?action=uncordon")
+            .header(header::COOKIE, &cookie)
+            .body(Body::empty())
+            .unwrap();
+        let (_, _, page) = send(&app, request).await;
+        let csrf = app.sessions.of_request(&{
+            let mut h = HeaderMap::new();
+            h.insert(header::COOKIE, cookie.parse().unwrap());
+            h
+        });
+        assert!(
+            page.contains(&csrf.unwrap().1.csrf) && page.contains("Uncordon cluster m1?"),
+            "{page}"
+        );
+    }
+
+    #[tokio::test]
+    async fn assets_are_embedded() {
+        let app = app();
+        let (status, headers, body) = send(
+            &app,
+            Request::get("/assets/app.js").body(Body::empty()).unwrap(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(
+            headers[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("text/javascript")
+        );
+        assert!(body.contains("EventSource"));
+    }
+}

@@ -1,0 +1,640 @@
+//! The dashboard in a real browser (issue 38): Debian's chromium, headless, driven through chromedriver by
+//! fantoccini (WebDriver). A control plane with three member-sims, `karmada dashboard` against it, and the
+//! checks a person would make: log in, see the clusters, read a Divided workload's placement and the
+//! scheduler's scores, watch a frozen member turn NotReady without reload, be refused by RBAC, be refused a
+//! wrong token, see a deleted object's page say so, and see a deleted ServiceAccount end the session.
+//! Screenshots of each view go to `target/<profile>/dashboard-screenshots/` (not committed).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+use crate::harness::{Owned, bin, free_port, spawn_logged};
+use crate::plane::{Plane, wait_for};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Polls an async check until it is `Ok`, failing with the last observation after [`DEADLINE`].
+macro_rules! eventually {
+    ($what:expr, $check:expr) => {{
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let result: Result<_, String> = $check.await;
+            match result {
+                Ok(value) => break value,
+                Err(last) => {
+                    assert!(
+                        Instant::now() < deadline,
+                        "timed out waiting for {}; last: {last}",
+                        $what
+                    );
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }};
+}
+
+/// A program the test needs from `scripts/setup.sh`; its absence fails the test, saying so.
+fn required(program: &str) -> PathBuf {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(program))
+            .find(|path| path.is_file())
+    });
+    found.unwrap_or_else(|| panic!("{program} is not installed: run scripts/setup.sh (it installs chromium and chromium-driver)"))
+}
+
+fn screenshots_dir() -> PathBuf {
+    let dir = bin("karmada")
+        .parent()
+        .expect("target dir")
+        .join("dashboard-screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshots dir");
+    dir
+}
+
+async fn screenshot(browser: &Client, name: &str) {
+    let png = browser.screenshot().await.expect("screenshot");
+    std::fs::write(screenshots_dir().join(format!("{name}.png")), png).expect("write screenshot");
+}
+
+/// The texts of the elements `css` selects now.
+async fn texts(browser: &Client, css: &str) -> Result<Vec<String>, String> {
+    let elements = browser
+        .find_all(Locator::Css(css))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for element in elements {
+        out.push(element.text().await.map_err(|e| e.to_string())?);
+    }
+    Ok(out)
+}
+
+/// The text of the one element `css` selects, once there is one.
+async fn text_of(browser: &Client, css: &str) -> String {
+    eventually!(format!("an element {css}"), async {
+        texts(browser, css)
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| "absent".to_string())
+    })
+}
+
+async fn login(browser: &Client, base: &str, token: &str) {
+    browser
+        .goto(&format!("{base}login"))
+        .await
+        .expect("login page");
+    let field = browser
+        .find(Locator::Css("#token"))
+        .await
+        .expect("token field");
+    field.send_keys(token).await.expect("type token");
+    browser
+        .find(Locator::Css("#login"))
+        .await
+        .expect("button")
+        .click()
+        .await
+        .expect("submit");
+}
+
+async fn logout(browser: &Client) {
+    browser
+        .find(Locator::Css("#logout"))
+        .await
+        .expect("logout")
+        .click()
+        .await
+        .expect("click");
+    text_of(browser, "#login").await;
+}
+
+/// Marks the current document; a reload drops the mark.
+async fn mark_document(browser: &Client) {
+    browser
+        .execute("window.__notReloaded = true;", vec![])
+        .await
+        .expect("mark");
+}
+
+async fn still_same_document(browser: &Client) -> bool {
+    browser
+        .execute("return window.__notReloaded === true;", vec![])
+        .await
+        .expect("read mark")
+        .as_bool()
+        .unwrap_or(false)
+}
+
+fn token(plane: &Plane, account: &str) -> String {
+    plane
+        .kubectl(&["create", "token", account, "--duration=1h"])
+        .success()
+        .trim()
+        .to_string()
+}
+
+fn setup_accounts_and_workloads(plane: &Plane) {
+    plane
+        .kubectl(&["create", "serviceaccount", "admin-bot"])
+        .success();
+    plane
+        .kubectl(&[
+            "create",
+            "clusterrolebinding",
+            "admin-bot",
+            "--clusterrole=cluster-admin",
+            "--serviceaccount=default:admin-bot",
+        ])
+        .success();
+    plane
+        .kubectl(&["create", "serviceaccount", "reader"])
+        .success();
+    let reader = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "read-everything"},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]});
+    plane.apply("read-everything", &reader.to_string());
+    plane
+        .kubectl(&[
+            "create",
+            "clusterrolebinding",
+            "reader",
+            "--clusterrole=read-everything",
+            "--serviceaccount=default:reader",
+        ])
+        .success();
+    for (name, replicas) in [("web", "6"), ("doomed", "3")] {
+        plane
+            .kubectl(&[
+                "create",
+                "deployment",
+                name,
+                "--image",
+                "nginx:1.27",
+                "--replicas",
+                replicas,
+            ])
+            .success();
+    }
+    let weight = |cluster: &str, weight: u32| json!({"targetCluster": {"clusterNames": [cluster]}, "weight": weight});
+    let policy = json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"resourceSelectors": [
+                    {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                    {"apiVersion": "apps/v1", "kind": "Deployment", "name": "doomed"}],
+                 "placement": {"clusterAffinity": {"clusterNames": ["member1", "member2", "member3"]},
+                    "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted",
+                        "weightPreference": {"staticWeightList": [weight("member1", 1), weight("member2", 2), weight("member3", 3)]}}}}});
+    plane.apply("web-policy", &policy.to_string());
+    for binding in ["web-deployment", "doomed-deployment"] {
+        wait_for(&format!("{binding} placed on three clusters"), || {
+            let rb =
+                plane.object(&["resourcebindings.work.karmada.io", "-n", "default", binding])?;
+            let placed = rb["spec"]["clusters"].as_array().map_or(0, Vec::len);
+            (placed == 3)
+                .then_some(())
+                .ok_or(format!("{}", rb["spec"]["clusters"]))
+        });
+    }
+}
+
+fn start_dashboard(plane: &Plane) -> (Owned, String) {
+    let dir = plane.karmada.dir.path();
+    let address_file = dir.join("dashboard.url");
+    let kubeconfig = plane
+        .karmada
+        .kubeconfig
+        .to_str()
+        .expect("utf-8")
+        .to_string();
+    let process = spawn_logged(
+        &bin("karmada"),
+        &[
+            "dashboard",
+            "--kubeconfig",
+            &kubeconfig,
+            "--bind",
+            "127.0.0.1:0",
+            "--address-file",
+            address_file.to_str().expect("utf-8"),
+            "--exit-with-stdin",
+        ],
+        &dir.join("dashboard.log"),
+    );
+    let url = wait_for("the dashboard's address", || {
+        std::fs::read_to_string(&address_file)
+            .map_err(|e| e.to_string())
+            .and_then(|u| {
+                if u.starts_with("https://") {
+                    Ok(u)
+                } else {
+                    Err(u)
+                }
+            })
+    });
+    (process, url)
+}
+
+/// chromedriver and the browser it starts, in a process group of their own, all killed on drop: killing
+/// chromedriver alone would leave chromium running when a test fails before closing its session.
+struct Driver(std::process::Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+async fn browser(
+    chromedriver: &std::path::Path,
+    chromium: &std::path::Path,
+    log: &std::path::Path,
+) -> (Driver, Client) {
+    let port = free_port();
+    let log = std::fs::File::create(log).expect("chromedriver log");
+    let mut command = std::process::Command::new(chromedriver);
+    command
+        .arg(format!("--port={port}"))
+        .stdout(log.try_clone().expect("log"))
+        .stderr(log);
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let driver = Driver(command.spawn().expect("start chromedriver"));
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert("acceptInsecureCerts".into(), json!(true));
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        json!({"binary": chromium, "args": ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+               "--disable-gpu", "--disable-crash-reporter", "--disable-breakpad", "--window-size=1280,800"]}),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    let client = eventually!("chromedriver to start a session", async {
+        ClientBuilder::new(connector.clone())
+            .capabilities(capabilities.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .map_err(|e| e.to_string())
+    });
+    (driver, client)
+}
+
+#[test]
+fn dashboard_in_headless_chromium() {
+    let chromedriver = required("chromedriver");
+    let chromium = required("chromium");
+    let plane = Plane::start(&["member1", "member2", "member3"]);
+    setup_accounts_and_workloads(&plane);
+    let (_dashboard, base) = start_dashboard(&plane);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (_driver, browser) = browser(
+            &chromedriver,
+            &chromium,
+            &plane.karmada.dir.path().join("chromedriver.log"),
+        )
+        .await;
+
+        // A wrong token is refused at login.
+        login(&browser, &base, "not-a-token").await;
+        let refused = text_of(&browser, "#login-error").await;
+        assert!(refused.contains("401 Unauthorized"), "{refused}");
+        screenshot(&browser, "login-refused").await;
+
+        // A read-only user sees the clusters but RBAC refuses the cordon, with the API's message.
+        login(&browser, &base, &token(&plane, "reader")).await;
+        assert_eq!(
+            text_of(&browser, "#user").await,
+            "system:serviceaccount:default:reader"
+        );
+        browser
+            .goto(&format!("{base}clusters/member1/cordon?action=cordon"))
+            .await
+            .expect("confirm page");
+        text_of(&browser, "#question").await;
+        browser
+            .find(Locator::Css("#confirm"))
+            .await
+            .expect("confirm")
+            .click()
+            .await
+            .expect("click");
+        let denied = text_of(&browser, "#action-error").await;
+        assert!(
+            denied.contains("cannot update resource \"clusters\""),
+            "{denied}"
+        );
+        screenshot(&browser, "cordon-forbidden").await;
+        logout(&browser).await;
+
+        // The administrator: three Ready clusters.
+        login(&browser, &base, &token(&plane, "admin-bot")).await;
+        let ready = eventually!("three Ready clusters", async {
+            let ready = texts(&browser, "#clusters span.ready").await?;
+            (ready.len() == 3 && ready.iter().all(|r| r == "Ready"))
+                .then_some(ready.clone())
+                .ok_or(format!("{ready:?}"))
+        });
+        assert_eq!(ready.len(), 3);
+        screenshot(&browser, "overview").await;
+
+        // The Divided workload: replicas 1:2:3 per cluster, and the scheduler's score for each.
+        browser
+            .goto(&format!("{base}workloads/default/web-deployment"))
+            .await
+            .expect("workload");
+        let replicas = eventually!("the placement table", async {
+            let mut cells = Vec::new();
+            for cluster in ["member1", "member2", "member3"] {
+                let css = format!("#placement span.replicas[data-cluster=\"{cluster}\"]");
+                cells.push(texts(&browser, &css).await?.join(""));
+            }
+            (cells.iter().all(|c| !c.is_empty()))
+                .then_some(cells.clone())
+                .ok_or(format!("{cells:?}"))
+        });
+        assert_eq!(replicas, ["1", "2", "3"]);
+        let scores = texts(&browser, "#scores span.score").await.expect("scores");
+        assert_eq!(scores.len(), 3, "{scores:?}");
+        assert!(
+            scores.iter().all(|s| s.parse::<i64>().is_ok()),
+            "every cluster has a numeric score: {scores:?}"
+        );
+        let verdicts = texts(&browser, "#scores tbody tr td:nth-child(2)")
+            .await
+            .expect("verdicts");
+        assert!(verdicts.iter().all(|v| v == "feasible"), "{verdicts:?}");
+        screenshot(&browser, "workload").await;
+
+        browser
+            .goto(&format!("{base}policies"))
+            .await
+            .expect("policies");
+        let claims = text_of(&browser, "#policies tbody").await;
+        assert!(
+            claims.contains("Deployment/web") && claims.contains("Deployment/doomed"),
+            "{claims}"
+        );
+        screenshot(&browser, "policies").await;
+
+        // A member frozen: NotReady on the overview without reload.
+        browser.goto(&base).await.expect("overview");
+        text_of(&browser, "#clusters").await;
+        mark_document(&browser).await;
+        plane.fault("member2", &["unreachable"]);
+        eventually!("member2 NotReady on the open overview", async {
+            let state = texts(&browser, "#clusters span.ready[data-cluster=\"member2\"]")
+                .await?
+                .join("");
+            (state == "NotReady").then_some(()).ok_or(state)
+        });
+        assert!(
+            still_same_document(&browser).await,
+            "the overview was updated in place, not reloaded"
+        );
+        screenshot(&browser, "overview-member2-notready").await;
+
+        browser
+            .goto(&format!("{base}failover"))
+            .await
+            .expect("failover");
+        // The frozen member's taint is on the timeline (the page is live: it may arrive after the first render).
+        eventually!("member2's taint on the failover timeline", async {
+            let rows = texts(&browser, "#timeline tbody tr").await?;
+            rows.iter()
+                .any(|r| {
+                    r.contains("cluster/member2") && r.contains("cluster.karmada.io/unreachable")
+                })
+                .then_some(())
+                .ok_or(format!("{rows:?}"))
+        });
+        screenshot(&browser, "failover").await;
+
+        // Phone width: the page fits, wide tables scroll inside their box.
+        browser.set_window_size(390, 844).await.expect("resize");
+        browser.goto(&base).await.expect("overview");
+        text_of(&browser, "#clusters").await;
+        let fits = browser
+            .execute(
+                "return document.documentElement.scrollWidth <= window.innerWidth + 1;",
+                vec![],
+            )
+            .await
+            .expect("measure");
+        assert_eq!(
+            fits,
+            json!(true),
+            "no horizontal scroll of the page at phone width"
+        );
+        screenshot(&browser, "overview-phone").await;
+        browser.set_window_size(1280, 800).await.expect("resize");
+
+        // An object deleted while its page is open: the page says it is gone.
+        browser
+            .goto(&format!("{base}workloads/default/doomed-deployment"))
+            .await
+            .expect("workload");
+        text_of(&browser, "#placement").await;
+        mark_document(&browser).await;
+        plane.kubectl(&["delete", "deployment", "doomed"]).success();
+        let gone = text_of(&browser, "#gone").await;
+        assert!(gone.contains("no longer exists"), "{gone}");
+        assert!(still_same_document(&browser).await, "updated in place");
+        screenshot(&browser, "workload-deleted").await;
+
+        // The administrator may cordon; the overview shows the taint.
+        browser
+            .goto(&format!("{base}clusters/member3/cordon?action=cordon"))
+            .await
+            .expect("confirm");
+        browser
+            .find(Locator::Css("#confirm"))
+            .await
+            .expect("confirm")
+            .click()
+            .await
+            .expect("click");
+        assert_eq!(
+            text_of(&browser, "#action-result").await,
+            "cluster/member3 cordoned"
+        );
+        let taints =
+            plane.object(&["cluster", "member3"]).expect("member3")["spec"]["taints"].to_string();
+        assert!(
+            taints.contains("cluster.karmada.io/unschedulable"),
+            "{taints}"
+        );
+
+        // Deleting a policy: from its row, through the confirmation, with the administrator's rights.
+        browser
+            .goto(&format!("{base}policies"))
+            .await
+            .expect("policies");
+        browser
+            .find(Locator::Css("#delete-default-web"))
+            .await
+            .expect("delete link")
+            .click()
+            .await
+            .expect("click");
+        let question = text_of(&browser, "#question").await;
+        assert!(
+            question.contains("PropagationPolicy default/web"),
+            "{question}"
+        );
+        browser
+            .find(Locator::Css("#confirm"))
+            .await
+            .expect("confirm")
+            .click()
+            .await
+            .expect("click");
+        assert_eq!(
+            text_of(&browser, "#action-result").await,
+            "propagationpolicy/web deleted from default"
+        );
+        wait_for("the policy gone", || {
+            let out = plane.kubectl(&["get", "propagationpolicy", "web", "-n", "default"]);
+            (!out.ok()).then_some(()).ok_or(out.stdout)
+        });
+
+        // The ServiceAccount deleted: the next page ends the session.
+        plane
+            .kubectl(&["delete", "serviceaccount", "admin-bot"])
+            .success();
+        browser.goto(&base).await.expect("overview");
+        let notice = text_of(&browser, "#notice").await;
+        assert!(notice.contains("session ended"), "{notice}");
+        screenshot(&browser, "session-ended").await;
+        browser.close().await.expect("close");
+    });
+}
+
+/// `curl -sk` with a cookie jar, returning the body (`-w` appends the status).
+fn curl(jar: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sk",
+            "-c",
+            jar.to_str().expect("utf-8"),
+            "-b",
+            jar.to_str().expect("utf-8"),
+        ])
+        .args(args)
+        .output()
+        .expect("curl (scripts/setup.sh installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The workload links and the next page's path of an overview page.
+fn overview_page(html: &str) -> (Vec<String>, Option<String>) {
+    let workloads = html
+        .split("class=\"workload\" href=\"/workloads/default/")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next().map(str::to_string))
+        .collect();
+    let next = html
+        .split("id=\"next-page\" class=\"button\" href=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(|href| href.replace("&amp;", "&"));
+    (workloads, next)
+}
+
+/// 120 ResourceBindings on an API server alone; a login by pasting the admin kubeconfig (client certificate
+/// inline); the overview's replica map comes 50 bindings a page, following the continue tokens to the end.
+#[test]
+fn dashboard_lists_a_page_at_a_time_after_a_kubeconfig_login() {
+    let server = crate::harness::Server::start();
+    let items: Vec<serde_json::Value> = (0..120)
+        .map(|i| {
+            json!({"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+                "metadata": {"name": format!("w{i:03}-deployment"), "namespace": "default"},
+                "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": format!("w{i:03}"),
+                                      "namespace": "default"},
+                         "clusters": [{"name": "member1", "replicas": 1 + i % 3}]}})
+        })
+        .collect();
+    let list = server.file(
+        "bindings.json",
+        &json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    );
+    server
+        .kubectl(&["apply", "-f", list.to_str().expect("utf-8")])
+        .success();
+    let dir = server.dir.path();
+    let address_file = dir.join("dashboard.url");
+    let _dashboard = spawn_logged(
+        &bin("karmada"),
+        &[
+            "dashboard",
+            "--kubeconfig",
+            server.kubeconfig.to_str().expect("utf-8"),
+            "--bind",
+            "127.0.0.1:0",
+            "--address-file",
+            address_file.to_str().expect("utf-8"),
+            "--exit-with-stdin",
+        ],
+        &dir.join("dashboard.log"),
+    );
+    let base = wait_for("the dashboard's address", || {
+        std::fs::read_to_string(&address_file)
+            .map_err(|e| e.to_string())
+            .and_then(|u| {
+                if u.starts_with("https://") {
+                    Ok(u)
+                } else {
+                    Err(u)
+                }
+            })
+    });
+    let jar = dir.join("cookies");
+    let kubeconfig = format!("kubeconfig@{}", server.kubeconfig.display());
+    let login = curl(
+        &jar,
+        &[
+            "-w",
+            "%{http_code} %{redirect_url}",
+            "--data-urlencode",
+            &kubeconfig,
+            &format!("{base}login"),
+        ],
+    );
+    assert!(
+        login.starts_with("303 ") && login.ends_with(&base),
+        "{login}"
+    );
+    let mut seen = Vec::new();
+    let mut path = String::new();
+    let mut pages = Vec::new();
+    loop {
+        let html = curl(
+            &jar,
+            &[&format!(
+                "{}{}",
+                base.trim_end_matches('/'),
+                if path.is_empty() { "/" } else { &path }
+            )],
+        );
+        assert!(html.contains("id=\"user\">system:admin<"), "{html}");
+        let (workloads, next) = overview_page(&html);
+        pages.push(workloads.len());
+        seen.extend(workloads);
+        match next {
+            Some(next) => path = next,
+            None => break,
+        }
+    }
+    assert_eq!(pages, [50, 50, 20]);
+    let expected: Vec<String> = (0..120).map(|i| format!("w{i:03}-deployment")).collect();
+    assert_eq!(seen, expected);
+}
