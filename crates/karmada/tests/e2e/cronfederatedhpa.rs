@@ -10,39 +10,10 @@ use jiff::{Timestamp, ToSpan, tz::TimeZone};
 use serde_json::Value;
 
 use crate::harness::{Server, wait_within};
-use crate::plane::{Plane, wait_for};
+use crate::plane::{Plane, wait_for, web_workload};
 
-const WORKLOAD: &str = r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: default
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: main
-        image: nginx:1.25
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: web
-  namespace: default
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  placement:
-    clusterAffinity:
-      clusterNames: [member1]
----
+/// The documents after the shared workload ([`web_workload`]).
+const AUTOSCALER: &str = r#"---
 apiVersion: autoscaling.karmada.io/v1alpha1
 kind: FederatedHPA
 metadata:
@@ -80,7 +51,10 @@ fn rules_fire_at_their_minute_in_their_zone_and_are_recorded() {
         &["member1"],
         &["--controllers", "*,-federatedHorizontalPodAutoscaler"],
     );
-    plane.apply("web", WORKLOAD);
+    plane.apply(
+        "web",
+        &format!("{}{AUTOSCALER}", web_workload(1, None, &["member1"], false)),
+    );
     wait_for("web in member1", || {
         plane.member_object("member1", &["deployment", "web", "-n", "default"])
     });

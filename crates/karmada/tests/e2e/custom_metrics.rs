@@ -7,50 +7,10 @@
 use serde_json::Value;
 
 use crate::federatedhpa::{HPA_ARGS, condition, wait_divided};
-use crate::plane::{Plane, wait_for};
+use crate::plane::{Plane, wait_for, web_workload};
 
-const WORKLOAD: &str = r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: default
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: main
-        image: nginx:1.25
-        resources:
-          requests: {cpu: 100m, memory: 64Mi}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: web
-  namespace: default
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  placement:
-    clusterAffinity:
-      clusterNames: [member1, member2]
-    replicaScheduling:
-      replicaSchedulingType: Divided
-      replicaDivisionPreference: Weighted
-      weightPreference:
-        staticWeightList:
-        - targetCluster: {clusterNames: [member1]}
-          weight: 1
-        - targetCluster: {clusterNames: [member2]}
-          weight: 1
----
+/// The documents after the shared workload ([`web_workload`]).
+const AUTOSCALER: &str = r#"---
 apiVersion: autoscaling.karmada.io/v1alpha1
 kind: FederatedHPA
 metadata:
@@ -103,7 +63,13 @@ fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn a_custom_metric_on_one_member_scales_a_pods_metric_federatedhpa() {
     let plane = Plane::start_with(&["member1", "member2"], HPA_ARGS);
-    plane.apply("web", WORKLOAD);
+    plane.apply(
+        "web",
+        &format!(
+            "{}{AUTOSCALER}",
+            web_workload(2, Some("100m"), &["member1", "member2"], true)
+        ),
+    );
     wait_divided(&plane, 2, &[("member1", 1), ("member2", 1)]);
     for member in ["member1", "member2"] {
         plane.load(

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::plane::{Plane, wait_for};
+use crate::plane::{Plane, wait_for, web_workload};
 
 /// Short HPA periods: a round every second, a 5 s downscale window, CPU trusted a second after start.
 pub(crate) const HPA_ARGS: &[&str] = &[
@@ -16,48 +16,8 @@ pub(crate) const HPA_ARGS: &[&str] = &[
     "1s",
 ];
 
-const WORKLOAD: &str = r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: default
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: main
-        image: nginx:1.25
-        resources:
-          requests: {cpu: 500m, memory: 64Mi}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: web
-  namespace: default
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  placement:
-    clusterAffinity:
-      clusterNames: [member1, member2]
-    replicaScheduling:
-      replicaSchedulingType: Divided
-      replicaDivisionPreference: Weighted
-      weightPreference:
-        staticWeightList:
-        - targetCluster: {clusterNames: [member1]}
-          weight: 1
-        - targetCluster: {clusterNames: [member2]}
-          weight: 1
----
+/// The documents after the shared workload ([`web_workload`]).
+const AUTOSCALER: &str = r#"---
 apiVersion: autoscaling.karmada.io/v1alpha1
 kind: FederatedHPA
 metadata:
@@ -119,7 +79,13 @@ pub(crate) fn condition(hpa: &Value, type_: &str) -> (String, String) {
 #[test]
 fn load_on_one_member_scales_out_divides_and_scales_back() {
     let plane = Plane::start_with(&["member1", "member2"], HPA_ARGS);
-    plane.apply("web", WORKLOAD);
+    plane.apply(
+        "web",
+        &format!(
+            "{}{AUTOSCALER}",
+            web_workload(2, Some("500m"), &["member1", "member2"], true)
+        ),
+    );
     wait_divided(&plane, 2, &[("member1", 1), ("member2", 1)]);
     // Idle: 0 % of a 50 % target wants 1, the minimum keeps 2.
     wait_for("the FederatedHPA to find its metric", || {

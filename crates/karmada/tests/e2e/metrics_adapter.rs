@@ -5,41 +5,7 @@
 
 use serde_json::Value;
 
-use crate::plane::{Plane, wait_for};
-
-const WORKLOAD: &str = r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: default
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: main
-        image: nginx:1.25
-        resources:
-          requests: {cpu: 500m, memory: 64Mi}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: web
-  namespace: default
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  placement:
-    clusterAffinity:
-      clusterNames: [member1, member2]
-"#;
+use crate::plane::{Plane, wait_for, web_workload};
 
 /// Whitespace-separated cells of each line.
 fn rows(text: &str) -> Vec<Vec<String>> {
@@ -60,7 +26,10 @@ fn cpu_of(rows: &[Vec<String>], cluster_at: usize, cpu_at: usize, cluster: &str)
 #[test]
 fn kubectl_and_karmadactl_top_see_every_members_pods() {
     let plane = Plane::start(&["member1", "member2"]);
-    plane.apply("web", WORKLOAD);
+    plane.apply(
+        "web",
+        &web_workload(2, Some("500m"), &["member1", "member2"], false),
+    );
     for member in ["member1", "member2"] {
         plane.load(
             member,

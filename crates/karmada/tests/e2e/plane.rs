@@ -379,3 +379,29 @@ impl Plane {
         self.components.retain(|(_, p)| p.0.id() != pid);
     }
 }
+
+/// A Deployment `web` in `default` (`replicas` replicas, each requesting `cpu` and 64Mi when `cpu` is set) and a
+/// PropagationPolicy placing it on `clusters`, divided evenly by static weights when `divided`: the workload the
+/// autoscaling and metrics suites share. Ends with a newline, ready for more `---` documents.
+pub fn web_workload(replicas: u32, cpu: Option<&str>, clusters: &[&str], divided: bool) -> String {
+    let resources = cpu.map_or(String::new(), |cpu| {
+        format!("        resources:\n          requests: {{cpu: {cpu}, memory: 64Mi}}\n")
+    });
+    let scheduling = if divided {
+        let weights: String = clusters
+            .iter()
+            .map(|c| {
+                format!("        - targetCluster: {{clusterNames: [{c}]}}\n          weight: 1\n")
+            })
+            .collect();
+        format!(
+            "    replicaScheduling:\n      replicaSchedulingType: Divided\n      replicaDivisionPreference: Weighted\n      weightPreference:\n        staticWeightList:\n{weights}"
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: main\n        image: nginx:1.25\n{resources}---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata:\n  name: web\n  namespace: default\nspec:\n  resourceSelectors:\n  - apiVersion: apps/v1\n    kind: Deployment\n    name: web\n  placement:\n    clusterAffinity:\n      clusterNames: [{}]\n{scheduling}",
+        clusters.join(", ")
+    )
+}
