@@ -19,6 +19,23 @@ use mlua::{AnyUserData, Function, Lua, LuaSerdeExt, Table, UserData, Value as Lu
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
+/// Objects of scalars with at most this many fields are converted whole.
+const EAGER_FIELDS: usize = 16;
+
+fn is_scalar(value: &Value) -> bool {
+    !matches!(value, Value::Array(_) | Value::Object(_))
+}
+
+/// Scalars never make a node; this stands in for the closure they are given.
+fn unreachable_node() -> Node {
+    Node {
+        root: Arc::new(Value::Null),
+        path: Vec::new(),
+        taken: Mutex::default(),
+        complete: AtomicBool::new(false),
+    }
+}
+
 /// Nesting deeper than this is refused (a table that contains itself would never end).
 const MAX_DEPTH: usize = 128;
 
@@ -84,7 +101,7 @@ fn context(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, Context>> {
     let proxy_metatable = lua.create_table()?;
     proxy_metatable.raw_set("__index", lua.create_function(index)?)?;
     proxy_metatable.raw_set("__newindex", lua.create_function(new_index)?)?;
-    replace_iteration(lua)?;
+    replace_iteration(lua, &nodes)?;
     lua.set_app_data(Context {
         nodes,
         proxy_metatable,
@@ -95,7 +112,7 @@ fn context(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, Context>> {
 }
 
 /// `pairs` and `next` that hand over a proxy's remaining fields before iterating it.
-fn replace_iteration(lua: &Lua) -> mlua::Result<()> {
+fn replace_iteration(lua: &Lua, nodes: &Table) -> mlua::Result<()> {
     let globals = lua.globals();
     let complete = lua.create_function(|lua, value: LuaValue| {
         if let LuaValue::Table(table) = value {
@@ -105,13 +122,14 @@ fn replace_iteration(lua: &Lua) -> mlua::Result<()> {
     })?;
     let (pairs, next): (Function, Function) = lua
         .load(
-            "local complete, pairs, next = ...
-             return function(t) complete(t) return pairs(t) end,
-                    function(t, k) complete(t) return next(t, k) end",
+            "local complete, nodes, pairs, next = ...
+             return function(t) if nodes[t] ~= nil then complete(t) end return pairs(t) end,
+                    function(t, k) if nodes[t] ~= nil then complete(t) end return next(t, k) end",
         )
         .set_name("=lazy")
         .call((
             complete,
+            nodes.clone(),
             globals.get::<Function>("pairs")?,
             globals.get::<Function>("next")?,
         ))?;
@@ -137,23 +155,32 @@ fn index(lua: &Lua, (table, key): (Table, LuaValue)) -> mlua::Result<LuaValue> {
         return Ok(LuaValue::Nil);
     };
     let node = node.borrow::<Node>()?;
-    let key = key.to_str()?;
-    if node.taken.lock().contains(&*key) {
+    let text = key.to_str()?;
+    if node.taken.lock().contains(&*text) {
         // Handed over earlier and removed since.
         return Ok(LuaValue::Nil);
     }
-    let value = hand_over(lua, &node, &table, &key)?;
-    Ok(value)
+    hand_over(lua, &node, &table, &text, LuaValue::String(key.clone()))
 }
 
-/// Converts the field `key` of `node` into `table` and records it as handed over.
-fn hand_over(lua: &Lua, node: &Node, table: &Table, key: &str) -> mlua::Result<LuaValue> {
+/// Converts the field `key` of `node` into `table` and records it as handed over; `lua_key` is `key` as a Lua
+/// string when the caller has one (no second copy is made in Lua).
+fn hand_over(
+    lua: &Lua,
+    node: &Node,
+    table: &Table,
+    key: &str,
+    lua_key: LuaValue,
+) -> mlua::Result<LuaValue> {
     let Some(json) = node.object().and_then(|object| object.get(key)) else {
         return Ok(LuaValue::Nil);
     };
     let value = convert(lua, json, &|| node.child(Step::Key(Arc::from(key))))?;
     node.taken.lock().insert(key.into());
-    table.raw_set(key, value.clone())?;
+    match lua_key {
+        LuaValue::Nil => table.raw_set(key, value.clone())?,
+        lua_key => table.raw_set(lua_key, value.clone())?,
+    }
     Ok(value)
 }
 
@@ -178,7 +205,7 @@ fn hand_over_all(lua: &Lua, table: &Table) -> mlua::Result<()> {
         })
         .unwrap_or_default();
     for key in keys {
-        hand_over(lua, &node, table, &key)?;
+        hand_over(lua, &node, table, &key, LuaValue::Nil)?;
     }
     node.complete.store(true, Ordering::Relaxed);
     Ok(())
@@ -224,6 +251,18 @@ fn convert(lua: &Lua, json: &Value, node: &dyn Fn() -> Node) -> mlua::Result<Lua
                 table.raw_set(i + 1, value)?;
             }
             table.set_metatable(Some(context(lua)?.array_metatable.clone()))?;
+            LuaValue::Table(table)
+        }
+        // A small object of scalars is cheaper whole than through a proxy (one callback per field read, and
+        // another for each absent field asked about).
+        Value::Object(map) if map.len() <= EAGER_FIELDS && map.values().all(is_scalar) => {
+            let table = lua.create_table_with_capacity(0, map.len())?;
+            for (key, value) in map {
+                let value = convert(lua, value, &|| unreachable_node())?;
+                if !value.is_nil() {
+                    table.raw_set(key.as_str(), value)?;
+                }
+            }
             LuaValue::Table(table)
         }
         Value::Object(_) => {
