@@ -515,6 +515,26 @@ async fn setup_namespace_and_policy(
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+    // A kind new to the control plane is propagated once its watch starts (the detector finds new kinds by
+    // discovery): one workload through to every member first, so the clock measures propagation.
+    if kind != WorkloadKind::Deployment {
+        kind.api(&federation.karmada, "bench")
+            .create(&PostParams::default(), &kind.object("warm-up")?)
+            .await?;
+        for (name, client) in &federation.member_clients {
+            while kind
+                .api(client, "bench")
+                .get_opt("warm-up")
+                .await?
+                .is_none()
+            {
+                if Instant::now() > deadline {
+                    bail!("the warm-up {} never reached {name}", kind.kind());
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
     Ok(())
 }
 
