@@ -8,9 +8,20 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, PostParams};
 use tokio::sync::Mutex;
 
-/// Creates `objects` as fast as 32 clients can.
-pub async fn burst<K>(api: &Api<K>, objects: Vec<K>) -> anyhow::Result<()>
-where
+/// What the benchmarks create: any kind the client can send and read back (typed Deployments, dynamic objects).
+pub trait Workload:
+    kube::Resource
+    + Clone
+    + std::fmt::Debug
+    + serde::Serialize
+    + serde::de::DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Workload for K where
     K: kube::Resource
         + Clone
         + std::fmt::Debug
@@ -18,8 +29,12 @@ where
         + serde::de::DeserializeOwned
         + Send
         + Sync
-        + 'static,
+        + 'static
 {
+}
+
+/// Creates `objects` as fast as 32 clients can.
+pub async fn burst<K: Workload>(api: &Api<K>, objects: Vec<K>) -> anyhow::Result<()> {
     let queue = Arc::new(Mutex::new(objects));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..32 {
@@ -41,21 +56,11 @@ where
 }
 
 /// Creates `objects` at `rate` per second; returns when each create was acknowledged, by name.
-pub async fn paced<K>(
+pub async fn paced<K: Workload>(
     api: &Api<K>,
     objects: Vec<K>,
     rate: u32,
-) -> anyhow::Result<HashMap<String, Instant>>
-where
-    K: kube::Resource
-        + Clone
-        + std::fmt::Debug
-        + serde::Serialize
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-{
+) -> anyhow::Result<HashMap<String, Instant>> {
     let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(rate.max(1))));
     let acked: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
     let mut tasks = tokio::task::JoinSet::new();

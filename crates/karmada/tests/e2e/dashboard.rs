@@ -205,20 +205,19 @@ fn setup_accounts_and_workloads(plane: &Plane) {
 }
 
 fn start_dashboard(plane: &Plane) -> (Owned, String) {
-    let dir = plane.karmada.dir.path();
+    start_dashboard_for(&plane.karmada.kubeconfig, plane.karmada.dir.path())
+}
+
+/// `karmada dashboard` for the control plane of `kubeconfig`, its address file and log in `dir`; returns the
+/// process and the URL it serves.
+fn start_dashboard_for(kubeconfig: &std::path::Path, dir: &std::path::Path) -> (Owned, String) {
     let address_file = dir.join("dashboard.url");
-    let kubeconfig = plane
-        .karmada
-        .kubeconfig
-        .to_str()
-        .expect("utf-8")
-        .to_string();
     let process = spawn_logged(
         &bin("karmada"),
         &[
             "dashboard",
             "--kubeconfig",
-            &kubeconfig,
+            kubeconfig.to_str().expect("utf-8"),
             "--bind",
             "127.0.0.1:0",
             "--address-file",
@@ -571,32 +570,7 @@ fn dashboard_lists_a_page_at_a_time_after_a_kubeconfig_login() {
         .kubectl(&["apply", "-f", list.to_str().expect("utf-8")])
         .success();
     let dir = server.dir.path();
-    let address_file = dir.join("dashboard.url");
-    let _dashboard = spawn_logged(
-        &bin("karmada"),
-        &[
-            "dashboard",
-            "--kubeconfig",
-            server.kubeconfig.to_str().expect("utf-8"),
-            "--bind",
-            "127.0.0.1:0",
-            "--address-file",
-            address_file.to_str().expect("utf-8"),
-            "--exit-with-stdin",
-        ],
-        &dir.join("dashboard.log"),
-    );
-    let base = wait_for("the dashboard's address", || {
-        std::fs::read_to_string(&address_file)
-            .map_err(|e| e.to_string())
-            .and_then(|u| {
-                if u.starts_with("https://") {
-                    Ok(u)
-                } else {
-                    Err(u)
-                }
-            })
-    });
+    let (_dashboard, base) = start_dashboard_for(&server.kubeconfig, dir);
     let jar = dir.join("cookies");
     let kubeconfig = format!("kubeconfig@{}", server.kubeconfig.display());
     let login = curl(
