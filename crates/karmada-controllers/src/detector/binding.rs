@@ -266,6 +266,20 @@ const DETECTOR_SPEC_FIELDS: &[&str] = &[
     "workloadAffinityGroups",
 ];
 
+/// Puts back in `updated` the template resourceVersion `existing` records (`spec.resource.resourceVersion`):
+/// for a template not edited since, a newer version means only status or bookkeeping moved, which Karmada's
+/// detector ignores, so the binding is not rewritten for it.
+pub fn keep_recorded_resource_version(updated: &mut Value, existing: &Value) {
+    if let (Some(recorded), Some(resource)) = (
+        existing.pointer("/spec/resource/resourceVersion"),
+        updated
+            .pointer_mut("/spec/resource")
+            .and_then(Value::as_object_mut),
+    ) {
+        resource.insert("resourceVersion".into(), recorded.clone());
+    }
+}
+
 /// `existing` updated to `desired`: the detector's spec fields replaced (removed when the desired binding has
 /// none), claim labels/annotations, owner references and finalizers merged; everything else kept.
 pub fn update_binding(existing: &Value, desired: &Value) -> Value {
@@ -511,5 +525,32 @@ mod tests {
             updated["metadata"]["finalizers"],
             json!(["karmada.io/binding-controller"])
         );
+    }
+
+    #[test]
+    fn a_recorded_template_version_is_kept_when_asked() {
+        let existing =
+            json!({"spec": {"resource": {"name": "web", "resourceVersion": "7"}, "replicas": 2}});
+        let cases = [
+            (
+                "newer version",
+                json!({"spec": {"resource": {"name": "web", "resourceVersion": "9"}, "replicas": 2}}),
+                json!({"spec": {"resource": {"name": "web", "resourceVersion": "7"}, "replicas": 2}}),
+            ),
+            (
+                "other fields still move",
+                json!({"spec": {"resource": {"name": "web", "resourceVersion": "9"}, "replicas": 3}}),
+                json!({"spec": {"resource": {"name": "web", "resourceVersion": "7"}, "replicas": 3}}),
+            ),
+            (
+                "no resource: nothing to keep",
+                json!({"spec": {"replicas": 3}}),
+                json!({"spec": {"replicas": 3}}),
+            ),
+        ];
+        for (name, mut updated, expected) in cases {
+            keep_recorded_resource_version(&mut updated, &existing);
+            assert_eq!(updated, expected, "{name}");
+        }
     }
 }

@@ -42,7 +42,7 @@ use super::matching::PolicyRef;
 use super::policies::PolicyIndex;
 use super::skip::DetectorFilter;
 use super::templates::{TemplateKey, Templates, run_discovery};
-use super::{desired_binding, update_binding};
+use super::{desired_binding, keep_recorded_resource_version, update_binding};
 use crate::names::binding_name;
 use crate::runtime::metrics::{ReconcileMetrics, ReconcileResult};
 use crate::runtime::own_writes::OwnWrites;
@@ -309,6 +309,8 @@ fn api_version_of(object: &Value) -> &str {
 
 impl Detector {
     async fn reconcile(&self, key: &TemplateKey) -> Result<Next, ControllerError> {
+        // Read before the template, so an edit landing after this read is reconciled again with its mark.
+        let edit = self.templates.edited.mark_of(key);
         let Some(object) = self.templates.get(key)? else {
             return Ok(Next::Done);
         };
@@ -365,7 +367,7 @@ impl Detector {
                 // A claim of a template another policy holds is a preemption.
                 let preempting = claiming && current_claim(&template).is_some();
                 let applying = std::time::Instant::now();
-                let applied = self.apply(key, &object, template, policy).await;
+                let applied = self.apply(key, &object, template, policy, edit).await;
                 metrics.observe_apply_policy(applied.is_ok(), applying.elapsed());
                 if preempting {
                     metrics.count_preemption(applied.is_ok());
@@ -467,6 +469,7 @@ impl Detector {
         object: &DynamicObject,
         mut template: Value,
         policy: PolicyRef<'_>,
+        edit: Option<u64>,
     ) -> Result<Next, ControllerError> {
         let missing = self
             .policies
@@ -522,11 +525,14 @@ impl Detector {
         {
             spec.remove("schedulePriority");
         }
-        let changed = match self.write_binding(key, &template, desired).await? {
+        let changed = match self.write_binding(key, &template, desired, edit).await? {
             Written::Yes => true,
             Written::No => false,
             Written::NotYetSeen => return Ok(Next::After(UNSEEN_RETRY)),
         };
+        if let Some(mark) = edit {
+            self.templates.edited.written(key, mark);
+        }
         if changed {
             let reference = claimed_object
                 .as_ref()
@@ -562,12 +568,15 @@ impl Detector {
         }
     }
 
-    /// Creates or updates the binding; whether anything was written.
+    /// Creates or updates the binding; whether anything was written. `edit` is the template's edit mark
+    /// (see [`super::templates::Edited`]): without one, the binding keeps the template resourceVersion it
+    /// records.
     async fn write_binding(
         &self,
         key: &TemplateKey,
         template: &Value,
         desired: Value,
+        edit: Option<u64>,
     ) -> Result<Written, ControllerError> {
         let api = self.binding_api(key);
         let resource = if key.namespace.is_empty() {
@@ -631,14 +640,19 @@ impl Detector {
             current = apimachinery::merge_patch(&current, &patch);
         }
         let existing_json = typed::to_json(&existing)?;
-        let updated = update_binding(&current, &desired);
-        if updated == existing_json {
-            return Ok(Written::No);
+        let mut updated = update_binding(&current, &desired);
+        if edit.is_none() {
+            keep_recorded_resource_version(&mut updated, &existing_json);
         }
-        let body = typed::to_dynamic(&updated, &resource)?;
-        api.replace(&name, &PostParams::default(), &body).await?;
-        tracing::debug!(template = %key, binding = %name, "updated binding");
-        Ok(Written::Yes)
+        let written = if updated == existing_json {
+            Written::No
+        } else {
+            let body = typed::to_dynamic(&updated, &resource)?;
+            api.replace(&name, &PostParams::default(), &body).await?;
+            tracing::debug!(template = %key, binding = %name, "updated binding");
+            Written::Yes
+        };
+        Ok(written)
     }
 }
 

@@ -12,7 +12,7 @@ pub mod policies;
 pub mod skip;
 pub mod templates;
 
-pub use binding::{DetectorError, desired_binding, update_binding};
+pub use binding::{DetectorError, desired_binding, keep_recorded_resource_version, update_binding};
 pub use claim::{Claim, claim, current_claim, policy_id, unclaim};
 pub use decide::{Decision, decide, missing_dependent_overrides};
 pub use matching::{

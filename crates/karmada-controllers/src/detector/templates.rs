@@ -158,6 +158,44 @@ impl<'a> TemplateMeta<'a> {
 #[derive(Clone, Default)]
 pub struct Templates {
     kinds: Arc<RwLock<HashMap<GroupVersionKind, KindWatch>>>,
+    /// Templates edited since this process first saw them.
+    pub edited: Edited,
+}
+
+/// Templates whose acted-on content (see [`fingerprint`]) changed after this process first listed or saw
+/// them, and whose binding has not been written since. Only these move their binding's
+/// `spec.resource.resourceVersion`: the field would otherwise differ after every status write of the template,
+/// which the detector ignores while running, and a restarted detector rewrote every binding for it (then the
+/// scheduler and the status controllers followed each rewrite).
+#[derive(Clone, Default)]
+pub struct Edited(Arc<std::sync::Mutex<(u64, HashMap<TemplateKey, u64>)>>);
+
+impl Edited {
+    fn mark(&self, key: TemplateKey) {
+        let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (sequence, edited) = &mut *guard;
+        *sequence += 1;
+        edited.insert(key, *sequence);
+    }
+
+    /// The mark of `key` (which edit it is), if it was edited since its binding was last written.
+    pub fn mark_of(&self, key: &TemplateKey) -> Option<u64> {
+        let guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        guard.1.get(key).copied()
+    }
+
+    /// Forgets `key`'s edit once its binding reflects it, unless a later edit came in meanwhile.
+    pub fn written(&self, key: &TemplateKey, mark: u64) {
+        let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if guard.1.get(key) == Some(&mark) {
+            guard.1.remove(key);
+        }
+    }
+
+    fn forget(&self, key: &TemplateKey) {
+        let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        guard.1.remove(key);
+    }
 }
 
 fn gvk_of(resource: &ApiResource) -> GroupVersionKind {
@@ -263,6 +301,7 @@ impl Templates {
                 subscription.events,
                 filter.clone(),
                 queue.clone(),
+                self.edited.clone(),
                 child.clone(),
             ));
             tracing::debug!(kind = %gvk.kind, group = %gvk.group, "watching templates");
@@ -324,6 +363,7 @@ async fn watch_kind(
     mut events: BoxStream<'static, watcher::Event<CompactObject>>,
     filter: DetectorFilter,
     queue: WorkQueue<TemplateKey>,
+    edited: Edited,
     cancel: CancellationToken,
 ) {
     let gvk = gvk_of(&kind.resource);
@@ -337,6 +377,8 @@ async fn watch_kind(
         names.hash_one((metadata.namespace(), metadata.name()))
     };
     let mut listed: Vec<TemplateKey> = Vec::new();
+    // What was seen before a relist started, to tell the templates edited while the watch was down.
+    let mut before_relist: HashMap<u64, u64> = HashMap::new();
     while let Some(event) = crate::execution::queue::next_event(&mut events, &cancel).await {
         let mut ready: Vec<TemplateKey> = Vec::new();
         match &event {
@@ -346,8 +388,13 @@ async fn watch_kind(
                 }
                 let key = key_of(object.metadata(), &gvk);
                 let print = fingerprint(object);
-                if seen.insert(identity(object), print) != Some(print) {
-                    ready.push(key);
+                match seen.insert(identity(object), print) {
+                    Some(before) if before == print => {}
+                    Some(_) => {
+                        edited.mark(key.clone());
+                        ready.push(key);
+                    }
+                    None => ready.push(key),
                 }
             }
             watcher::Event::InitApply(object) => {
@@ -355,18 +402,30 @@ async fn watch_kind(
                     continue;
                 }
                 let key = key_of(object.metadata(), &gvk);
-                seen.insert(identity(object), fingerprint(object));
+                let print = fingerprint(object);
+                // Edited while the watch was down (a relist, not the process's first list).
+                if before_relist
+                    .remove(&identity(object))
+                    .is_some_and(|before| before != print)
+                {
+                    edited.mark(key.clone());
+                }
+                seen.insert(identity(object), print);
                 listed.push(key);
             }
-            watcher::Event::InitDone => ready = std::mem::take(&mut listed),
+            watcher::Event::InitDone => {
+                ready = std::mem::take(&mut listed);
+                before_relist.clear();
+            }
             watcher::Event::Init => {
                 listed.clear();
                 // Objects deleted while disconnected are not relisted; forget them.
-                seen.clear();
+                before_relist = std::mem::take(&mut seen);
             }
             // The binding goes with its template through the ownerReference; nothing to queue.
             watcher::Event::Delete(object) => {
                 seen.remove(&identity(object));
+                edited.forget(&key_of(object.metadata(), &gvk));
             }
         }
         for key in ready {
@@ -567,6 +626,87 @@ mod tests {
         ];
         for (name, new, expected) in cases {
             assert_eq!(spec_changed(&base, &new), expected, "{name}");
+        }
+    }
+
+    /// Which updates mark a template edited (its binding then takes the new resourceVersion): a changed
+    /// spec seen live or across a relist; never the process's first list, a status write, or a repeat.
+    #[tokio::test]
+    async fn edits_are_marked_live_and_across_relists_but_not_at_the_first_list() {
+        use watcher::Event;
+        let kind = WatchedKind {
+            resource: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("apps", "v1", "Deployment"),
+                "deployments",
+            ),
+            namespaced: true,
+        };
+        let key = key_of(
+            object(json!({}), json!({}), "1").metadata(),
+            &gvk_of(&kind.resource),
+        );
+        let replicas = |n: i64, rv: &str| object(json!({}), json!({"spec": {"replicas": n}}), rv);
+        let with_status = object(
+            json!({}),
+            json!({"spec": {"replicas": 1}, "status": {"ready": 1}}),
+            "2",
+        );
+        let steps: Vec<(&str, Vec<Event<CompactObject>>, bool)> = vec![
+            (
+                "first list",
+                vec![
+                    Event::Init,
+                    Event::InitApply(replicas(1, "1")),
+                    Event::InitDone,
+                ],
+                false,
+            ),
+            ("status write", vec![Event::Apply(with_status)], false),
+            ("spec edit", vec![Event::Apply(replicas(2, "3"))], true),
+            (
+                "relist, unchanged",
+                vec![
+                    Event::Init,
+                    Event::InitApply(replicas(2, "4")),
+                    Event::InitDone,
+                ],
+                false,
+            ),
+            (
+                "relist, edited while the watch was down",
+                vec![
+                    Event::Init,
+                    Event::InitApply(replicas(3, "5")),
+                    Event::InitDone,
+                ],
+                true,
+            ),
+            ("deleted", vec![Event::Delete(replicas(3, "5"))], false),
+        ];
+        // The mark after a watch has followed `events` from its start.
+        let mark_after = |events: Vec<Event<CompactObject>>| {
+            let kind = kind.clone();
+            let key = key.clone();
+            async move {
+                let edited = Edited::default();
+                watch_kind(
+                    kind,
+                    Box::pin(futures::stream::iter(events)),
+                    DetectorFilter::default(),
+                    WorkQueue::new(16),
+                    edited.clone(),
+                    CancellationToken::new(),
+                )
+                .await;
+                edited.mark_of(&key)
+            }
+        };
+        let mut history: Vec<Event<CompactObject>> = Vec::new();
+        for (step, events, marks) in steps {
+            let before = mark_after(history.clone()).await;
+            history.extend(events);
+            let after = mark_after(history.clone()).await;
+            assert_eq!(after.is_some() && after != before, marks, "{step}");
         }
     }
 

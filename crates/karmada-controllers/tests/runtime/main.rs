@@ -10,6 +10,7 @@ mod failover;
 mod informer;
 mod leader_election;
 mod namespace;
+mod restart;
 mod scheduler;
 mod scheduler_estimator;
 mod scheduler_profiles;

@@ -14,17 +14,19 @@ use std::time::{Duration, Instant};
 use karmada_controllers::binding::controller::BindingConfig;
 use karmada_controllers::detector::controller::{DetectorConfig, run as run_detector};
 use karmada_controllers::execution::{self, ExecutionConfig, ExecutionMetrics, ServedClusters};
-use karmada_controllers::runtime::Informers;
+use karmada_controllers::runtime::{Informers, MemberClients};
 use karmada_controllers::scheduler::{SchedulerConfig, SchedulerMetrics, run as run_scheduler};
 use karmada_controllers::status::binding_status::{self, BindingMetrics, BindingStatusConfig};
 use karmada_controllers::status::work_status::{self, WorkStatusConfig};
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::support::{ControlPlane, Member, eventually};
 
-const WORKLOADS: usize = 8;
-const NAMESPACE: &str = "budget";
+pub(crate) const WORKLOADS: usize = 8;
+pub(crate) const NAMESPACE: &str = "budget";
 /// How long nothing may be written once everything converged.
 const QUIET: Duration = Duration::from_secs(3);
 
@@ -148,27 +150,35 @@ pub(crate) fn counting_client(
     kube::Client::new(service, "default")
 }
 
-/// Every controller of the propagation path, each with its own counting client.
-fn start_controllers(cp: &ControlPlane, counts: &Counts) {
+/// Every controller of the propagation path, each with its own counting client, stopped by `cancel`; the
+/// handles end once every controller has returned. `members` is the controllers' cache of member clients (a
+/// fresh one stands for a fresh process).
+pub(crate) fn start_controllers(
+    cp: &ControlPlane,
+    members: &MemberClients,
+    counts: &Counts,
+    cancel: &CancellationToken,
+) -> Vec<JoinHandle<()>> {
     let client = |component| counting_client(&cp.client, counts, component);
     // One registry of shared watches, as in the controller-manager: the detector reads bindings from the
     // binding controller's cache, work status reads execution's Work cache.
     let informers = Informers::default();
-    let cancel = cp.cancel.child_token();
+    let cancel = cancel.clone();
+    let mut handles = Vec::new();
     let mut registry = prometheus_client::registry::Registry::default();
     let scheduler_metrics = SchedulerMetrics::register(&mut registry);
     let execution_metrics = ExecutionMetrics::register(&mut registry);
-    tokio::spawn(run_detector(
+    handles.push(tokio::spawn(run_detector(
         client("detector"),
         DetectorConfig {
             informers: informers.clone(),
             ..DetectorConfig::default()
         },
         cancel.clone(),
-    ));
+    )));
     let scheduler_client = client("scheduler");
     let scheduler_cancel = cancel.clone();
-    tokio::spawn(async move {
+    handles.push(tokio::spawn(async move {
         if let Err(err) = run_scheduler(
             scheduler_client,
             SchedulerConfig::default(),
@@ -179,19 +189,19 @@ fn start_controllers(cp: &ControlPlane, counts: &Counts) {
         {
             panic!("scheduler: {err}");
         }
-    });
-    tokio::spawn(karmada_controllers::binding::controller::run(
+    }));
+    handles.push(tokio::spawn(karmada_controllers::binding::controller::run(
         client("binding"),
         BindingConfig {
             informers: informers.clone(),
             ..Default::default()
         },
         cancel.clone(),
-    ));
+    )));
     // Execution and work status apart, wired as `run_with_status` wires them (drift requeues, the Applied
     // condition handed over), so each has its own count.
     let (handoff, handed) = execution::condition_handoff();
-    let mut config = ExecutionConfig::new(ServedClusters::Push, cp.members.clone());
+    let mut config = ExecutionConfig::new(ServedClusters::Push, members.clone());
     config.informers = informers.clone();
     config.handoff = Some(handoff);
     let status = WorkStatusConfig {
@@ -202,21 +212,21 @@ fn start_controllers(cp: &ControlPlane, counts: &Counts) {
         informers: informers.clone(),
     };
     let (requeue, receiver) = execution::work_requeue();
-    tokio::spawn(execution::run(
+    handles.push(tokio::spawn(execution::run(
         client("execution"),
         config,
         execution_metrics,
         receiver,
         cancel.clone(),
-    ));
-    tokio::spawn(work_status::run_with_handoff(
+    )));
+    handles.push(tokio::spawn(work_status::run_with_handoff(
         client("work-status"),
         status,
         requeue,
         Some(handed),
         cancel.clone(),
-    ));
-    tokio::spawn(binding_status::run(
+    )));
+    handles.push(tokio::spawn(binding_status::run(
         client("binding-status"),
         BindingStatusConfig {
             informers,
@@ -224,10 +234,11 @@ fn start_controllers(cp: &ControlPlane, counts: &Counts) {
         },
         BindingMetrics::default(),
         cancel,
-    ));
+    )));
+    handles
 }
 
-fn deployment(name: &str) -> Value {
+pub(crate) fn deployment(name: &str) -> Value {
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": name}},
@@ -242,7 +253,7 @@ fn deployment(name: &str) -> Value {
 }
 
 /// Every Deployment of the workloads, with the aggregated status the control plane shows.
-async fn templates_ready(cp: &ControlPlane) -> Option<usize> {
+pub(crate) async fn templates_ready(cp: &ControlPlane) -> Option<usize> {
     let resource = kube::api::ApiResource::from_gvk_with_plural(
         &kube::api::GroupVersionKind::gvk("apps", "v1", "Deployment"),
         "deployments",
@@ -284,7 +295,7 @@ fn total(counts: &BTreeMap<String, u64>, key: &str) -> u64 {
         .sum()
 }
 
-fn is_read(key: &str) -> bool {
+pub(crate) fn is_read(key: &str) -> bool {
     let verb = key
         .split_once(": ")
         .map_or(key, |(_, rest)| rest)
@@ -295,7 +306,7 @@ fn is_read(key: &str) -> bool {
 }
 
 /// Writes, then the reads made at least once per two workloads (watch set-up and the like are left out).
-fn print_table(title: &str, counts: &BTreeMap<String, u64>) {
+pub(crate) fn print_table(title: &str, counts: &BTreeMap<String, u64>) {
     let per_workload = |count: u64| count as f64 / WORKLOADS as f64;
     println!("{title}");
     for (key, count) in counts.iter().filter(|(k, _)| !is_read(k)) {
@@ -316,9 +327,37 @@ fn print_table(title: &str, counts: &BTreeMap<String, u64>) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn propagation_stays_within_its_write_budget() {
-    let cp = ControlPlane::start().await;
+/// Polls the counters until no write has moved them for [`QUIET`] (and at least [`QUIET`] from now), and
+/// returns them then; fails when writes still go on a minute after `started`.
+pub(crate) async fn quiet(counts: &Counts, started: Instant) -> BTreeMap<String, u64> {
+    let writes_of = |counts: &BTreeMap<String, u64>| -> BTreeMap<String, u64> {
+        counts
+            .iter()
+            .filter(|(k, _)| !is_read(k))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect()
+    };
+    let deadline = Instant::now() + QUIET;
+    let mut settled = counts.snapshot();
+    let mut last_change = Instant::now();
+    while Instant::now() < deadline || last_change.elapsed() < QUIET {
+        let now = counts.snapshot();
+        if writes_of(&now) != writes_of(&settled) {
+            last_change = Instant::now();
+        }
+        settled = now;
+        assert!(
+            last_change.duration_since(started) < Duration::from_secs(60),
+            "writes never stop: {settled:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    settled
+}
+
+/// Two joined member-sims, the workloads' namespace in all three clusters, and a policy dividing every
+/// Deployment of it evenly between the members.
+pub(crate) async fn two_members_under_a_divided_policy(cp: &ControlPlane) -> (Member, Member) {
     let member1 = Member::start("member1").await;
     let member2 = Member::start("member2").await;
     cp.join(&member1).await;
@@ -359,9 +398,16 @@ async fn propagation_stays_within_its_write_budget() {
         )
         .await;
     }
+    (member1, member2)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn propagation_stays_within_its_write_budget() {
+    let cp = ControlPlane::start().await;
+    let (_member1, _member2) = two_members_under_a_divided_policy(&cp).await;
 
     let counts = Counts::default();
-    start_controllers(&cp, &counts);
+    start_controllers(&cp, &cp.members, &counts, &cp.cancel.child_token());
     let started = Instant::now();
     for i in 0..WORKLOADS {
         cp.create("deployments", deployment(&format!("web-{i}")))
@@ -380,28 +426,7 @@ async fn propagation_stays_within_its_write_budget() {
 
     // The quiet window: poll the counters for QUIET; everything after convergence must be a leftover of
     // convergence itself (the last status writes landing), then nothing.
-    let deadline = Instant::now() + QUIET;
-    let mut settled = converged.clone();
-    let mut last_change = Instant::now();
-    let writes_of = |counts: &BTreeMap<String, u64>| -> BTreeMap<String, u64> {
-        counts
-            .iter()
-            .filter(|(k, _)| !is_read(k))
-            .map(|(k, v)| (k.clone(), *v))
-            .collect()
-    };
-    while Instant::now() < deadline || last_change.elapsed() < QUIET {
-        let now = counts.snapshot();
-        if writes_of(&now) != writes_of(&settled) {
-            last_change = Instant::now();
-        }
-        settled = now;
-        assert!(
-            last_change.duration_since(started) < Duration::from_secs(60),
-            "writes never stop: {settled:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let settled = quiet(&counts, started).await;
     let late: BTreeMap<String, u64> = settled
         .iter()
         .map(|(k, v)| (k.clone(), v - converged.get(k).copied().unwrap_or(0)))
