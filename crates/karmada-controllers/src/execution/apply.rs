@@ -31,6 +31,17 @@ pub enum Applied {
     Unchanged,
 }
 
+/// What execution knows of a manifest's member object before applying it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Never applied from this Work (it has no Applied condition yet): most likely absent, so it is created
+    /// straight away, and read only when the member answers that it exists. A new Work then costs one member
+    /// request per object instead of a read answered 404 and a create.
+    Absent,
+    /// Applied before: read it, then update it if it differs.
+    Unknown,
+}
+
 /// A write to a member, for the metrics.
 enum Write {
     Create(bool),
@@ -212,11 +223,28 @@ impl MemberApplier<'_> {
     }
 
     /// Creates the object, or updates it when Karmada owns it (or the manifest says overwrite).
-    pub async fn apply(&self, manifest: &Value) -> Result<Applied, ApplyError> {
+    pub async fn apply(&self, manifest: &Value, expect: Expect) -> Result<Applied, ApplyError> {
         let api = self.api(manifest).await?;
         let name = Self::name(manifest);
         if name.is_empty() {
             return Err(self.failed(manifest, "manifest has no metadata.name"));
+        }
+        if expect == Expect::Absent {
+            match api
+                .create(&PostParams::default(), &to_dynamic(manifest)?)
+                .await
+            {
+                Ok(_) => {
+                    self.count(manifest, Write::Create(true));
+                    return Ok(Applied::Created);
+                }
+                // It exists (left from before, or someone else's): read it and decide as for any update.
+                Err(e) if is_conflict(&e) => {}
+                Err(e) => {
+                    self.count(manifest, Write::Create(false));
+                    return Err(self.failed(manifest, api_message(&e)));
+                }
+            }
         }
         let observed = api
             .get_opt(name)

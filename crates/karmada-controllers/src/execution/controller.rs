@@ -32,7 +32,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::ServedClusters;
-use super::apply::{ApplyError, MemberApplier, Settled};
+use super::apply::{ApplyError, Expect, MemberApplier, Settled};
 use super::conditions;
 use super::discovery::MemberResources;
 use super::handoff::ConditionHandoff;
@@ -353,6 +353,12 @@ async fn reconcile(
 
     let now = Timestamp::now();
     let generation = work.metadata.generation.unwrap_or(0);
+    let never_applied = !work.status.as_ref().is_some_and(|status| {
+        status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == karmada_api::work::WORK_CONDITION_APPLIED)
+    });
     let mut status = work.status.clone().unwrap_or_default();
     let suspended = work.spec.suspend_dispatching == Some(true);
     let dispatching_changed = conditions::upsert(
@@ -403,10 +409,15 @@ async fn reconcile(
                     interpreter: &ctx.config.interpreter,
                     settled: &ctx.settled,
                 };
+                let expect = if never_applied {
+                    Expect::Absent
+                } else {
+                    Expect::Unknown
+                };
                 let mut outcomes = Vec::new();
                 let attempt = Instant::now();
                 for manifest in &work.spec.workload.manifests {
-                    let result = applier.apply(manifest).await;
+                    let result = applier.apply(manifest, expect).await;
                     match result {
                         Ok(_) => outcomes.push(Ok(())),
                         Err(ApplyError::Conflict) => {

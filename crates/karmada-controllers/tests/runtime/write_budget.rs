@@ -404,9 +404,22 @@ pub(crate) async fn two_members_under_a_divided_policy(cp: &ControlPlane) -> (Me
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn propagation_stays_within_its_write_budget() {
     let cp = ControlPlane::start().await;
-    let (_member1, _member2) = two_members_under_a_divided_policy(&cp).await;
+    let (member1, member2) = two_members_under_a_divided_policy(&cp).await;
 
     let counts = Counts::default();
+    // The members' requests too, under "member: ...": what propagation asks of each member.
+    cp.members
+        .pin(
+            &member1.name,
+            counting_client(&member1.client, &counts, "member"),
+        )
+        .await;
+    cp.members
+        .pin(
+            &member2.name,
+            counting_client(&member2.client, &counts, "member"),
+        )
+        .await;
     start_controllers(&cp, &cp.members, &counts, &cp.cancel.child_token());
     let started = Instant::now();
     for i in 0..WORKLOADS {
@@ -486,7 +499,7 @@ async fn propagation_stays_within_its_write_budget() {
     let status_conflicts = sum(&|k| {
         k.ends_with("(409)") && (k.starts_with("work-status:") || k.starts_with("binding-status:"))
     });
-    let writes = sum(&|k| !is_read(k) && !k.ends_with(')'));
+    let writes = sum(&|k| !is_read(k) && !k.ends_with(')') && !k.starts_with("member: "));
     let works_listed = sum(&|k| k.starts_with("binding-status: list works"));
     // With the binding cache shared, the detector creates without asking and updates from the cache; a read
     // is left only when a create found the binding already there (2.0 per workload before: a 404, then one
@@ -550,6 +563,14 @@ async fn propagation_stays_within_its_write_budget() {
         "the binding status controller reads Works from its cache (one list fills it), got {works_listed:.2}"
     );
     assert!(writes <= 33.0, "all writes per workload: {writes:.2}");
+    // A new Work's objects are created in the member straight away: no read answered 404 first (there was
+    // one per object, 2.0 per workload here). Reads are left only for updates.
+    let member_creates = sum(&|k| k == "member: create deployments");
+    let member_reads = sum(&|k| k.starts_with("member: get deployments"));
+    assert!(
+        member_creates == 2.0 && member_reads <= 0.5,
+        "member requests per workload: creates {member_creates:.2} (one per member), reads {member_reads:.2}"
+    );
     assert!(
         scheduler_conflicts <= 0.25,
         "scheduler writes losing races per workload: {scheduler_conflicts:.2}"
