@@ -30,6 +30,18 @@ impl RequestCounts {
         ))
     }
 
+    /// The counters of write requests (create, update, patch, delete), by their labels.
+    pub fn writes(&self) -> impl Iterator<Item = (String, f64)> + '_ {
+        self.0
+            .iter()
+            .filter(|(labels, _)| {
+                ["POST", "PUT", "PATCH", "DELETE"]
+                    .iter()
+                    .any(|verb| labels.contains(&format!("verb=\"{verb}\"")))
+            })
+            .map(|(labels, value)| (labels.clone(), *value))
+    }
+
     /// Prints, under `title`, every counter that grew since `before`, largest first, and their total.
     pub fn print_since(&self, before: &RequestCounts, title: &str) {
         let mut grown: Vec<(f64, &String)> = self

@@ -201,18 +201,6 @@ fn free_address() -> anyhow::Result<std::net::SocketAddr> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?)
 }
 
-/// The controller-manager's `/metrics` text.
-async fn scrape(address: std::net::SocketAddr) -> anyhow::Result<String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(address).await?;
-    stream
-        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
-        .await?;
-    let mut body = String::new();
-    stream.read_to_string(&mut body).await?;
-    Ok(body)
-}
-
 /// Prints how many Events of each reason the control plane recorded (first or repeated) during the bench.
 async fn events_by_reason(client: &Client) -> anyhow::Result<()> {
     let events: Api<k8s_openapi::api::core::v1::Event> = Api::all(client.clone());
@@ -506,10 +494,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .collect::<Vec<_>>()
         .join(", ");
     // Steady state: with every workload moved, the failover controllers should have nothing left to do.
-    let before = failover_reconciles(&scrape(setup.metrics).await?);
+    let before = failover_reconciles(&crate::process::scrape_metrics(setup.metrics).await?);
     let window = Duration::from_secs(args.quiet_window_seconds);
     tokio::time::sleep(window).await;
-    let metrics = scrape(setup.metrics).await?;
+    let metrics = crate::process::scrape_metrics(setup.metrics).await?;
     let after = failover_reconciles(&metrics);
     // What the failover controllers did (evictions, deferrals and why, reconciles by result), for the log.
     for line in metrics.lines().filter(|l| {

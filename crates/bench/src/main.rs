@@ -19,6 +19,7 @@ mod member_sim;
 mod process;
 mod propagation;
 mod report;
+mod restart;
 mod scale;
 mod scheduler;
 mod scrape;
@@ -68,6 +69,9 @@ enum Command {
     /// Scale: 100 members in one member-sim, 5,000 workloads half Duplicated, half Divided: time until all
     /// applied, distribution latency, CPU per (workload × member), RSS, idle cluster status collection.
     Scale(scale::Args),
+    /// Restart: with many workloads propagated, the controller-manager and scheduler restarted (time to steady
+    /// state, writes made), then the API server (time to /readyz).
+    Restart(restart::Args),
     /// Dashboard: first paint of the overview in headless chromium with 10,000 ResourceBindings.
     Dashboard(dashboard::Args),
 }
@@ -77,6 +81,7 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Apiserver(args) => apiserver::run(args).await,
         Command::Fhpa(args) => fhpa::run(args).await,
+        Command::Restart(args) => restart::run(args).await,
         Command::Scheduler(args) => scheduler::run(args).await,
         Command::LiveScheduler(args) => live_scheduler::run(args).await,
         Command::MemberSim(args) => member_sim::run(args).await,

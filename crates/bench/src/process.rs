@@ -65,6 +65,18 @@ impl Process {
     }
 }
 
+/// A component's `/metrics` text, read over plain HTTP from `address`.
+pub async fn scrape_metrics(address: std::net::SocketAddr) -> anyhow::Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await?;
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .await?;
+    let mut body = String::new();
+    stream.read_to_string(&mut body).await?;
+    Ok(body)
+}
+
 /// User plus system CPU seconds of a process (`/proc/PID/stat`, 100 ticks a second).
 pub fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
     use anyhow::Context;

@@ -127,29 +127,34 @@ pub(crate) struct Federation {
 
 /// The controller-manager with the cluster status period `status_period` (`2s` here, Karmada's default `10s` in
 /// the scale benchmark), signing the Pull agents' client certificates with the API server's CA.
+/// `extra` flags are added as given.
 fn start_controller_manager(
     launcher: &Launcher,
-    apiserver: &ApiServer,
+    data: &Path,
+    kubeconfig: &Path,
     status_period: &str,
+    extra: &[&str],
 ) -> anyhow::Result<Process> {
-    let pki = apiserver.data.join("pki");
+    let pki = data.join("pki");
     let ca_cert = pki.join("ca.crt").to_string_lossy().to_string();
     let ca_key = pki.join("ca.key").to_string_lossy().to_string();
+    let mut flags = vec![
+        "--cluster-status-update-frequency",
+        status_period,
+        "--cluster-success-threshold",
+        "1s",
+        "--cluster-signing-cert-file",
+        &ca_cert,
+        "--cluster-signing-key-file",
+        &ca_key,
+    ];
+    flags.extend_from_slice(extra);
     start_component(
         launcher,
         "controller-manager",
-        &apiserver.kubeconfig,
+        kubeconfig,
         "127.0.0.1:0",
-        &[
-            "--cluster-status-update-frequency",
-            status_period,
-            "--cluster-success-threshold",
-            "1s",
-            "--cluster-signing-cert-file",
-            &ca_cert,
-            "--cluster-signing-key-file",
-            &ca_key,
-        ],
+        &flags,
     )
 }
 
@@ -264,8 +269,13 @@ impl Federation {
         let (apiserver, components) = match layout {
             Layout::Processes => {
                 let apiserver = start_apiserver(&launcher, data, READY_TIMEOUT).await?;
-                let controller_manager =
-                    start_controller_manager(&launcher, &apiserver, status_period)?;
+                let controller_manager = start_controller_manager(
+                    &launcher,
+                    &apiserver.data,
+                    &apiserver.kubeconfig,
+                    status_period,
+                    &[],
+                )?;
                 let scheduler = start_scheduler(&launcher, &apiserver.kubeconfig)?;
                 let components = vec![
                     Proc::new(controller_manager, "controller-manager"),
@@ -339,6 +349,68 @@ impl Federation {
             .args(["deinit", "--force", "--karmada-data"])
             .arg(&self.data)
             .output();
+    }
+
+    /// Stops the controller-manager and the scheduler cleanly (their leader Leases released, as an operator's
+    /// rollout would) and starts new ones, each publishing its metrics address to `<name>.metrics` in
+    /// `metrics_dir`; returns when the new ones were spawned. Processes layout only.
+    pub(crate) async fn restart_components(
+        &mut self,
+        status_period: &str,
+        metrics_dir: &Path,
+    ) -> anyhow::Result<Instant> {
+        if self.layout != Layout::Processes {
+            bail!("restarting components needs the processes layout");
+        }
+        for old in self.control_plane.drain(1..) {
+            old.process.shut_down(Duration::from_secs(60)).await?;
+        }
+        let spawned = Instant::now();
+        let address_file = |name: &str| {
+            metrics_dir
+                .join(format!("{name}.metrics"))
+                .to_string_lossy()
+                .to_string()
+        };
+        let controller_manager_file = address_file("controller-manager");
+        let controller_manager = start_controller_manager(
+            &self.launcher,
+            &self.data,
+            &self.kubeconfig,
+            status_period,
+            &["--metrics-address-file", &controller_manager_file],
+        )?;
+        let scheduler_file = address_file("scheduler");
+        let scheduler = start_component(
+            &self.launcher,
+            "scheduler",
+            &self.kubeconfig,
+            "127.0.0.1:0",
+            &["--metrics-address-file", &scheduler_file],
+        )?;
+        self.control_plane
+            .push(Proc::new(controller_manager, "controller-manager"));
+        self.control_plane.push(Proc::new(scheduler, "scheduler"));
+        Ok(spawned)
+    }
+
+    /// Stops the API server cleanly and starts it again on the same data; returns when it was spawned and
+    /// the new client (its port is picked anew). The components keep the old address: restart the API server
+    /// last.
+    pub(crate) async fn restart_apiserver(&mut self) -> anyhow::Result<(Instant, Client)> {
+        if self.layout != Layout::Processes || self.control_plane.is_empty() {
+            bail!("restarting the API server needs the processes layout");
+        }
+        let old = self.control_plane.remove(0);
+        old.process.shut_down(Duration::from_secs(60)).await?;
+        // The new server writes its kubeconfig once it serves; the old one must not be mistaken for it.
+        std::fs::remove_file(&self.kubeconfig)?;
+        let spawned = Instant::now();
+        let apiserver = start_apiserver(&self.launcher, self.data.clone(), READY_TIMEOUT).await?;
+        self.control_plane
+            .insert(0, Proc::new(apiserver.process, "apiserver"));
+        self.karmada = apiserver.client.clone();
+        Ok((spawned, apiserver.client))
     }
 
     /// Each control-plane process's RSS now.
@@ -495,7 +567,7 @@ pub(crate) async fn create_namespace_and_policy(
     Ok(())
 }
 
-async fn setup_namespace_and_policy(
+pub(crate) async fn setup_namespace_and_policy(
     federation: &Federation,
     kind: WorkloadKind,
 ) -> anyhow::Result<()> {

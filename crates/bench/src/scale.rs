@@ -65,7 +65,7 @@ const PLACEMENT: &str = "scale";
 /// Per template name: when its binding first reported FullyApplied, and how many members it was placed on.
 type Applied = Arc<Mutex<HashMap<String, (Instant, usize)>>>;
 
-fn is_fully_applied(binding: &DynamicObject) -> bool {
+pub(crate) fn is_fully_applied(binding: &DynamicObject) -> bool {
     binding.data["status"]["conditions"]
         .as_array()
         .is_some_and(|conditions| {

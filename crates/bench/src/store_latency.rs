@@ -72,7 +72,7 @@ impl StoreWrites {
         delta
     }
 
-    fn total(&self) -> f64 {
+    pub fn total(&self) -> f64 {
         self.0.values().copied().fold(0.0, f64::max)
     }
 
