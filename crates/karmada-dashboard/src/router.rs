@@ -671,6 +671,161 @@ mod tests {
         );
     }
 
+    /// A stand-in API server over plain HTTP: token `expired` is refused (401) as an expired or deleted
+    /// ServiceAccount's token is; for token `good` a list with a `continue` token answers 410 Gone as after a
+    /// compaction, and everything else is one Cluster or an empty list.
+    async fn fake_api() -> String {
+        use axum::extract::RawQuery;
+        async fn answer(headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+            let status = |code: u16, reason: &str, message: &str| {
+                let body = serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "code": code, "reason": reason, "message": message});
+                let mut response = (
+                    StatusCode::from_u16(code).unwrap(),
+                    body.to_string(),
+                )
+                    .into_response();
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                response
+            };
+            let auth = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            if auth != "Bearer good" {
+                return status(401, "Unauthorized", "Unauthorized");
+            }
+            if query.unwrap_or_default().contains("continue=") {
+                return status(
+                    410,
+                    "Expired",
+                    "The provided continue parameter is too old to display a consistent list result.",
+                );
+            }
+            let body = serde_json::json!({"kind": "List", "metadata": {}, "items": [],
+                "metadata": {"name": "member1"}, "spec": {"taints": []}});
+            let mut response = body.to_string().into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            axum::serve(listener, Router::new().fallback(answer))
+                .await
+                .unwrap();
+        });
+        format!("http://{address}")
+    }
+
+    /// A dashboard in front of the stand-in, with a session for `token`; returns it and the session cookie.
+    async fn against_fake(token: &str) -> (Arc<App>, String) {
+        let config = kube::Config::new(fake_api().await.parse().unwrap());
+        let app = Arc::new(App {
+            control_plane: ControlPlane::new(config),
+            sessions: Sessions::default(),
+            cancel: CancellationToken::new(),
+        });
+        let client = app
+            .control_plane
+            .client(crate::control_plane::Credentials::Token(token.into()))
+            .unwrap();
+        let id = app.sessions.create("alice".into(), client);
+        (app, format!("{}={id}", crate::session::COOKIE))
+    }
+
+    fn get(path: &str, cookie: &str) -> Request<Body> {
+        Request::get(path)
+            .header(header::COOKIE, cookie)
+            .body(Body::empty())
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_stale_continue_link_offers_the_first_page_not_an_error() {
+        let (app, cookie) = against_fake("good").await;
+        for (path, first) in [("/?continue=stale", "/"), ("/policies?continue=stale", "/policies")] {
+            let (status, _, page) = send(&app, get(path, &cookie)).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {page}");
+            assert!(page.contains("id=\"stale-list\""), "{path}: {page}");
+            assert!(
+                page.contains(&format!("id=\"restart-list\" class=\"button\" href=\"{first}\"")),
+                "{path}: {page}"
+            );
+            assert!(!page.contains("too old"), "no raw API error: {page}");
+        }
+        // Without a continue token the same list renders.
+        let (status, _, page) = send(&app, get("/", &cookie)).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert!(page.contains("id=\"clusters\""), "{page}");
+    }
+
+    #[tokio::test]
+    async fn an_expired_token_ends_the_session_with_a_clear_page() {
+        let (app, cookie) = against_fake("expired").await;
+        for path in ["/", "/services", "/overrides", "/failover", "/clusters/member1/taint"] {
+            let (status, headers, _) = send(&app, get(path, &cookie)).await;
+            assert_eq!(status, StatusCode::SEE_OTHER, "{path}");
+            let location = headers[header::LOCATION].to_str().unwrap().to_string();
+            assert!(
+                location == "/login?ended=1" || location == "/login",
+                "{path}: {location}"
+            );
+        }
+        assert!(
+            app.sessions
+                .of_request(&{
+                    let mut h = HeaderMap::new();
+                    h.insert(header::COOKIE, cookie.parse().unwrap());
+                    h
+                })
+                .is_none(),
+            "the session is gone"
+        );
+        let (_, _, page) = send(
+            &app,
+            Request::get("/login?ended=1").body(Body::empty()).unwrap(),
+        )
+        .await;
+        assert!(
+            page.contains("Your session ended") && page.contains("expired token"),
+            "{page}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_malformed_taint_shows_the_accepted_form_and_a_good_one_asks_first() {
+        let (app, cookie) = against_fake("good").await;
+        let (status, _, page) = send(
+            &app,
+            get("/clusters/member1/taint?spec=dedicated%3Dgpu", &cookie),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{page}");
+        assert!(page.contains("KEY[=VALUE]:EFFECT"), "{page}");
+        assert!(page.contains("id=\"spec\""), "the form is shown again: {page}");
+        let (status, _, page) = send(
+            &app,
+            get("/clusters/member1/taint?spec=dedicated%3Dgpu%3ANoSchedule", &cookie),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert!(
+            page.contains("Taint cluster member1 with dedicated=gpu:NoSchedule?")
+                && page.contains("name=\"csrf\""),
+            "{page}"
+        );
+        let (status, _, page) = send(&app, get("/promote?confirm=1&cluster=member1", &cookie)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{page}");
+        assert!(page.contains("promote needs apiVersion, kind, name"), "{page}");
+    }
+
     #[tokio::test]
     async fn assets_are_embedded() {
         let app = app();
