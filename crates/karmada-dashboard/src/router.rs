@@ -680,11 +680,8 @@ mod tests {
             let status = |code: u16, reason: &str, message: &str| {
                 let body = serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                     "code": code, "reason": reason, "message": message});
-                let mut response = (
-                    StatusCode::from_u16(code).unwrap(),
-                    body.to_string(),
-                )
-                    .into_response();
+                let mut response =
+                    (StatusCode::from_u16(code).unwrap(), body.to_string()).into_response();
                 response.headers_mut().insert(
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
@@ -750,12 +747,17 @@ mod tests {
     #[tokio::test]
     async fn a_stale_continue_link_offers_the_first_page_not_an_error() {
         let (app, cookie) = against_fake("good").await;
-        for (path, first) in [("/?continue=stale", "/"), ("/policies?continue=stale", "/policies")] {
+        for (path, first) in [
+            ("/?continue=stale", "/"),
+            ("/policies?continue=stale", "/policies"),
+        ] {
             let (status, _, page) = send(&app, get(path, &cookie)).await;
             assert_eq!(status, StatusCode::OK, "{path}: {page}");
             assert!(page.contains("id=\"stale-list\""), "{path}: {page}");
             assert!(
-                page.contains(&format!("id=\"restart-list\" class=\"button\" href=\"{first}\"")),
+                page.contains(&format!(
+                    "id=\"restart-list\" class=\"button\" href=\"{first}\""
+                )),
                 "{path}: {page}"
             );
             assert!(!page.contains("too old"), "no raw API error: {page}");
@@ -769,7 +771,13 @@ mod tests {
     #[tokio::test]
     async fn an_expired_token_ends_the_session_with_a_clear_page() {
         let (app, cookie) = against_fake("expired").await;
-        for path in ["/", "/services", "/overrides", "/failover", "/clusters/member1/taint"] {
+        for path in [
+            "/",
+            "/services",
+            "/overrides",
+            "/failover",
+            "/clusters/member1/taint",
+        ] {
             let (status, headers, _) = send(&app, get(path, &cookie)).await;
             assert_eq!(status, StatusCode::SEE_OTHER, "{path}");
             let location = headers[header::LOCATION].to_str().unwrap().to_string();
@@ -809,10 +817,16 @@ mod tests {
         .await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{page}");
         assert!(page.contains("KEY[=VALUE]:EFFECT"), "{page}");
-        assert!(page.contains("id=\"spec\""), "the form is shown again: {page}");
+        assert!(
+            page.contains("id=\"spec\""),
+            "the form is shown again: {page}"
+        );
         let (status, _, page) = send(
             &app,
-            get("/clusters/member1/taint?spec=dedicated%3Dgpu%3ANoSchedule", &cookie),
+            get(
+                "/clusters/member1/taint?spec=dedicated%3Dgpu%3ANoSchedule",
+                &cookie,
+            ),
         )
         .await;
         assert_eq!(status, StatusCode::OK, "{page}");
@@ -821,9 +835,13 @@ mod tests {
                 && page.contains("name=\"csrf\""),
             "{page}"
         );
-        let (status, _, page) = send(&app, get("/promote?confirm=1&cluster=member1", &cookie)).await;
+        let (status, _, page) =
+            send(&app, get("/promote?confirm=1&cluster=member1", &cookie)).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{page}");
-        assert!(page.contains("promote needs apiVersion, kind, name"), "{page}");
+        assert!(
+            page.contains("promote needs apiVersion, kind, name"),
+            "{page}"
+        );
     }
 
     #[tokio::test]
