@@ -349,6 +349,6 @@ mod tests {
         assert_eq!(once.len(), 2);
         assert_eq!(cordoned(&once, true), once);
         assert_eq!(cordoned(&once, false), vec![other.clone()]);
-        assert_eq!(cordoned(&[other.clone()], false), vec![other]);
+        assert_eq!(cordoned(std::slice::from_ref(&other), false), vec![other]);
     }
 }

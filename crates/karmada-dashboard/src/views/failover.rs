@@ -68,6 +68,11 @@ pub async fn render(client: &kube::Client) -> Result<View, ApiError> {
     })
 }
 
+/// RFC 3339 to the second, as the API's other times on the timeline.
+fn seconds(at: Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
 /// The eviction-budget window recorded on `cluster`, as an entry: when it opened, and whether it is still
 /// open at `now` (the controllers' default interval; evictions from clusters beyond the budget wait for it).
 pub fn budget_window(cluster: &Value, now: Timestamp) -> Option<Entry> {
@@ -87,8 +92,8 @@ pub fn budget_window(cluster: &Value, now: Timestamp) -> Option<Entry> {
             format!(
                 "eviction-budget window {state}: evictions from this cluster admitted {} to {} (at most \
                  {DEFAULT_EVICTION_BUDGET_CLUSTERS} clusters per {}s; other clusters' evictions wait)",
-                opened_text,
-                closes.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                seconds(opened.unwrap_or(closes)),
+                seconds(closes),
                 DEFAULT_EVICTION_BUDGET_INTERVAL.as_secs()
             )
         }
@@ -97,7 +102,7 @@ pub fn budget_window(cluster: &Value, now: Timestamp) -> Option<Entry> {
     // The entry sorts by the window's opening, like every other entry by its start.
     Some(Entry {
         time: opened
-            .map(|o| o.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+            .map(seconds)
             .unwrap_or_else(|| opened_text.to_string()),
         what: "EvictionBudgetWindow".into(),
         subject: format!("cluster/{name}"),
