@@ -78,33 +78,45 @@ pub fn applied_by_policy(works: &[Value]) -> Applied {
             },
             api::text(manifest, "/metadata/name")
         );
-        for (annotation, kind, policy_namespace) in [
-            (ANNOTATION_APPLIED_OVERRIDES, "OverridePolicy", namespace),
-            (
-                ANNOTATION_APPLIED_CLUSTER_OVERRIDES,
-                "ClusterOverridePolicy",
-                "",
-            ),
-        ] {
-            let Some(text) = work
-                .pointer("/metadata/annotations")
-                .and_then(|a| a.get(annotation))
-                .and_then(Value::as_str)
-            else {
-                continue;
-            };
-            let shadows: Vec<Value> = serde_json::from_str(text).unwrap_or_default();
-            for shadow in shadows {
-                let key = (
-                    kind.to_string(),
-                    policy_namespace.to_string(),
-                    api::text(&shadow, "/policyName").to_string(),
-                );
-                applied.entry(key).or_default().push(object.clone());
-            }
+        for (kind, policy_namespace, policy) in applied_to_work(work) {
+            applied
+                .entry((kind.to_string(), policy_namespace, policy))
+                .or_default()
+                .push(object.clone());
         }
     }
     applied
+}
+
+/// The override policies a Work records as applied: (kind, namespace of an OverridePolicy or "", name).
+pub fn applied_to_work(work: &Value) -> Vec<(&'static str, String, String)> {
+    let namespace = api::text(work, "/spec/workload/manifests/0/metadata/namespace");
+    let mut out = Vec::new();
+    for (annotation, kind, policy_namespace) in [
+        (ANNOTATION_APPLIED_OVERRIDES, "OverridePolicy", namespace),
+        (
+            ANNOTATION_APPLIED_CLUSTER_OVERRIDES,
+            "ClusterOverridePolicy",
+            "",
+        ),
+    ] {
+        let Some(text) = work
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(annotation))
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let shadows: Vec<Value> = serde_json::from_str(text).unwrap_or_default();
+        for shadow in shadows {
+            out.push((
+                kind,
+                policy_namespace.to_string(),
+                api::text(&shadow, "/policyName").to_string(),
+            ));
+        }
+    }
+    out
 }
 
 /// Whether a resource selector names a binding's resource: `Some(true|false)` from apiVersion, kind,
@@ -283,6 +295,21 @@ mod tests {
             "policy.karmada.io/applied-cluster-overrides": "[{\"policyName\":\"everywhere\",\"overriders\":{}}]"}},
             "spec": {"workload": {"manifests": [{"kind": "Deployment",
                 "metadata": {"namespace": "default", "name": "web"}}]}}});
+        assert_eq!(
+            applied_to_work(&work),
+            [
+                (
+                    "OverridePolicy",
+                    "default".to_string(),
+                    "web-image".to_string()
+                ),
+                (
+                    "ClusterOverridePolicy",
+                    String::new(),
+                    "everywhere".to_string()
+                )
+            ]
+        );
         let applied = applied_by_policy(&[work]);
         let key = |k: &str, ns: &str, n: &str| (k.to_string(), ns.to_string(), n.to_string());
         assert_eq!(

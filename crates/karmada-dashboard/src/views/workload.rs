@@ -354,10 +354,21 @@ async fn works(client: &kube::Client, binding: &Value) -> Result<String, ApiErro
                 .map(|c| api::text(c, "/status"))
                 .unwrap_or("Unknown");
             let class = if status == "True" { "ok" } else { "bad" };
+            let overrides: Vec<String> = crate::views::overrides::applied_to_work(work)
+                .into_iter()
+                .map(|(kind, namespace, name)| match namespace.is_empty() {
+                    true => format!("{kind} {name}"),
+                    false => format!("{kind} {namespace}/{name}"),
+                })
+                .collect();
             vec![
                 esc(api::text(work, "/metadata/namespace")),
                 esc(api::text(work, "/metadata/name")),
                 format!("<span class=\"{class}\">{}</span>", esc(status)),
+                format!(
+                    "<span class=\"wrap overrides\">{}</span>",
+                    esc(&overrides.join(", "))
+                ),
                 format!(
                     "<span class=\"wrap\">{}</span>",
                     esc(applied.map(|c| api::text(c, "/message")).unwrap_or(""))
@@ -367,7 +378,13 @@ async fn works(client: &kube::Client, binding: &Value) -> Result<String, ApiErro
         .collect();
     Ok(table(
         "works",
-        &["Execution namespace", "Work", "Applied", "Message"],
+        &[
+            "Execution namespace",
+            "Work",
+            "Applied",
+            "Overrides applied",
+            "Message",
+        ],
         &rows,
     ))
 }

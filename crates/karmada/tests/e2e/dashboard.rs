@@ -579,6 +579,22 @@ fn dashboard_in_headless_chromium() {
                 .ok_or(format!("{rows:?}"))
         });
         screenshot(&browser, "overrides").await;
+        // The workload's page names the override applied to its member2 Work, and only there.
+        browser
+            .goto(&format!("{base}workloads/default/web-deployment"))
+            .await
+            .expect("workload");
+        let works = eventually!("the Works with their overrides", async {
+            let rows = texts(&browser, "#works tbody tr").await?;
+            (rows.len() == 3).then_some(rows.clone()).ok_or(format!("{rows:?}"))
+        });
+        for row in &works {
+            assert_eq!(
+                row.contains("OverridePolicy default/web-image"),
+                row.contains("karmada-es-member2"),
+                "{works:?}"
+            );
+        }
 
         // Promote: the member's ConfigMap becomes a template with karmadactl promote's policy.
         browser
