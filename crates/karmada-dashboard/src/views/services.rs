@@ -1,13 +1,14 @@
 //! Multi-cluster services: ServiceExports with their Valid/Conflict conditions, ServiceImports with the clusters
 //! whose endpoints back them (the imported EndpointSlices of `derived-<svc>`), and MultiClusterServices with
-//! their providers, consumers and the endpoints collected from each provider (the reported slice Works).
+//! their providers, consumers, the endpoints collected from each provider (the reported slice Works) and those
+//! dispatched into each consumer (the Works carrying the provider's name).
 
 use std::collections::BTreeMap;
 
 use karmada_api::mcs::derived_service_name;
 use karmada_controllers::mcs::backing::{self, Endpoints};
 use karmada_controllers::mcs::{
-    ENDPOINT_SLICE_CONTROLLER_VALUE, LABEL_ENDPOINT_SLICE_MANAGED_BY,
+    ANNOTATION_PROVISION_CLUSTER, ENDPOINT_SLICE_CONTROLLER_VALUE, LABEL_ENDPOINT_SLICE_MANAGED_BY,
     LABEL_ENDPOINT_SLICE_SERVICE_NAME, LABEL_MCS_NAME, LABEL_MCS_NAMESPACE,
 };
 use karmada_controllers::names::cluster_of_execution_namespace;
@@ -83,6 +84,7 @@ pub async fn render(client: &kube::Client) -> Result<View, ApiError> {
             "Providers",
             "Consumers",
             "Endpoints (ready/total per provider)",
+            "Dispatched (ready/total per consumer)",
             "Conditions",
         ],
         &rows,
@@ -189,12 +191,17 @@ pub fn import_row(import: &Value, slices: &[Value]) -> Vec<String> {
     ]
 }
 
-/// Per MultiClusterService (namespace, name), the endpoints collected from each provider: the reported slice
-/// Works in the providers' execution namespaces.
-pub fn collected_endpoints(
-    works: &[Value],
-) -> BTreeMap<(String, String), BTreeMap<String, Endpoints>> {
-    let mut collected: BTreeMap<(String, String), BTreeMap<String, Endpoints>> = BTreeMap::new();
+/// A MultiClusterService's endpoints: collected from each provider, and dispatched into each consumer.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct McsEndpoints {
+    pub collected: BTreeMap<String, Endpoints>,
+    pub dispatched: BTreeMap<String, Endpoints>,
+}
+
+/// Per MultiClusterService (namespace, name), its endpoints from the Works labelled with it: a reported slice
+/// in a provider's execution namespace, or (carrying the provider's name) a copy dispatched to a consumer's.
+pub fn collected_endpoints(works: &[Value]) -> BTreeMap<(String, String), McsEndpoints> {
+    let mut collected: BTreeMap<(String, String), McsEndpoints> = BTreeMap::new();
     for work in works {
         let labels = &work["metadata"]["labels"];
         let (Some(namespace), Some(name)) = (
@@ -207,11 +214,20 @@ pub fn collected_endpoints(
         else {
             continue;
         };
-        let entry = collected
+        let endpoints = collected
             .entry((namespace.to_string(), name.to_string()))
-            .or_default()
-            .entry(cluster.to_string())
             .or_default();
+        let dispatched = work
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(ANNOTATION_PROVISION_CLUSTER))
+            .is_some();
+        let entry = if dispatched {
+            &mut endpoints.dispatched
+        } else {
+            &mut endpoints.collected
+        }
+        .entry(cluster.to_string())
+        .or_default();
         for manifest in work
             .pointer("/spec/workload/manifests")
             .and_then(Value::as_array)
@@ -245,10 +261,7 @@ fn cluster_names(mcs: &Value, field: &str) -> String {
     }
 }
 
-fn mcs_row(
-    mcs: &Value,
-    collected: &BTreeMap<(String, String), BTreeMap<String, Endpoints>>,
-) -> Vec<String> {
+fn mcs_row(mcs: &Value, collected: &BTreeMap<(String, String), McsEndpoints>) -> Vec<String> {
     let key = (
         api::text(mcs, "/metadata/namespace").to_string(),
         api::text(mcs, "/metadata/name").to_string(),
@@ -267,13 +280,20 @@ fn mcs_row(
         .flatten()
         .map(|c| format!("{}={}", api::text(c, "/type"), api::text(c, "/status")))
         .collect();
+    let none = McsEndpoints::default();
+    let endpoints = collected.get(&key).unwrap_or(&none);
     vec![
         esc(&namespaced_name(mcs)),
         esc(&types.join(",")),
         esc(&cluster_names(mcs, "providerClusters")),
         esc(&cluster_names(mcs, "consumerClusters")),
-        endpoint_cells(collected.get(&key).unwrap_or(&BTreeMap::new())),
-        esc(&conditions.join(", ")),
+        endpoint_cells(&endpoints.collected),
+        endpoint_cells(&endpoints.dispatched)
+            .replace("class=\"endpoints\"", "class=\"dispatched\""),
+        format!(
+            "<span class=\"wrap\">{}</span>",
+            esc(&conditions.join(", "))
+        ),
     ]
 }
 
@@ -318,14 +338,29 @@ mod tests {
                        "multiclusterservice.karmada.io/name": "web"}},
             "spec": {"workload": {"manifests": [{"kind": "EndpointSlice",
                 "endpoints": [{"conditions": {"ready": true}}, {}]}]}}});
-        let collected = collected_endpoints(&[work]);
+        let dispatched = json!({"metadata": {"namespace": "karmada-es-member3",
+            "annotations": {"endpointslice.karmada.io/provision-cluster": "member1"},
+            "labels": {"multiclusterservice.karmada.io/namespace": "default",
+                       "multiclusterservice.karmada.io/name": "web"}},
+            "spec": {"workload": {"manifests": [{"kind": "EndpointSlice",
+                "endpoints": [{"conditions": {"ready": true}}, {"conditions": {"ready": false}}]}]}}});
+        let collected = collected_endpoints(&[work, dispatched]);
         let mcs = json!({"metadata": {"namespace": "default", "name": "web"},
             "spec": {"types": ["CrossCluster"], "providerClusters": [{"name": "member1"}]},
             "status": {"conditions": [{"type": "ServiceApplied", "status": "True"}]}});
         let row = mcs_row(&mcs, &collected);
         assert_eq!(row[2], "member1");
         assert_eq!(row[3], "all clusters");
-        assert!(row[4].contains("member1 2/2"), "{}", row[4]);
-        assert_eq!(row[5], "ServiceApplied=True");
+        assert!(
+            row[4].contains("member1 2/2") && !row[4].contains("member3"),
+            "{}",
+            row[4]
+        );
+        assert!(
+            row[5].contains("class=\"dispatched\" data-cluster=\"member3\">member3 1/2<"),
+            "{}",
+            row[5]
+        );
+        assert_eq!(row[6], "<span class=\"wrap\">ServiceApplied=True</span>");
     }
 }

@@ -191,7 +191,8 @@ fn expire_bootstrap_token(plane: &Plane, id: &str) {
 }
 
 /// The Deployment `web` exported from every member and imported in the control plane: a Service, a
-/// ServiceExport and a policy sending both to the three members, and a ServiceImport.
+/// ServiceExport and a policy sending both to the three members, and a ServiceImport; and offered by a
+/// MultiClusterService from two members to the third.
 fn export_web(plane: &Plane) {
     let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 80, "protocol": "TCP"}]}});
@@ -206,7 +207,17 @@ fn export_web(plane: &Plane) {
                     {"apiVersion": "v1", "kind": "Service", "name": "web"},
                     {"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceExport", "name": "web"}],
                  "placement": {"clusterAffinity": {"clusterNames": ["member1", "member2", "member3"]}}}});
+    // The same pods offered across clusters by a MultiClusterService: member1 and member2 provide, member3
+    // consumes.
+    let cross = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web-cross", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 80, "protocol": "TCP"}]}});
+    let mcs = json!({"apiVersion": "networking.karmada.io/v1alpha1", "kind": "MultiClusterService",
+        "metadata": {"name": "web-cross", "namespace": "default"},
+        "spec": {"types": ["CrossCluster"], "providerClusters": [{"name": "member1"}, {"name": "member2"}],
+                 "consumerClusters": [{"name": "member3"}]}});
     for (name, manifest) in [
+        ("web-cross", cross),
+        ("web-cross-mcs", mcs),
         ("web-service", service),
         ("web-export", export),
         ("web-import", import),
@@ -550,6 +561,21 @@ fn dashboard_in_headless_chromium() {
                 .ok_or(format!("{cells:?}"))
         });
         assert_eq!(backing, ["member1 1/1", "member2 2/2", "member3 3/3"]);
+        eventually!("web-cross's endpoints from its two providers", async {
+            let cells = texts(&browser, "#multicluster-services span.endpoints").await?;
+            (cells == ["member1 1/1", "member2 2/2"])
+                .then_some(())
+                .ok_or(format!("{cells:?}"))
+        });
+        eventually!("web-cross's endpoints dispatched into member3", async {
+            let cells = texts(&browser, "#multicluster-services span.dispatched").await?;
+            (cells == ["member3 3/3"]).then_some(()).ok_or(format!("{cells:?}"))
+        });
+        let mcs_row = text_of(&browser, "#multicluster-services tbody").await;
+        assert!(
+            mcs_row.contains("default/web-cross") && mcs_row.contains("ServiceApplied=True"),
+            "{mcs_row}"
+        );
         let exports = text_of(&browser, "#service-exports tbody").await;
         assert!(exports.contains("default/web"), "{exports}");
         assert!(still_same_document(&browser).await, "updated in place");
