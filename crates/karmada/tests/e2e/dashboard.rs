@@ -766,6 +766,22 @@ fn dashboard_in_headless_chromium() {
             "no horizontal scroll of the page at phone width"
         );
         screenshot(&browser, "overview-phone").await;
+        for view in ["services", "overrides", "failover"] {
+            browser
+                .goto(&format!("{base}{view}"))
+                .await
+                .expect("view");
+            text_of(&browser, "main table").await;
+            let fits = browser
+                .execute(
+                    "return document.documentElement.scrollWidth <= window.innerWidth + 1;",
+                    vec![],
+                )
+                .await
+                .expect("measure");
+            assert_eq!(fits, json!(true), "{view} fits the phone width");
+        }
+        screenshot(&browser, "failover-phone").await;
         browser.set_window_size(1280, 800).await.expect("resize");
 
         // An object deleted while its page is open: the page says it is gone.
@@ -941,6 +957,21 @@ fn dashboard_lists_a_page_at_a_time_after_a_kubeconfig_login() {
         }
     }
     assert_eq!(pages, [50, 50, 20]);
+    // A continue link the API server refuses (not one it issued, or expired): the page says the list changed
+    // and links to the first page instead of showing the API's error.
+    let stale = curl(
+        &jar,
+        &[&format!(
+            "{}/?continue=bm90LWEtdG9rZW4",
+            base.trim_end_matches('/')
+        )],
+    );
+    assert!(
+        stale.contains("id=\"stale-list\"")
+            && stale.contains("id=\"restart-list\" class=\"button\" href=\"/\""),
+        "{stale}"
+    );
+    assert!(!stale.contains("continue key is not valid"), "{stale}");
     let expected: Vec<String> = (0..120).map(|i| format!("w{i:03}-deployment")).collect();
     assert_eq!(seen, expected);
 }
