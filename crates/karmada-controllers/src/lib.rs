@@ -2,6 +2,7 @@
 //! once they run against an API server.
 //!
 //! - [`names`]: generated names (bindings, execution namespaces, Works, promote policies).
+//! - [`promote`]: the resource template and policy that promote writes (karmadactl and the dashboard).
 //! - [`keys`]: label and annotation keys the controllers write that `karmada-api` does not define.
 //! - [`reserved`]: namespaces and API groups Karmada never propagates.
 //! - [`detector`]: which (Cluster)PropagationPolicy claims a resource template, the claim metadata and the
@@ -33,6 +34,7 @@ pub mod metrics;
 pub mod multiclusterservice;
 pub mod names;
 pub mod namespace;
+pub mod promote;
 pub mod reserved;
 pub mod resourceinterpreter;
 pub mod runtime;

@@ -14,6 +14,12 @@ pub enum ApiError {
     Forbidden(String),
     #[error("{0}")]
     NotFound(String),
+    /// 410 Gone: a list's `continue` token outlived its snapshot (compaction or expiry).
+    #[error("{0}")]
+    Expired(String),
+    /// The user's input was refused before or by the API (a malformed taint, a missing field).
+    #[error("{0}")]
+    Invalid(String),
     #[error("{0}")]
     Other(String),
 }
@@ -25,6 +31,8 @@ impl From<kube::Error> for ApiError {
                 401 => ApiError::Unauthorized(status.message),
                 403 => ApiError::Forbidden(status.message),
                 404 => ApiError::NotFound(status.message),
+                410 => ApiError::Expired(status.message),
+                400 | 422 => ApiError::Invalid(status.message),
                 code => ApiError::Other(format!("{} ({code} {})", status.message, status.reason)),
             },
             other => ApiError::Other(other.to_string()),
@@ -136,6 +144,20 @@ pub mod paths {
     pub const CLUSTER_POLICIES: &str =
         "/apis/policy.karmada.io/v1alpha1/clusterpropagationpolicies";
     pub const EVENTS: &str = "/api/v1/events";
+    pub const SERVICE_EXPORTS: &str = "/apis/multicluster.x-k8s.io/v1alpha1/serviceexports";
+    pub const SERVICE_IMPORTS: &str = "/apis/multicluster.x-k8s.io/v1alpha1/serviceimports";
+    pub const MULTI_CLUSTER_SERVICES: &str =
+        "/apis/networking.karmada.io/v1alpha1/multiclusterservices";
+    pub const ENDPOINT_SLICES: &str = "/apis/discovery.k8s.io/v1/endpointslices";
+    pub const OVERRIDE_POLICIES: &str = "/apis/policy.karmada.io/v1alpha1/overridepolicies";
+    pub const CLUSTER_OVERRIDE_POLICIES: &str =
+        "/apis/policy.karmada.io/v1alpha1/clusteroverridepolicies";
+    pub const NAMESPACES: &str = "/api/v1/namespaces";
+
+    /// The Cluster `proxy` subresource: `path` as the member serves it, reached with the user's identity.
+    pub fn cluster_proxy(name: &str, path: &str) -> String {
+        format!("{}/proxy{path}", cluster(name))
+    }
 
     pub fn cluster(name: &str) -> String {
         format!("{CLUSTERS}/{}", segment(name))
@@ -191,6 +213,8 @@ mod tests {
         ));
         assert!(matches!(ApiError::from(status(403)), ApiError::Forbidden(m) if m == "m403"));
         assert!(matches!(ApiError::from(status(404)), ApiError::NotFound(_)));
+        assert!(matches!(ApiError::from(status(410)), ApiError::Expired(_)));
+        assert!(matches!(ApiError::from(status(422)), ApiError::Invalid(_)));
         assert!(matches!(ApiError::from(status(500)), ApiError::Other(_)));
     }
 

@@ -71,7 +71,8 @@ pub fn layout(page: &Page<'_>, content: &str) -> String {
         let csrf = page.csrf.unwrap_or("");
         let _ = write!(
             nav,
-            "<nav><a href=\"/\">Overview</a><a href=\"/policies\">Policies</a><a href=\"/failover\">Failover</a>\
+            "<nav><a href=\"/\">Overview</a><a href=\"/policies\">Policies</a><a href=\"/overrides\">Overrides</a>\
+             <a href=\"/services\">Services</a><a href=\"/failover\">Failover</a><a href=\"/promote\">Promote</a>\
              <span class=\"user\" id=\"user\">{}</span>\
              <form method=\"post\" action=\"/logout\" class=\"inline\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
              <button type=\"submit\" id=\"logout\">Log out</button></form></nav>",

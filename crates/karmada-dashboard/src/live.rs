@@ -58,6 +58,19 @@ pub fn watched(view: &str, namespace: &str, binding_id: &str) -> Option<Vec<Stri
             paths::BINDINGS.into(),
             paths::EVENTS.into(),
         ],
+        "services" => vec![
+            paths::SERVICE_EXPORTS.into(),
+            paths::SERVICE_IMPORTS.into(),
+            paths::MULTI_CLUSTER_SERVICES.into(),
+            crate::views::services::imported_slices_path(),
+            crate::views::services::collected_works_path(),
+        ],
+        "overrides" => vec![
+            paths::OVERRIDE_POLICIES.into(),
+            paths::CLUSTER_OVERRIDE_POLICIES.into(),
+            paths::BINDINGS.into(),
+            paths::WORKS.into(),
+        ],
         _ => return None,
     })
 }
@@ -169,5 +182,22 @@ mod tests {
             "{workload:?}"
         );
         assert!(watched("nope", "", "").is_none());
+        let services = watched("services", "", "").unwrap();
+        assert!(
+            services.iter().any(|p| p.contains("serviceimports"))
+                && services.iter().any(|p| p.contains("multiclusterservices"))
+                && services
+                    .iter()
+                    .any(|p| p.contains("endpointslices?labelSelector=")),
+            "{services:?}"
+        );
+        let overrides = watched("overrides", "", "").unwrap();
+        assert!(
+            overrides.iter().any(|p| p.ends_with("/overridepolicies"))
+                && overrides
+                    .iter()
+                    .any(|p| p.ends_with("/clusteroverridepolicies")),
+            "{overrides:?}"
+        );
     }
 }

@@ -41,7 +41,11 @@ pub fn router(app: Arc<App>) -> Router {
             get(delete_policy_confirm).post(delete_policy),
         )
         .route("/failover", get(failover))
+        .route("/services", get(services))
+        .route("/overrides", get(overrides))
         .route("/clusters/{name}/cordon", get(cordon_confirm).post(cordon))
+        .route("/clusters/{name}/taint", get(taint_page).post(taint))
+        .route("/promote", get(promote_page).post(promote))
         .route("/live/{view}", get(live_events))
         .route("/login", get(login_page).post(login))
         .route("/logout", axum::routing::post(logout))
@@ -56,14 +60,38 @@ fn to_login() -> Response {
     Redirect::to("/login").into_response()
 }
 
-/// A page: the view in the layout, or alone for `?fragment=1`. A 401 ends the session.
+/// What a paginated list page says when its `continue` token is refused: the list changed (410 Gone after
+/// compaction or expiry, or a token this server never issued), with a way back to the first page.
+pub fn stale_list(first_page: &str) -> String {
+    format!(
+        "<p class=\"notice\" id=\"stale-list\">The list changed since this page was read: its continue link has \
+         expired. <a id=\"restart-list\" class=\"button\" href=\"{}\">Start again from the first page</a></p>",
+        crate::html::esc(first_page)
+    )
+}
+
+/// A page: the view in the layout, or alone for `?fragment=1`. A 401 ends the session. `first_page` is the
+/// view's own path when it paginates: a refused continue token then offers to start over.
 fn page(
     app: &App,
     id: &str,
     session: &Session,
     params: &HashMap<String, String>,
+    first_page: Option<&str>,
     view: Result<View, ApiError>,
 ) -> Response {
+    let view = match (view, first_page) {
+        (Err(ApiError::Expired(_) | ApiError::Invalid(_)), Some(first))
+            if params.contains_key("continue") =>
+        {
+            Ok(View {
+                title: "List changed".into(),
+                content: stale_list(first),
+                live: None,
+            })
+        }
+        (view, _) => view,
+    };
     match view {
         Ok(view) => {
             if params.get("fragment").is_some() {
@@ -82,6 +110,8 @@ fn page(
             let status = match error {
                 ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
                 ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+                ApiError::Expired(_) => StatusCode::GONE,
+                ApiError::Invalid(_) => StatusCode::BAD_REQUEST,
                 _ => StatusCode::BAD_GATEWAY,
             };
             let content = format!(
@@ -117,7 +147,7 @@ async fn overview(State(app): Shared, headers: HeaderMap, Query(params): Params)
         return to_login();
     };
     let view = views::overview::render(&s.client, params.get("continue").map(String::as_str)).await;
-    page(&app, &id, &s, &params, view)
+    page(&app, &id, &s, &params, Some("/"), view)
 }
 
 async fn workload(
@@ -130,7 +160,7 @@ async fn workload(
         return to_login();
     };
     let view = views::workload::render(&s.client, &namespace, &name).await;
-    page(&app, &id, &s, &params, view)
+    page(&app, &id, &s, &params, None, view)
 }
 
 async fn policies(State(app): Shared, headers: HeaderMap, Query(params): Params) -> Response {
@@ -138,7 +168,7 @@ async fn policies(State(app): Shared, headers: HeaderMap, Query(params): Params)
         return to_login();
     };
     let view = views::policies::render(&s.client, params.get("continue").map(String::as_str)).await;
-    page(&app, &id, &s, &params, view)
+    page(&app, &id, &s, &params, Some("/policies"), view)
 }
 
 async fn failover(State(app): Shared, headers: HeaderMap, Query(params): Params) -> Response {
@@ -146,7 +176,23 @@ async fn failover(State(app): Shared, headers: HeaderMap, Query(params): Params)
         return to_login();
     };
     let view = views::failover::render(&s.client).await;
-    page(&app, &id, &s, &params, view)
+    page(&app, &id, &s, &params, None, view)
+}
+
+async fn services(State(app): Shared, headers: HeaderMap, Query(params): Params) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let view = views::services::render(&s.client).await;
+    page(&app, &id, &s, &params, None, view)
+}
+
+async fn overrides(State(app): Shared, headers: HeaderMap, Query(params): Params) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let view = views::overrides::render(&s.client).await;
+    page(&app, &id, &s, &params, None, view)
 }
 
 async fn live_events(
@@ -267,12 +313,163 @@ async fn delete_policy(State(app): Shared, headers: HeaderMap, body: Bytes) -> R
     action_outcome(&app, &id, &s, result)
 }
 
+/// The taint page of a cluster, or (with `?spec=`) the confirmation of that change; a malformed spec shows
+/// the page again saying what is accepted.
+async fn taint_page(
+    State(app): Shared,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    Query(params): Params,
+) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let spec = params.get("spec").map(|v| v.trim()).unwrap_or("");
+    let mut refusal = None;
+    if !spec.is_empty() {
+        match actions::taint_question(&name, spec) {
+            Ok(question) => {
+                let overwrite = if params.contains_key("overwrite") {
+                    "1"
+                } else {
+                    ""
+                };
+                let url = format!("/clusters/{}/taint", crate::html::query_value(&name));
+                let fields = [("spec", spec), ("overwrite", overwrite)];
+                let button = if spec.ends_with('-') {
+                    "Remove taint"
+                } else {
+                    "Taint"
+                };
+                let content = actions::confirm(&url, &question, &fields, &s.csrf, button);
+                return static_page(&s, "Confirm", &content, StatusCode::OK);
+            }
+            Err(error) => refusal = Some(error.to_string()),
+        }
+    }
+    let view = crate::api::get(&s.client, &crate::api::paths::cluster(&name))
+        .await
+        .map(|cluster| {
+            let mut content = String::new();
+            if let Some(why) = &refusal {
+                content.push_str(&format!(
+                    "<p class=\"error\" id=\"action-error\">{}</p>",
+                    crate::html::esc(why)
+                ));
+            }
+            content.push_str(&actions::taint_form(&cluster));
+            View {
+                title: format!("Taints of {name}"),
+                content,
+                live: None,
+            }
+        });
+    let refused = refusal.is_some();
+    let mut response = page(&app, &id, &s, &params, None, view);
+    if refused && response.status() == StatusCode::OK {
+        *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    response
+}
+
+async fn taint(
+    State(app): Shared,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let Some(form) = checked_form(&s, &body) else {
+        return refused(&s);
+    };
+    let spec = form.get("spec").cloned().unwrap_or_default();
+    let overwrite = form.get("overwrite").is_some_and(|v| !v.is_empty());
+    let result = actions::taint(&s.client, &name, &spec, overwrite, jiff::Timestamp::now()).await;
+    action_outcome(&app, &id, &s, result)
+}
+
+/// The promote form, or (with `?confirm=1`) the confirmation of the request it filled in.
+async fn promote_page(State(app): Shared, headers: HeaderMap, Query(params): Params) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let field = |k: &str| params.get(k).cloned().unwrap_or_default();
+    let mut refusal = None;
+    if params.contains_key("confirm") {
+        match actions::PromoteRequest::from_fields(field) {
+            Ok(request) => {
+                let content = actions::confirm(
+                    "/promote",
+                    &request.question(),
+                    &request.fields(),
+                    &s.csrf,
+                    "Promote",
+                );
+                return static_page(&s, "Confirm", &content, StatusCode::OK);
+            }
+            Err(error) => refusal = Some(error.to_string()),
+        }
+    }
+    let clusters = crate::api::list_page(&s.client, crate::api::paths::CLUSTERS, 500, None).await;
+    let request = actions::PromoteRequest {
+        cluster: field("cluster"),
+        api_version: field("apiVersion"),
+        kind: field("kind"),
+        namespace: field("namespace"),
+        name: field("name"),
+    };
+    let view = clusters.map(|clusters| {
+        let names: Vec<String> = clusters
+            .items
+            .iter()
+            .map(|c| crate::api::text(c, "/metadata/name").to_string())
+            .collect();
+        let mut content = String::new();
+        if let Some(why) = &refusal {
+            content.push_str(&format!(
+                "<p class=\"error\" id=\"action-error\">{}</p>",
+                crate::html::esc(why)
+            ));
+        }
+        content.push_str(&actions::promote_form(&names, &request));
+        View {
+            title: "Promote".into(),
+            content,
+            live: None,
+        }
+    });
+    let refused = refusal.is_some();
+    let mut response = page(&app, &id, &s, &params, None, view);
+    if refused && response.status() == StatusCode::OK {
+        *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    response
+}
+
+async fn promote(State(app): Shared, headers: HeaderMap, body: Bytes) -> Response {
+    let Some((id, s)) = app.sessions.of_request(&headers) else {
+        return to_login();
+    };
+    let Some(form) = checked_form(&s, &body) else {
+        return refused(&s);
+    };
+    let result =
+        match actions::PromoteRequest::from_fields(|k| form.get(k).cloned().unwrap_or_default()) {
+            Ok(request) => actions::promote(&s.client, &request).await,
+            Err(error) => Err(error),
+        };
+    action_outcome(&app, &id, &s, result)
+}
+
 fn action_outcome(app: &App, id: &str, s: &Session, result: Result<String, ApiError>) -> Response {
     let status = match &result {
         Ok(_) => StatusCode::OK,
         Err(ApiError::Unauthorized(_)) => return end_session(app, id),
         Err(ApiError::Forbidden(_)) => StatusCode::FORBIDDEN,
         Err(ApiError::NotFound(_)) => StatusCode::NOT_FOUND,
+        Err(ApiError::Invalid(_)) => StatusCode::UNPROCESSABLE_ENTITY,
         Err(_) => StatusCode::BAD_GATEWAY,
     };
     static_page(s, "Result", &actions::outcome(&result), status)
@@ -470,6 +667,179 @@ mod tests {
         });
         assert!(
             page.contains(&csrf.unwrap().1.csrf) && page.contains("Uncordon cluster m1?"),
+            "{page}"
+        );
+    }
+
+    /// A stand-in API server over plain HTTP: token `expired` is refused (401) as an expired or deleted
+    /// ServiceAccount's token is; for token `good` a list with a `continue` token answers 410 Gone as after a
+    /// compaction, and everything else is one Cluster or an empty list.
+    async fn fake_api() -> String {
+        use axum::extract::RawQuery;
+        async fn answer(headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+            let status = |code: u16, reason: &str, message: &str| {
+                let body = serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "code": code, "reason": reason, "message": message});
+                let mut response =
+                    (StatusCode::from_u16(code).unwrap(), body.to_string()).into_response();
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                response
+            };
+            let auth = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            if auth != "Bearer good" {
+                return status(401, "Unauthorized", "Unauthorized");
+            }
+            if query.unwrap_or_default().contains("continue=") {
+                return status(
+                    410,
+                    "Expired",
+                    "The provided continue parameter is too old to display a consistent list result.",
+                );
+            }
+            let body = serde_json::json!({"kind": "List", "metadata": {}, "items": [],
+                "metadata": {"name": "member1"}, "spec": {"taints": []}});
+            let mut response = body.to_string().into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            axum::serve(listener, Router::new().fallback(answer))
+                .await
+                .unwrap();
+        });
+        format!("http://{address}")
+    }
+
+    /// A dashboard in front of the stand-in, with a session for `token`; returns it and the session cookie.
+    async fn against_fake(token: &str) -> (Arc<App>, String) {
+        let config = kube::Config::new(fake_api().await.parse().unwrap());
+        let app = Arc::new(App {
+            control_plane: ControlPlane::new(config),
+            sessions: Sessions::default(),
+            cancel: CancellationToken::new(),
+        });
+        let client = app
+            .control_plane
+            .client(crate::control_plane::Credentials::Token(token.into()))
+            .unwrap();
+        let id = app.sessions.create("alice".into(), client);
+        (app, format!("{}={id}", crate::session::COOKIE))
+    }
+
+    fn get(path: &str, cookie: &str) -> Request<Body> {
+        Request::get(path)
+            .header(header::COOKIE, cookie)
+            .body(Body::empty())
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_stale_continue_link_offers_the_first_page_not_an_error() {
+        let (app, cookie) = against_fake("good").await;
+        for (path, first) in [
+            ("/?continue=stale", "/"),
+            ("/policies?continue=stale", "/policies"),
+        ] {
+            let (status, _, page) = send(&app, get(path, &cookie)).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {page}");
+            assert!(page.contains("id=\"stale-list\""), "{path}: {page}");
+            assert!(
+                page.contains(&format!(
+                    "id=\"restart-list\" class=\"button\" href=\"{first}\""
+                )),
+                "{path}: {page}"
+            );
+            assert!(!page.contains("too old"), "no raw API error: {page}");
+        }
+        // Without a continue token the same list renders.
+        let (status, _, page) = send(&app, get("/", &cookie)).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert!(page.contains("id=\"clusters\""), "{page}");
+    }
+
+    #[tokio::test]
+    async fn an_expired_token_ends_the_session_with_a_clear_page() {
+        let (app, cookie) = against_fake("expired").await;
+        for path in [
+            "/",
+            "/services",
+            "/overrides",
+            "/failover",
+            "/clusters/member1/taint",
+        ] {
+            let (status, headers, _) = send(&app, get(path, &cookie)).await;
+            assert_eq!(status, StatusCode::SEE_OTHER, "{path}");
+            let location = headers[header::LOCATION].to_str().unwrap().to_string();
+            assert!(
+                location == "/login?ended=1" || location == "/login",
+                "{path}: {location}"
+            );
+        }
+        assert!(
+            app.sessions
+                .of_request(&{
+                    let mut h = HeaderMap::new();
+                    h.insert(header::COOKIE, cookie.parse().unwrap());
+                    h
+                })
+                .is_none(),
+            "the session is gone"
+        );
+        let (_, _, page) = send(
+            &app,
+            Request::get("/login?ended=1").body(Body::empty()).unwrap(),
+        )
+        .await;
+        assert!(
+            page.contains("Your session ended") && page.contains("expired token"),
+            "{page}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_malformed_taint_shows_the_accepted_form_and_a_good_one_asks_first() {
+        let (app, cookie) = against_fake("good").await;
+        let (status, _, page) = send(
+            &app,
+            get("/clusters/member1/taint?spec=dedicated%3Dgpu", &cookie),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{page}");
+        assert!(page.contains("KEY[=VALUE]:EFFECT"), "{page}");
+        assert!(
+            page.contains("id=\"spec\""),
+            "the form is shown again: {page}"
+        );
+        let (status, _, page) = send(
+            &app,
+            get(
+                "/clusters/member1/taint?spec=dedicated%3Dgpu%3ANoSchedule",
+                &cookie,
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert!(
+            page.contains("Taint cluster member1 with dedicated=gpu:NoSchedule?")
+                && page.contains("name=\"csrf\""),
+            "{page}"
+        );
+        let (status, _, page) =
+            send(&app, get("/promote?confirm=1&cluster=member1", &cookie)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{page}");
+        assert!(
+            page.contains("promote needs apiVersion, kind, name"),
             "{page}"
         );
     }

@@ -7,7 +7,6 @@ mod discovery;
 mod kubeconfig;
 mod monitoring;
 mod output;
-mod policy;
 mod printer;
 
 use clap::{CommandFactory, Parser, Subcommand};

@@ -52,6 +52,11 @@ pub use metrics::FailoverMetrics;
 
 use crate::runtime::{Informers, resources};
 
+/// The eviction budget's defaults: at most this many distinct clusters evicted from per interval. The dashboard
+/// reads them to show when a window recorded on a Cluster ([`ANNOTATION_EVICTION_WINDOW`]) closes.
+pub const DEFAULT_EVICTION_BUDGET_CLUSTERS: usize = 2;
+pub const DEFAULT_EVICTION_BUDGET_INTERVAL: Duration = Duration::from_secs(300);
+
 /// Cluster wake-ups buffered per failover controller; one that falls further behind wakes every binding.
 const WAKE_CAPACITY: usize = 256;
 
@@ -134,8 +139,8 @@ impl Default for FailoverConfig {
             graceful_eviction_timeout: Duration::from_secs(600),
             eviction_rate: 100.0,
             eviction_burst: 500,
-            eviction_budget_clusters: 2,
-            eviction_budget_interval: Duration::from_secs(300),
+            eviction_budget_clusters: DEFAULT_EVICTION_BUDGET_CLUSTERS,
+            eviction_budget_interval: DEFAULT_EVICTION_BUDGET_INTERVAL,
             // Every reason a task is kept has an event that ends it (a Cluster's Ready or taints, the copies'
             // health, a user's edit) or a deadline; this only backs those up, and at 500 bindings a short one
             // is a steady stream of reconciles that change nothing.

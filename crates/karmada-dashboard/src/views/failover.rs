@@ -1,6 +1,11 @@
-//! The failover timeline: cluster taints (with the time they were added), graceful eviction tasks on the
-//! bindings, and the events about evictions, rescheduling and cluster health, newest first.
+//! The failover timeline: cluster taints (with the time they were added), the eviction-budget windows the
+//! failover controllers record on Clusters, graceful eviction tasks on the bindings, and the events about
+//! evictions, rescheduling and cluster health, newest first.
 
+use jiff::{SignedDuration, Timestamp};
+use karmada_controllers::failover::{
+    ANNOTATION_EVICTION_WINDOW, DEFAULT_EVICTION_BUDGET_CLUSTERS, DEFAULT_EVICTION_BUDGET_INTERVAL,
+};
 use serde_json::Value;
 
 use crate::api::{self, ApiError, paths};
@@ -38,7 +43,7 @@ pub async fn render(client: &kube::Client) -> Result<View, ApiError> {
     let events = api::list_page(client, paths::EVENTS, 1000, None)
         .await?
         .items;
-    let entries = timeline(&clusters, &bindings, &events);
+    let entries = timeline(&clusters, &bindings, &events, Timestamp::now());
     let rows: Vec<Vec<String>> = entries
         .iter()
         .map(|e| {
@@ -63,12 +68,60 @@ pub async fn render(client: &kube::Client) -> Result<View, ApiError> {
     })
 }
 
+/// RFC 3339 to the second, as the API's other times on the timeline.
+fn seconds(at: Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The eviction-budget window recorded on `cluster`, as an entry: when it opened, and whether it is still
+/// open at `now` (the controllers' default interval; evictions from clusters beyond the budget wait for it).
+pub fn budget_window(cluster: &Value, now: Timestamp) -> Option<Entry> {
+    let opened_text = cluster
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(ANNOTATION_EVICTION_WINDOW))
+        .and_then(Value::as_str)?;
+    let name = api::text(cluster, "/metadata/name");
+    let opened: Option<Timestamp> = opened_text.parse().ok();
+    let interval = SignedDuration::try_from(DEFAULT_EVICTION_BUDGET_INTERVAL).ok();
+    let closes = opened
+        .zip(interval)
+        .and_then(|(o, i)| o.checked_add(i).ok());
+    let detail = match closes {
+        Some(closes) => {
+            let state = if now < closes { "open" } else { "closed" };
+            format!(
+                "eviction-budget window {state}: evictions from this cluster admitted {} to {} (at most \
+                 {DEFAULT_EVICTION_BUDGET_CLUSTERS} clusters per {}s; other clusters' evictions wait)",
+                seconds(opened.unwrap_or(closes)),
+                seconds(closes),
+                DEFAULT_EVICTION_BUDGET_INTERVAL.as_secs()
+            )
+        }
+        None => format!("eviction-budget window opened {opened_text} (unreadable time)"),
+    };
+    // The entry sorts by the window's opening, like every other entry by its start.
+    Some(Entry {
+        time: opened
+            .map(seconds)
+            .unwrap_or_else(|| opened_text.to_string()),
+        what: "EvictionBudgetWindow".into(),
+        subject: format!("cluster/{name}"),
+        detail,
+    })
+}
+
 /// The entries from clusters, bindings and events, newest first (times are RFC 3339 UTC, so they sort as
-/// text).
-pub fn timeline(clusters: &[Value], bindings: &[Value], events: &[Value]) -> Vec<Entry> {
+/// text); `now` decides which budget windows are still open.
+pub fn timeline(
+    clusters: &[Value],
+    bindings: &[Value],
+    events: &[Value],
+    now: Timestamp,
+) -> Vec<Entry> {
     let mut entries = Vec::new();
     for cluster in clusters {
         let name = api::text(cluster, "/metadata/name");
+        entries.extend(budget_window(cluster, now));
         for taint in cluster
             .pointer("/spec/taints")
             .and_then(Value::as_array)
@@ -79,15 +132,7 @@ pub fn timeline(clusters: &[Value], bindings: &[Value], events: &[Value]) -> Vec
                 time: api::text(taint, "/timeAdded").to_string(),
                 what: "Taint".into(),
                 subject: format!("cluster/{name}"),
-                detail: format!(
-                    "{}{}:{}",
-                    api::text(taint, "/key"),
-                    match api::text(taint, "/value") {
-                        "" => String::new(),
-                        v => format!("={v}"),
-                    },
-                    api::text(taint, "/effect")
-                ),
+                detail: crate::views::overview::taint_text(taint),
             });
         }
     }
@@ -141,13 +186,16 @@ pub fn timeline(clusters: &[Value], bindings: &[Value], events: &[Value]) -> Vec
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
     fn taints_evictions_and_events_interleave_newest_first() {
-        let clusters = [json!({"metadata": {"name": "m1"}, "spec": {"taints": [
+        let clusters = [json!({"metadata": {"name": "m1",
+            "annotations": {"failover.karmada.io/eviction-window-start": "2026-01-01T00:00:02.5Z"}},
+            "spec": {"taints": [
             {"key": "cluster.karmada.io/not-ready", "effect": "NoExecute", "timeAdded": "2026-01-01T00:00:02Z"}]}})];
         let bindings = [
             json!({"metadata": {"namespace": "d", "name": "web"}, "spec": {"gracefulEvictionTasks": [
@@ -158,17 +206,45 @@ mod tests {
                    "involvedObject": {"kind": "Deployment", "name": "web"}, "message": "ok"}),
             json!({"reason": "ScheduleBindingSucceed", "lastTimestamp": "2026-01-01T00:00:05Z"}),
         ];
-        let entries = timeline(&clusters, &bindings, &events);
+        let now: Timestamp = "2026-01-01T00:01:00Z".parse().unwrap();
+        let entries = timeline(&clusters, &bindings, &events, now);
         let whats: Vec<&str> = entries.iter().map(|e| e.what.as_str()).collect();
         assert_eq!(
             whats,
             [
                 "EvictWorkloadFromClusterSucceed",
                 "GracefulEviction",
+                "EvictionBudgetWindow",
                 "Taint"
             ]
         );
         assert_eq!(entries[1].detail, "from m1 (TaintUntolerated)");
-        assert_eq!(entries[2].detail, "cluster.karmada.io/not-ready:NoExecute");
+        let window = &entries[2];
+        assert!(
+            window
+                .detail
+                .starts_with("eviction-budget window open: evictions from this cluster admitted"),
+            "{}",
+            window.detail
+        );
+        assert!(
+            window.detail.contains("to 2026-01-01T00:05:02Z"),
+            "{}",
+            window.detail
+        );
+        assert_eq!(window.subject, "cluster/m1");
+        assert_eq!(entries[3].detail, "cluster.karmada.io/not-ready:NoExecute");
+    }
+
+    #[test]
+    fn budget_windows_close_after_the_interval() {
+        let cluster = json!({"metadata": {"name": "m2",
+            "annotations": {"failover.karmada.io/eviction-window-start": "2026-01-01T00:00:00Z"}}});
+        let at = |t: &str| budget_window(&cluster, t.parse().unwrap()).unwrap().detail;
+        assert!(at("2026-01-01T00:04:59Z").contains("window open"));
+        assert!(at("2026-01-01T00:05:00Z").contains("window closed"));
+        assert!(
+            budget_window(&json!({"metadata": {"name": "m3"}}), Timestamp::UNIX_EPOCH).is_none()
+        );
     }
 }

@@ -5,8 +5,10 @@ pub mod actions;
 pub mod explanation;
 pub mod failover;
 pub mod login;
+pub mod overrides;
 pub mod overview;
 pub mod policies;
+pub mod services;
 pub mod workload;
 
 /// A rendered view.

@@ -68,7 +68,7 @@ pub fn cluster_row(cluster: &Value) -> Vec<String> {
     let taints = taints(cluster);
     let cordoned = taints
         .iter()
-        .any(|t| t.starts_with(crate::views::actions::TAINT_UNSCHEDULABLE));
+        .any(|t| t.starts_with(karmada_api::cluster::TAINT_CLUSTER_UNSCHEDULABLE));
     let action = if cordoned { "uncordon" } else { "cordon" };
     vec![
         esc(name),
@@ -83,7 +83,8 @@ pub fn cluster_row(cluster: &Value) -> Vec<String> {
         allocation(cluster, "pods"),
         esc(&taints.join(", ")),
         format!(
-            "<a class=\"action\" id=\"{action}-{n}\" href=\"/clusters/{q}/cordon?action={action}\">{action}</a>",
+            "<a class=\"action\" id=\"{action}-{n}\" href=\"/clusters/{q}/cordon?action={action}\">{action}</a> \
+             <a class=\"action\" id=\"taints-{n}\" href=\"/clusters/{q}/taint\">taints</a>",
             n = esc(name),
             q = query_value(name)
         ),
@@ -116,22 +117,20 @@ pub fn taints(cluster: &Value) -> Vec<String> {
     cluster
         .pointer("/spec/taints")
         .and_then(Value::as_array)
-        .map(|taints| {
-            taints
-                .iter()
-                .map(|t| {
-                    let key = api::text(t, "/key");
-                    let value = api::text(t, "/value");
-                    let effect = api::text(t, "/effect");
-                    if value.is_empty() {
-                        format!("{key}:{effect}")
-                    } else {
-                        format!("{key}={value}:{effect}")
-                    }
-                })
-                .collect()
-        })
+        .map(|taints| taints.iter().map(taint_text).collect())
         .unwrap_or_default()
+}
+
+/// One taint as `key=value:effect` (`key:effect` without a value), as kubectl prints it.
+pub fn taint_text(taint: &Value) -> String {
+    let key = api::text(taint, "/key");
+    let value = api::text(taint, "/value");
+    let effect = api::text(taint, "/effect");
+    if value.is_empty() {
+        format!("{key}:{effect}")
+    } else {
+        format!("{key}={value}:{effect}")
+    }
 }
 
 /// The workloads × clusters table from the bindings' spec.clusters.

@@ -95,6 +95,59 @@ fn gone(what: &str) -> String {
     )
 }
 
+/// A kind as a server serves it: the API base path, its plural, and whether it is namespaced.
+pub struct Served {
+    pub base: String,
+    pub plural: String,
+    pub namespaced: bool,
+}
+
+impl Served {
+    /// The path of one object (`namespace` ignored for cluster-scoped kinds).
+    pub fn object(&self, namespace: &str, name: &str) -> String {
+        if self.namespaced && !namespace.is_empty() {
+            format!(
+                "{}/namespaces/{}/{}/{}",
+                self.base,
+                paths::segment(namespace),
+                self.plural,
+                paths::segment(name)
+            )
+        } else {
+            format!("{}/{}/{}", self.base, self.plural, paths::segment(name))
+        }
+    }
+}
+
+/// How the server under `prefix` ("" for the control plane, a cluster proxy for a member) serves `kind` of
+/// `api_version` (through discovery); `None` if it does not.
+pub async fn served(
+    client: &kube::Client,
+    prefix: &str,
+    api_version: &str,
+    kind: &str,
+) -> Result<Option<Served>, ApiError> {
+    let base = if api_version.contains('/') {
+        format!("{prefix}/apis/{api_version}")
+    } else {
+        format!("{prefix}/api/{api_version}")
+    };
+    let Some(discovery) = api::get_opt(client, &base).await? else {
+        return Ok(None);
+    };
+    let found = discovery["resources"].as_array().and_then(|resources| {
+        resources
+            .iter()
+            .find(|r| r["kind"] == kind && !api::text(r, "/name").contains('/'))
+            .map(|r| (api::text(r, "/name").to_string(), r["namespaced"] == true))
+    });
+    Ok(found.map(|(plural, namespaced)| Served {
+        base,
+        plural,
+        namespaced,
+    }))
+}
+
 /// The API path of an object from its apiVersion and kind (through discovery), `None` if the kind is not
 /// served.
 pub async fn object_path(
@@ -104,31 +157,9 @@ pub async fn object_path(
     namespace: &str,
     name: &str,
 ) -> Result<Option<String>, ApiError> {
-    let base = if api_version.contains('/') {
-        format!("/apis/{api_version}")
-    } else {
-        format!("/api/{api_version}")
-    };
-    let Some(discovery) = api::get_opt(client, &base).await? else {
-        return Ok(None);
-    };
-    let plural = discovery["resources"].as_array().and_then(|resources| {
-        resources
-            .iter()
-            .find(|r| r["kind"] == kind && !api::text(r, "/name").contains('/'))
-            .map(|r| api::text(r, "/name").to_string())
-    });
-    Ok(plural.map(|plural| {
-        if namespace.is_empty() {
-            format!("{base}/{plural}/{}", paths::segment(name))
-        } else {
-            format!(
-                "{base}/namespaces/{}/{plural}/{}",
-                paths::segment(namespace),
-                paths::segment(name)
-            )
-        }
-    }))
+    Ok(served(client, "", api_version, kind)
+        .await?
+        .map(|served| served.object(namespace, name)))
 }
 
 fn template_summary(template: &Value) -> String {
@@ -323,10 +354,21 @@ async fn works(client: &kube::Client, binding: &Value) -> Result<String, ApiErro
                 .map(|c| api::text(c, "/status"))
                 .unwrap_or("Unknown");
             let class = if status == "True" { "ok" } else { "bad" };
+            let overrides: Vec<String> = crate::views::overrides::applied_to_work(work)
+                .into_iter()
+                .map(|(kind, namespace, name)| match namespace.is_empty() {
+                    true => format!("{kind} {name}"),
+                    false => format!("{kind} {namespace}/{name}"),
+                })
+                .collect();
             vec![
                 esc(api::text(work, "/metadata/namespace")),
                 esc(api::text(work, "/metadata/name")),
                 format!("<span class=\"{class}\">{}</span>", esc(status)),
+                format!(
+                    "<span class=\"wrap overrides\">{}</span>",
+                    esc(&overrides.join(", "))
+                ),
                 format!(
                     "<span class=\"wrap\">{}</span>",
                     esc(applied.map(|c| api::text(c, "/message")).unwrap_or(""))
@@ -336,7 +378,13 @@ async fn works(client: &kube::Client, binding: &Value) -> Result<String, ApiErro
         .collect();
     Ok(table(
         "works",
-        &["Execution namespace", "Work", "Applied", "Message"],
+        &[
+            "Execution namespace",
+            "Work",
+            "Applied",
+            "Overrides applied",
+            "Message",
+        ],
         &rows,
     ))
 }

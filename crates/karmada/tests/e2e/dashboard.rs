@@ -1,8 +1,11 @@
 //! The dashboard in a real browser (issue 38): Debian's chromium, headless, driven through chromedriver by
 //! fantoccini (WebDriver). A control plane with three member-sims, `karmada dashboard` against it, and the
 //! checks a person would make: log in, see the clusters, read a Divided workload's placement and the
-//! scheduler's scores, watch a frozen member turn NotReady without reload, be refused by RBAC, be refused a
-//! wrong token, see a deleted object's page say so, and see a deleted ServiceAccount end the session.
+//! scheduler's scores, watch a frozen member turn NotReady without reload, be refused by RBAC (cordon, taint,
+//! promote), be refused a wrong token, see an expired token and a deleted ServiceAccount end the session, see a
+//! deleted object's page say so, taint and untaint a cluster, promote a member's object, read the multi-cluster
+//! services with their endpoints per cluster, the override policies with where they applied, and an
+//! eviction-budget window on the failover timeline.
 //! Screenshots of each view go to `target/<profile>/dashboard-screenshots/` (not committed).
 
 use std::path::PathBuf;
@@ -113,6 +116,115 @@ async fn logout(browser: &Client) {
         .await
         .expect("click");
     text_of(browser, "#login").await;
+}
+
+async fn click(browser: &Client, css: &str) {
+    browser
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("click {css}: {e}"));
+}
+
+async fn fill(browser: &Client, css: &str, text: &str) {
+    let field = browser
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"));
+    field.clear().await.expect("clear");
+    field.send_keys(text).await.expect("type");
+}
+
+/// Opens `path`, reads the confirmation question, confirms, and returns (question, the result or error text).
+async fn confirm_at(browser: &Client, base: &str, path: &str) -> (String, String) {
+    browser
+        .goto(&format!("{base}{path}"))
+        .await
+        .expect("confirm page");
+    let question = text_of(browser, "#question").await;
+    click(browser, "#confirm").await;
+    let outcome = text_of(browser, "#action-result, #action-error").await;
+    (question, outcome)
+}
+
+/// A bootstrap token (`kube-system/bootstrap-token-<id>`) in group `system:bootstrappers:dashboard`, which may
+/// read everything; its expiration can be moved into the past to expire it.
+fn bootstrap_token(plane: &Plane, id: &str, secret: &str) -> String {
+    let expires = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_hours(1))
+        .expect("time")
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let manifest = json!({"apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
+        "metadata": {"name": format!("bootstrap-token-{id}"), "namespace": "kube-system"},
+        "stringData": {"token-id": id, "token-secret": secret, "expiration": expires,
+            "usage-bootstrap-authentication": "true", "auth-extra-groups": "system:bootstrappers:dashboard"}});
+    plane.apply(&format!("bootstrap-token-{id}"), &manifest.to_string());
+    plane
+        .kubectl(&[
+            "create",
+            "clusterrolebinding",
+            "dashboard-bootstrappers",
+            "--clusterrole=read-everything",
+            "--group=system:bootstrappers:dashboard",
+        ])
+        .success();
+    format!("{id}.{secret}")
+}
+
+fn expire_bootstrap_token(plane: &Plane, id: &str) {
+    let patch = json!({"stringData": {"expiration": "2020-01-01T00:00:00Z"}}).to_string();
+    plane
+        .kubectl(&[
+            "patch",
+            "secret",
+            &format!("bootstrap-token-{id}"),
+            "-n",
+            "kube-system",
+            "--type=merge",
+            "-p",
+            &patch,
+        ])
+        .success();
+}
+
+/// The Deployment `web` exported from every member and imported in the control plane: a Service, a
+/// ServiceExport and a policy sending both to the three members, and a ServiceImport; and offered by a
+/// MultiClusterService from two members to the third.
+fn export_web(plane: &Plane) {
+    let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 80, "protocol": "TCP"}]}});
+    let export = json!({"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceExport",
+        "metadata": {"name": "web", "namespace": "default"}});
+    let import = json!({"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceImport",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"type": "ClusterSetIP", "ports": [{"port": 80, "protocol": "TCP"}]}});
+    let policy = json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "web-export", "namespace": "default"},
+        "spec": {"resourceSelectors": [
+                    {"apiVersion": "v1", "kind": "Service", "name": "web"},
+                    {"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceExport", "name": "web"}],
+                 "placement": {"clusterAffinity": {"clusterNames": ["member1", "member2", "member3"]}}}});
+    // The same pods offered across clusters by a MultiClusterService: member1 and member2 provide, member3
+    // consumes.
+    let cross = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web-cross", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 80, "protocol": "TCP"}]}});
+    let mcs = json!({"apiVersion": "networking.karmada.io/v1alpha1", "kind": "MultiClusterService",
+        "metadata": {"name": "web-cross", "namespace": "default"},
+        "spec": {"types": ["CrossCluster"], "providerClusters": [{"name": "member1"}, {"name": "member2"}],
+                 "consumerClusters": [{"name": "member3"}]}});
+    for (name, manifest) in [
+        ("web-cross", cross),
+        ("web-cross-mcs", mcs),
+        ("web-service", service),
+        ("web-export", export),
+        ("web-import", import),
+        ("web-export-policy", policy),
+    ] {
+        plane.apply(name, &manifest.to_string());
+    }
 }
 
 /// Marks the current document; a reload drops the mark.
@@ -332,7 +444,56 @@ fn dashboard_in_headless_chromium() {
             "{denied}"
         );
         screenshot(&browser, "cordon-forbidden").await;
+        let (question, denied) = confirm_at(
+            &browser,
+            &base,
+            "clusters/member1/taint?spec=dedicated%3Dgpu%3ANoSchedule",
+        )
+        .await;
+        assert!(
+            question.starts_with("Taint cluster member1 with dedicated=gpu:NoSchedule?"),
+            "{question}"
+        );
+        assert!(
+            denied.contains("cannot update resource \"clusters\""),
+            "{denied}"
+        );
+        plane
+            .member_kubectl("member1", &["create", "configmap", "promoted-cm", "--from-literal=k=v"])
+            .success();
+        let (question, denied) = confirm_at(
+            &browser,
+            &base,
+            "promote?confirm=1&cluster=member1&apiVersion=v1&kind=ConfigMap&namespace=default&name=promoted-cm",
+        )
+        .await;
+        assert!(
+            question.starts_with("Promote ConfigMap default/promoted-cm from cluster member1?"),
+            "{question}"
+        );
+        assert!(
+            denied.contains("cannot create resource \"configmaps\""),
+            "{denied}"
+        );
+        screenshot(&browser, "promote-forbidden").await;
         logout(&browser).await;
+
+        // An expired token: the session it opened ends, with a page saying so.
+        let bootstrap = bootstrap_token(&plane, "dash01", "0123456789abcdef");
+        login(&browser, &base, &bootstrap).await;
+        assert_eq!(
+            text_of(&browser, "#user").await,
+            "system:bootstrap:dash01"
+        );
+        text_of(&browser, "#clusters").await;
+        expire_bootstrap_token(&plane, "dash01");
+        browser.goto(&base).await.expect("overview");
+        let notice = text_of(&browser, "#notice").await;
+        assert!(
+            notice.contains("session ended") && notice.contains("expired token"),
+            "{notice}"
+        );
+        screenshot(&browser, "session-expired").await;
 
         // The administrator: three Ready clusters.
         login(&browser, &base, &token(&plane, "admin-bot")).await;
@@ -384,6 +545,155 @@ fn dashboard_in_headless_chromium() {
         );
         screenshot(&browser, "policies").await;
 
+        // Multi-cluster services: the import of `web` backed by each member's endpoints (1, 2 and 3 pods),
+        // arriving on the open page as the controllers import the slices.
+        browser
+            .goto(&format!("{base}services"))
+            .await
+            .expect("services");
+        text_of(&browser, "#service-imports").await;
+        mark_document(&browser).await;
+        export_web(&plane);
+        let backing = eventually!("web's endpoints from the three members", async {
+            let cells = texts(&browser, "#service-imports span.endpoints").await?;
+            (cells.len() == 3 && cells.iter().all(|c| !c.ends_with(" 0/0")))
+                .then_some(cells.clone())
+                .ok_or(format!("{cells:?}"))
+        });
+        assert_eq!(backing, ["member1 1/1", "member2 2/2", "member3 3/3"]);
+        eventually!("web-cross's endpoints from its two providers", async {
+            let cells = texts(&browser, "#multicluster-services span.endpoints").await?;
+            (cells == ["member1 1/1", "member2 2/2"])
+                .then_some(())
+                .ok_or(format!("{cells:?}"))
+        });
+        eventually!("web-cross's endpoints dispatched into member3", async {
+            let cells = texts(&browser, "#multicluster-services span.dispatched").await?;
+            (cells == ["member3 3/3"]).then_some(()).ok_or(format!("{cells:?}"))
+        });
+        let mcs_row = text_of(&browser, "#multicluster-services tbody").await;
+        assert!(
+            mcs_row.contains("default/web-cross") && mcs_row.contains("ServiceApplied=True"),
+            "{mcs_row}"
+        );
+        let exports = text_of(&browser, "#service-exports tbody").await;
+        assert!(exports.contains("default/web"), "{exports}");
+        assert!(still_same_document(&browser).await, "updated in place");
+        screenshot(&browser, "services").await;
+
+        // Override policies: the one for member2's image, the workload it matches and where it applied.
+        let override_policy = json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+            "metadata": {"name": "web-image", "namespace": "default"},
+            "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
+                     "overrideRules": [{"targetCluster": {"clusterNames": ["member2"]},
+                        "overriders": {"imageOverrider": [{"component": "Tag", "operator": "replace", "value": "1.28"}]}}]}});
+        plane.apply("web-image", &override_policy.to_string());
+        browser
+            .goto(&format!("{base}overrides"))
+            .await
+            .expect("overrides");
+        eventually!("web-image applied on member2", async {
+            let rows = texts(&browser, "#overrides tbody tr").await?;
+            rows.iter()
+                .any(|r| {
+                    r.contains("default/web-image")
+                        && r.contains("member2: imageOverrider")
+                        && r.contains("Deployment/web")
+                        && r.contains("member2: Deployment default/web")
+                })
+                .then_some(())
+                .ok_or(format!("{rows:?}"))
+        });
+        screenshot(&browser, "overrides").await;
+        // The workload's page names the override applied to its member2 Work, and only there.
+        browser
+            .goto(&format!("{base}workloads/default/web-deployment"))
+            .await
+            .expect("workload");
+        let works = eventually!("the Works with their overrides", async {
+            let rows = texts(&browser, "#works tbody tr").await?;
+            (rows.len() == 3).then_some(rows.clone()).ok_or(format!("{rows:?}"))
+        });
+        for row in &works {
+            assert_eq!(
+                row.contains("OverridePolicy default/web-image"),
+                row.contains("karmada-es-member2"),
+                "{works:?}"
+            );
+        }
+
+        // Promote: the member's ConfigMap becomes a template with karmadactl promote's policy.
+        browser
+            .goto(&format!("{base}promote"))
+            .await
+            .expect("promote");
+        screenshot(&browser, "promote").await;
+        fill(&browser, "#apiVersion", "v1").await;
+        fill(&browser, "#kind", "ConfigMap").await;
+        fill(&browser, "#namespace", "default").await;
+        fill(&browser, "#name", "promoted-cm").await;
+        click(&browser, "#promote-next").await;
+        let question = text_of(&browser, "#question").await;
+        assert!(
+            question.starts_with("Promote ConfigMap default/promoted-cm from cluster member1?"),
+            "{question}"
+        );
+        click(&browser, "#confirm").await;
+        let promoted = text_of(&browser, "#action-result").await;
+        assert!(
+            promoted.starts_with("ConfigMap default/promoted-cm promoted from member1"),
+            "{promoted}"
+        );
+        let template = plane
+            .object(&["configmap", "promoted-cm"])
+            .expect("the template");
+        assert_eq!(
+            template["metadata"]["annotations"]["work.karmada.io/conflict-resolution"],
+            "overwrite"
+        );
+        let policies = plane
+            .kubectl(&["get", "propagationpolicies", "-o", "name"])
+            .success()
+            .to_string();
+        assert!(
+            policies.contains("propagationpolicy.policy.karmada.io/promoted-cm-"),
+            "{policies}"
+        );
+
+        // Taint and untaint through the taint page; the overview shows the taint meanwhile.
+        browser
+            .goto(&format!("{base}clusters/member1/taint"))
+            .await
+            .expect("taints");
+        fill(&browser, "#spec", "dedicated=gpu:NoSchedule").await;
+        click(&browser, "#taint-next").await;
+        click(&browser, "#confirm").await;
+        assert_eq!(
+            text_of(&browser, "#action-result").await,
+            "cluster/member1 tainted"
+        );
+        browser
+            .goto(&format!("{base}clusters/member1/taint"))
+            .await
+            .expect("taints");
+        let listed = text_of(&browser, "#taints tbody").await;
+        assert!(listed.contains("dedicated=gpu:NoSchedule"), "{listed}");
+        screenshot(&browser, "taints").await;
+        browser.goto(&base).await.expect("overview");
+        let overview = text_of(&browser, "#clusters tbody").await;
+        assert!(overview.contains("dedicated=gpu:NoSchedule"), "{overview}");
+        let (question, removed) = confirm_at(
+            &browser,
+            &base,
+            "clusters/member1/taint?spec=dedicated%3ANoSchedule-",
+        )
+        .await;
+        assert!(question.starts_with("Remove the taint dedicated:NoSchedule"), "{question}");
+        assert_eq!(removed, "cluster/member1 untainted");
+        let taints =
+            plane.object(&["cluster", "member1"]).expect("member1")["spec"]["taints"].to_string();
+        assert!(!taints.contains("dedicated"), "{taints}");
+
         // A member frozen: NotReady on the overview without reload.
         browser.goto(&base).await.expect("overview");
         text_of(&browser, "#clusters").await;
@@ -401,10 +711,32 @@ fn dashboard_in_headless_chromium() {
         );
         screenshot(&browser, "overview-member2-notready").await;
 
+        // An eviction-budget window as the failover controllers record it on a Cluster (write-ahead of an
+        // eviction): the timeline shows it open.
+        let opened = jiff::Timestamp::now().to_string();
+        plane
+            .kubectl(&[
+                "annotate",
+                "cluster",
+                "member3",
+                &format!("failover.karmada.io/eviction-window-start={opened}"),
+            ])
+            .success();
         browser
             .goto(&format!("{base}failover"))
             .await
             .expect("failover");
+        eventually!("member3's budget window on the timeline", async {
+            let rows = texts(&browser, "#timeline tbody tr").await?;
+            rows.iter()
+                .any(|r| {
+                    r.contains("EvictionBudgetWindow")
+                        && r.contains("cluster/member3")
+                        && r.contains("eviction-budget window open")
+                })
+                .then_some(())
+                .ok_or(format!("{rows:?}"))
+        });
         // The frozen member's taint is on the timeline (the page is live: it may arrive after the first render).
         eventually!("member2's taint on the failover timeline", async {
             let rows = texts(&browser, "#timeline tbody tr").await?;
@@ -434,6 +766,22 @@ fn dashboard_in_headless_chromium() {
             "no horizontal scroll of the page at phone width"
         );
         screenshot(&browser, "overview-phone").await;
+        for view in ["services", "overrides", "failover"] {
+            browser
+                .goto(&format!("{base}{view}"))
+                .await
+                .expect("view");
+            text_of(&browser, "main table").await;
+            let fits = browser
+                .execute(
+                    "return document.documentElement.scrollWidth <= window.innerWidth + 1;",
+                    vec![],
+                )
+                .await
+                .expect("measure");
+            assert_eq!(fits, json!(true), "{view} fits the phone width");
+        }
+        screenshot(&browser, "failover-phone").await;
         browser.set_window_size(1280, 800).await.expect("resize");
 
         // An object deleted while its page is open: the page says it is gone.
@@ -609,6 +957,21 @@ fn dashboard_lists_a_page_at_a_time_after_a_kubeconfig_login() {
         }
     }
     assert_eq!(pages, [50, 50, 20]);
+    // A continue link the API server refuses (not one it issued, or expired): the page says the list changed
+    // and links to the first page instead of showing the API's error.
+    let stale = curl(
+        &jar,
+        &[&format!(
+            "{}/?continue=bm90LWEtdG9rZW4",
+            base.trim_end_matches('/')
+        )],
+    );
+    assert!(
+        stale.contains("id=\"stale-list\"")
+            && stale.contains("id=\"restart-list\" class=\"button\" href=\"/\""),
+        "{stale}"
+    );
+    assert!(!stale.contains("continue key is not valid"), "{stale}");
     let expected: Vec<String> = (0..120).map(|i| format!("w{i:03}-deployment")).collect();
     assert_eq!(seen, expected);
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::promote::{ensure_namespace, object_api};
 use crate::client::ControlPlaneFlags;
 use crate::discovery::{self, ResourceList};
-use crate::policy::{self, Selected, Targets};
+use karmada_controllers::promote::{self as policy, Selected, Targets};
 
 const FIELD_MANAGER: &str = "karmadactl";
 

@@ -1,13 +1,11 @@
 //! `karmadactl cordon|uncordon CLUSTER`: adds or removes the taint `cluster.karmada.io/unschedulable:NoSchedule`,
-//! which keeps new workloads off the cluster without touching what already runs there.
+//! which keeps new workloads off the cluster without touching what already runs there. The taint logic is
+//! shared with the dashboard ([`karmada_controllers::cluster::taint_edit`]).
 
 use clap::Args;
-use serde_json::{Value, json};
+use karmada_controllers::cluster::taint_edit::{cordoned, update_taints};
 
-use super::taint::update_taints;
 use crate::client::ControlPlaneFlags;
-
-pub const TAINT_UNSCHEDULABLE: &str = "cluster.karmada.io/unschedulable";
 
 #[derive(Args, Debug)]
 pub struct CordonArgs {
@@ -17,28 +15,6 @@ pub struct CordonArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub control_plane: ControlPlaneFlags,
-}
-
-fn is_cordon_taint(t: &Value) -> bool {
-    t["key"] == TAINT_UNSCHEDULABLE && t["effect"] == "NoSchedule"
-}
-
-/// The taint list with (cordon) or without (uncordon) the unschedulable taint.
-pub fn cordoned(taints: &[Value], cordon: bool) -> Vec<Value> {
-    let present = taints.iter().any(is_cordon_taint);
-    match (cordon, present) {
-        (true, true) => taints.to_vec(),
-        (true, false) => {
-            let mut out = taints.to_vec();
-            out.push(json!({"key": TAINT_UNSCHEDULABLE, "effect": "NoSchedule"}));
-            out
-        }
-        (false, _) => taints
-            .iter()
-            .filter(|t| !is_cordon_taint(t))
-            .cloned()
-            .collect(),
-    }
 }
 
 pub async fn run(args: CordonArgs, cordon: bool) -> anyhow::Result<()> {
@@ -53,19 +29,4 @@ pub async fn run(args: CordonArgs, cordon: bool) -> anyhow::Result<()> {
     let dry = if args.dry_run { " (dry run)" } else { "" };
     println!("cluster/{} {already}{verb}{dry}", args.name);
     Ok(())
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cordon_is_idempotent_and_keeps_other_taints() {
-        let other = json!({"key": "x", "effect": "NoExecute"});
-        let once = cordoned(std::slice::from_ref(&other), true);
-        assert_eq!(once.len(), 2);
-        assert_eq!(cordoned(&once, true), once);
-        assert_eq!(cordoned(&once, false), vec![other]);
-    }
 }

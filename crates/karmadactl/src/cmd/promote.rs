@@ -14,7 +14,7 @@ use super::get::{get_value, is_not_found, member_client};
 use crate::client;
 use crate::client::ControlPlaneFlags;
 use crate::discovery::{self, Resource};
-use crate::policy::{self, Selected, Targets};
+use karmada_controllers::promote::{self as policy, Selected, Targets};
 
 #[derive(Args, Debug)]
 pub struct PromoteArgs {

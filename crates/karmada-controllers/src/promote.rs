@@ -1,5 +1,6 @@
-//! What `promote` and `apply` write besides the object itself: the (Cluster)PropagationPolicy that propagates
-//! it, named by Karmada's promote rule, and (for promote) the member object turned into a resource template.
+//! What `karmadactl promote` / `apply` and the dashboard's promote action write besides the object itself: the
+//! (Cluster)PropagationPolicy that propagates it, named by Karmada's promote rule ([`crate::names`]), and (for
+//! promote) the member object turned into a resource template. Pure: one place builds both, for every caller.
 
 use serde_json::{Map, Value, json};
 
@@ -30,11 +31,7 @@ pub struct Selected<'a> {
 /// The policy for one object. `overwrite` adds `conflictResolution: Overwrite` (promote: the member's object
 /// exists and must be adopted).
 pub fn propagation_policy(selected: Selected<'_>, targets: &Targets, overwrite: bool) -> Value {
-    let name = karmada_controllers::names::promote_policy_name(
-        selected.namespace,
-        selected.gvk,
-        selected.name,
-    );
+    let name = crate::names::promote_policy_name(selected.namespace, selected.gvk, selected.name);
     let mut selector = json!({
         "apiVersion": selected.api_version,
         "kind": selected.kind,
@@ -126,11 +123,7 @@ mod tests {
         assert_eq!(policy["metadata"]["namespace"], "default");
         assert_eq!(
             policy["metadata"]["name"],
-            karmada_controllers::names::promote_policy_name(
-                "default",
-                "apps/v1, Kind=Deployment",
-                "nginx"
-            )
+            crate::names::promote_policy_name("default", "apps/v1, Kind=Deployment", "nginx")
         );
         assert!(
             policy["metadata"]["name"]
