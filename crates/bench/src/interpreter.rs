@@ -119,7 +119,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 measure(calls, || {
                     let _ = interpreter.aggregate_status(&clone_set, &statuses);
                 }),
-                "template and items converted to Lua and back",
+                "template crosses lazily, items built as tables, result back to JSON",
             );
             row(
                 format!("AggregateStatus, native (Deployment), {clusters} clusters"),

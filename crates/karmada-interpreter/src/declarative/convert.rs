@@ -10,6 +10,21 @@ pub use super::lazy::{from_lua, to_lua};
 /// Where `result` has an empty object and `reference` has an array at the same place, the array form is
 /// restored (Lua cannot tell an empty list from an empty map).
 pub fn restore_empty_arrays(result: &mut Value, reference: &Value) {
+    // Most results have no empty object: a walk without key lookups tells.
+    if has_empty_object(result) {
+        restore(result, reference);
+    }
+}
+
+fn has_empty_object(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.is_empty() || map.values().any(has_empty_object),
+        Value::Array(items) => items.iter().any(has_empty_object),
+        _ => false,
+    }
+}
+
+fn restore(result: &mut Value, reference: &Value) {
     match (result, reference) {
         (result @ Value::Object(_), Value::Array(_))
             if result.as_object().is_some_and(serde_json::Map::is_empty) =>
@@ -19,13 +34,13 @@ pub fn restore_empty_arrays(result: &mut Value, reference: &Value) {
         (Value::Object(map), Value::Object(reference)) => {
             for (key, value) in map.iter_mut() {
                 if let Some(reference) = reference.get(key) {
-                    restore_empty_arrays(value, reference);
+                    restore(value, reference);
                 }
             }
         }
         (Value::Array(items), Value::Array(reference)) => {
             for (item, reference) in items.iter_mut().zip(reference) {
-                restore_empty_arrays(item, reference);
+                restore(item, reference);
             }
         }
         _ => {}

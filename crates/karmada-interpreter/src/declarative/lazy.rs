@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mlua::{AnyUserData, Function, Lua, LuaSerdeExt, Table, UserData, Value as LuaValue};
+use mlua::{AnyUserData, Either, Function, Lua, LuaSerdeExt, Table, UserData, Value as LuaValue};
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
@@ -24,16 +24,6 @@ const EAGER_FIELDS: usize = 16;
 
 fn is_scalar(value: &Value) -> bool {
     !matches!(value, Value::Array(_) | Value::Object(_))
-}
-
-/// Scalars never make a node; this stands in for the closure they are given.
-fn unreachable_node() -> Node {
-    Node {
-        root: Arc::new(Value::Null),
-        path: Vec::new(),
-        taken: Mutex::default(),
-        complete: AtomicBool::new(false),
-    }
 }
 
 /// Nesting deeper than this is refused (a table that contains itself would never end).
@@ -146,6 +136,28 @@ fn node_of(lua: &Lua, table: &Table) -> mlua::Result<Option<AnyUserData>> {
     }
 }
 
+/// Lifts the VM's memory limit while a callback converts JSON the caller gave (its size is the caller's, not
+/// the script's; without a limit mlua writes tables without a protected call per field) and puts it back
+/// when dropped: what was converted still counts against the limit for the script's next allocation.
+struct Unlimited<'a> {
+    lua: &'a Lua,
+    limit: usize,
+}
+
+impl<'a> Unlimited<'a> {
+    fn new(lua: &'a Lua) -> mlua::Result<Self> {
+        let limit = lua.set_memory_limit(0)?;
+        Ok(Self { lua, limit })
+    }
+}
+
+impl Drop for Unlimited<'_> {
+    fn drop(&mut self) {
+        // Setting a limit only fails on a VM without memory accounting, where lifting it failed first.
+        let _ = self.lua.set_memory_limit(self.limit);
+    }
+}
+
 /// `__index`: hands over `key` the first time it is read.
 fn index(lua: &Lua, (table, key): (Table, LuaValue)) -> mlua::Result<LuaValue> {
     let LuaValue::String(key) = key else {
@@ -175,6 +187,7 @@ fn hand_over(
     let Some(json) = node.object().and_then(|object| object.get(key)) else {
         return Ok(LuaValue::Nil);
     };
+    let _unlimited = Unlimited::new(lua)?;
     let value = convert(lua, json, &|| node.child(Step::Key(Arc::from(key))))?;
     node.taken.lock().insert(key.into());
     match lua_key {
@@ -222,11 +235,12 @@ fn new_index(lua: &Lua, (table, key, value): (Table, LuaValue, LuaValue)) -> mlu
     table.raw_set(key, value)
 }
 
-/// `value` as a Lua value: objects as proxies of `root` (whole: a fresh root), arrays converted.
+/// `value` as a Lua value: objects as proxies of a copy of `value` (made when the first proxy is), arrays
+/// and small objects of scalars converted.
 pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
-    let root = Arc::new(value.clone());
-    convert(lua, &root.clone(), &|| Node {
-        root: Arc::clone(&root),
+    let root = std::cell::OnceCell::new();
+    convert(lua, value, &|| Node {
+        root: Arc::clone(root.get_or_init(|| Arc::new(value.clone()))),
         path: Vec::new(),
         taken: Mutex::default(),
         complete: AtomicBool::new(false),
@@ -244,11 +258,9 @@ fn convert(lua: &Lua, json: &Value, node: &dyn Fn() -> Node) -> mlua::Result<Lua
         },
         Value::String(s) => LuaValue::String(lua.create_string(s)?),
         Value::Array(items) => {
-            let node = node();
             let table = lua.create_table_with_capacity(items.len(), 0)?;
             for (i, item) in items.iter().enumerate() {
-                let value = convert(lua, item, &|| node.child(Step::Index(i)))?;
-                table.raw_set(i + 1, value)?;
+                set(lua, &table, i + 1, item, &|| node().child(Step::Index(i)))?;
             }
             table.set_metatable(Some(context(lua)?.array_metatable.clone()))?;
             LuaValue::Table(table)
@@ -256,14 +268,11 @@ fn convert(lua: &Lua, json: &Value, node: &dyn Fn() -> Node) -> mlua::Result<Lua
         // A small object of scalars is cheaper whole than through a proxy (one callback per field read, and
         // another for each absent field asked about).
         Value::Object(map) if map.len() <= EAGER_FIELDS && map.values().all(is_scalar) => {
-            let table = lua.create_table_with_capacity(0, map.len())?;
-            for (key, value) in map {
-                let value = convert(lua, value, &|| unreachable_node())?;
-                if !value.is_nil() {
-                    table.raw_set(key.as_str(), value)?;
-                }
-            }
-            LuaValue::Table(table)
+            // One call for the whole table: keys and values pushed straight, no per-field round trip.
+            let fields = map
+                .iter()
+                .filter_map(|(key, value)| scalar(value).map(|value| (key.as_str(), value)));
+            LuaValue::Table(lua.create_table_from(Sized(fields, map.len()))?)
         }
         Value::Object(_) => {
             let context = context(lua)?;
@@ -275,6 +284,58 @@ fn convert(lua: &Lua, json: &Value, node: &dyn Fn() -> Node) -> mlua::Result<Lua
             LuaValue::Table(table)
         }
     })
+}
+
+/// A JSON scalar as a value mlua pushes without making a Lua value on the Rust side first; `None` for
+/// `null` (and for arrays and objects, which [`convert`] handles).
+pub(super) type Scalar<'a> = Either<Either<bool, i64>, Either<f64, &'a str>>;
+
+pub(super) fn scalar(json: &Value) -> Option<Scalar<'_>> {
+    Some(match json {
+        Value::Bool(b) => Either::Left(Either::Left(*b)),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Either::Left(Either::Right(i)),
+            None => Either::Right(Either::Left(n.as_f64().unwrap_or(f64::NAN))),
+        },
+        Value::String(s) => Either::Right(Either::Right(s.as_str())),
+        Value::Null | Value::Array(_) | Value::Object(_) => return None,
+    })
+}
+
+/// An iterator that announces `.1` items, so a table built from it is made that size at once.
+pub(super) struct Sized<I>(pub I, pub usize);
+
+impl<I: Iterator> Iterator for Sized<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        self.0.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.1, None)
+    }
+}
+
+/// `table[key] = json`, scalars pushed straight (no Lua value held on the Rust side in between); `null`
+/// leaves the key unset.
+fn set(
+    lua: &Lua,
+    table: &Table,
+    key: impl mlua::IntoLua,
+    json: &Value,
+    node: &dyn Fn() -> Node,
+) -> mlua::Result<()> {
+    match json {
+        Value::Null => Ok(()),
+        Value::Bool(b) => table.raw_set(key, *b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => table.raw_set(key, i),
+            None => table.raw_set(key, n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => table.raw_set(key, s.as_str()),
+        Value::Array(_) | Value::Object(_) => table.raw_set(key, convert(lua, json, node)?),
+    }
 }
 
 /// A Lua value as JSON: `nil` is `null`, doubles without a fraction are integers, a proxy is its JSON with
@@ -331,7 +392,7 @@ fn read_table(lua: &Lua, table: &Table, depth: usize) -> mlua::Result<Value> {
         }
         return Ok(Value::Array(items));
     }
-    let mut object = Map::new();
+    let mut untouched_fields = Vec::new();
     if let LuaValue::UserData(node) = context.nodes.raw_get::<LuaValue>(table)? {
         let node = node.borrow::<Node>()?;
         let taken = node.taken.lock();
@@ -339,16 +400,16 @@ fn read_table(lua: &Lua, table: &Table, depth: usize) -> mlua::Result<Value> {
             if !taken.contains(key.as_str())
                 && let Some(value) = untouched(value)
             {
-                object.insert(key.clone(), value);
+                untouched_fields.push((key.clone(), value));
             }
         }
     }
     drop(context);
     let mut held: Vec<(String, LuaValue)> = Vec::new();
-    for pair in table.pairs::<LuaValue, LuaValue>() {
-        let (key, value) = pair?;
+    // One pass in one call (a step of `pairs` is a call of its own).
+    table.for_each::<LuaValue, LuaValue>(|key, value| {
         if !supported(&value) {
-            continue;
+            return Ok(());
         }
         let key = match key {
             LuaValue::String(s) => s.to_str()?.to_string(),
@@ -362,8 +423,11 @@ fn read_table(lua: &Lua, table: &Table, depth: usize) -> mlua::Result<Value> {
             }
         };
         held.push((key, value));
-    }
+        Ok(())
+    })?;
     held.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut object = Map::with_capacity(untouched_fields.len() + held.len());
+    object.extend(untouched_fields);
     for (key, value) in held {
         object.insert(key, read(lua, &value, depth + 1)?);
     }
@@ -375,6 +439,8 @@ fn read_table(lua: &Lua, table: &Table, depth: usize) -> mlua::Result<Value> {
 fn untouched(value: &Value) -> Option<Value> {
     match value {
         Value::Null => None,
+        // Most objects come back as they are: a copy is cheaper than a rebuild (no key is hashed again).
+        value if comes_back_as_is(value) => Some(value.clone()),
         Value::Number(n) if !n.is_i64() && !n.is_u64() => {
             Some(number(n.as_f64().unwrap_or(f64::NAN)))
         }
@@ -390,5 +456,19 @@ fn untouched(value: &Value) -> Option<Value> {
                 .collect(),
         )),
         other => Some(other.clone()),
+    }
+}
+
+/// Whether [`untouched`] leaves `value` as it is: no `null` member in any object, no whole double.
+fn comes_back_as_is(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| number(f) == *value)
+        }
+        Value::Array(items) => items.iter().all(comes_back_as_is),
+        Value::Object(map) => map
+            .values()
+            .all(|value| !value.is_null() && comes_back_as_is(value)),
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
     }
 }

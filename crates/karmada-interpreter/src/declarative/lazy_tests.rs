@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::convert::{from_lua, to_lua};
 
-fn eager_to_lua(lua: &Lua, value: &Value) -> mlua::Result<mlua::Value> {
+pub(super) fn eager_to_lua(lua: &Lua, value: &Value) -> mlua::Result<mlua::Value> {
     let options = mlua::serde::SerializeOptions::new()
         .serialize_none_to_null(false)
         .serialize_unit_to_null(false)
@@ -15,7 +15,7 @@ fn eager_to_lua(lua: &Lua, value: &Value) -> mlua::Result<mlua::Value> {
     lua.to_value_with(value, options)
 }
 
-fn eager_from_lua(lua: &Lua, value: mlua::Value) -> mlua::Result<Value> {
+pub(super) fn eager_from_lua(lua: &Lua, value: mlua::Value) -> mlua::Result<Value> {
     if value.is_nil() {
         return Ok(Value::Null);
     }
@@ -58,7 +58,7 @@ const SCRIPTS: &[&str] = &[
     "obj.a = nil obj.a = obj.b return obj",
 ];
 
-fn run(lua: &Lua, script: &str, argument: mlua::Value) -> mlua::Result<mlua::Value> {
+pub(super) fn run(lua: &Lua, script: &str, argument: mlua::Value) -> mlua::Result<mlua::Value> {
     let function: mlua::Function = lua
         .load(format!("return function(obj) {script} end"))
         .eval()?;
@@ -75,7 +75,7 @@ fn leaf() -> impl Strategy<Value = Value> {
     ]
 }
 
-fn json() -> impl Strategy<Value = Value> {
+pub(super) fn json() -> impl Strategy<Value = Value> {
     leaf().prop_recursive(4, 40, 5, |inner| {
         prop_oneof![
             // Arrays without nulls: a hole in a Lua sequence has no defined length.

@@ -219,6 +219,14 @@ impl Vm {
             .map_err(|e| LuaError::Runtime(e.to_string()))
     }
 
+    /// Lifts the memory limit (see [`Vm::call`]).
+    fn disarm(&self) -> Result<(), LuaError> {
+        self.lua
+            .set_memory_limit(0)
+            .map(|_| ())
+            .map_err(|e| LuaError::Runtime(e.to_string()))
+    }
+
     fn classify(&self, error: mlua::Error, limits: Limits) -> LuaError {
         if self.exhausted.load(Ordering::Relaxed) {
             return LuaError::InstructionLimit(limits.instructions);
@@ -276,11 +284,14 @@ impl Vm {
         results: impl FnOnce(&Lua, MultiValue) -> Result<R, LuaError>,
     ) -> Result<R, LuaError> {
         let function = self.function(script, limits)?;
-        self.arm(limits)?;
+        // The arguments and results are converted without a memory limit: their size is the caller's, not
+        // the script's, and without a limit mlua writes tables without a protected call per field.
+        self.disarm()?;
         let args = args(&self.lua).map_err(|e| self.classify(e, limits))?;
-        let returned = function
-            .call::<MultiValue>(args)
-            .map_err(|e| self.classify(e, limits))?;
+        self.arm(limits)?;
+        let returned = function.call::<MultiValue>(args);
+        self.disarm()?;
+        let returned = returned.map_err(|e| self.classify(e, limits))?;
         results(&self.lua, returned)
     }
 }

@@ -9,6 +9,9 @@
 
 mod check;
 mod convert;
+mod items;
+#[cfg(test)]
+mod items_tests;
 mod kube;
 mod lazy;
 #[cfg(test)]

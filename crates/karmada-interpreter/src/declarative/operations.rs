@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::convert::{from_lua, restore_empty_arrays, to_lua};
+use super::items::status_items;
 use super::{ConfigurableInterpreter, LuaError};
 use crate::interpreter::{Component, DependentObjectReference, ReplicaInfo, ResourceInterpreter};
 use crate::{InterpretError, Operation, Target};
@@ -186,12 +187,15 @@ impl ResourceInterpreter for ConfigurableInterpreter {
         template: &Value,
         items: &[AggregatedStatusItem],
     ) -> Result<Value, InterpretError> {
-        let items = serde_json::to_value(items)
-            .map_err(|e| InterpretError::invalid(template, "status", e.to_string()))?;
         self.run(
             template,
             Operation::AggregateStatus,
-            |lua| args(lua, &[template, &items]),
+            |lua| {
+                Ok(MultiValue::from_iter([
+                    to_lua(lua, template)?,
+                    status_items(lua, items)?,
+                ]))
+            },
             |lua, values| object_result(lua, first(values), template, "AggregateStatus"),
         )
     }

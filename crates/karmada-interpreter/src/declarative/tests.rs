@@ -143,6 +143,19 @@ fn a_runaway_script_is_cut_off_and_the_pool_keeps_working() {
 }
 
 #[test]
+fn the_memory_allowance_holds_once_fields_have_been_converted() {
+    // Reading fields converts them with the limit lifted; it must be back in force for the script's own
+    // allocations afterwards.
+    let interpreter = layer_with(json!({
+        "replicaRevision": script("function ReviseReplica(obj, n)\n  local s = obj.metadata.name .. obj.spec.template.spec.containers[1].name\n  for i = 1, 40 do s = s .. s end\n  return obj\nend"),
+    }));
+    let error = interpreter
+        .revise_replica(&widget(1), 2)
+        .expect_err("memory");
+    assert!(error.to_string().contains("allocating"), "{error}");
+}
+
+#[test]
 fn the_sandbox_refuses_files_processes_and_other_modules() {
     for (body, name) in [
         ("os.execute('true')", "execute"),

@@ -1,0 +1,64 @@
+//! Status items built straight as Lua tables against their JSON form converted eagerly (as mlua's serde
+//! conversion of the serialized items would): scripts that read, write, iterate and return them agree.
+
+use karmada_api::work::{AggregatedStatusItem, ResourceHealth};
+use mlua::Lua;
+use proptest::prelude::*;
+
+use super::items::status_items;
+use super::lazy::from_lua;
+use super::lazy_tests::{eager_from_lua, eager_to_lua, json, run};
+
+const SCRIPTS: &[&str] = &[
+    "return obj",
+    "return #obj",
+    "local out = {} for i, item in ipairs(obj) do out[i] = {s = item.status} end return out",
+    "local out = {} for _, item in ipairs(obj) do for k, v in pairs(item) do out[k .. item.clusterName] = v end end return out",
+    "for _, item in ipairs(obj) do item.applied = not item.applied item.health = nil end return obj",
+    "for _, item in ipairs(obj) do if type(item.status) == 'table' then item.status.seen = 1 end end return obj",
+    "local n = 0 for _, item in ipairs(obj) do if item.status ~= nil and item.status.a ~= nil then n = n + 1 end end return n",
+];
+
+fn item() -> impl Strategy<Value = AggregatedStatusItem> {
+    (
+        "[a-z]{1,4}",
+        proptest::option::of(json()),
+        any::<bool>(),
+        prop_oneof![Just(String::new()), "[a-z ]{1,8}"],
+        proptest::option::of(prop_oneof![
+            Just(ResourceHealth::Healthy),
+            Just(ResourceHealth::Unhealthy),
+            Just(ResourceHealth::Unknown),
+        ]),
+    )
+        .prop_map(|(cluster_name, status, applied, applied_message, health)| {
+            AggregatedStatusItem {
+                cluster_name,
+                status,
+                applied,
+                applied_message,
+                health,
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    #[test]
+    fn items_built_directly_match_their_json_form(items in prop::collection::vec(item(), 0..4)) {
+        let as_json = serde_json::to_value(&items).expect("items serialize");
+        for script in SCRIPTS {
+            let lua = Lua::new();
+            let eager = eager_to_lua(&lua, &as_json)
+                .and_then(|v| run(&lua, script, v))
+                .and_then(|v| eager_from_lua(&lua, v))
+                .map_err(|e| e.to_string());
+            let lua = Lua::new();
+            let direct = status_items(&lua, &items)
+                .and_then(|v| run(&lua, script, v))
+                .and_then(|v| from_lua(&lua, v))
+                .map_err(|e| e.to_string());
+            prop_assert_eq!(&direct, &eager, "script {} on {}", script, as_json);
+        }
+    }
+}
