@@ -9,6 +9,7 @@ mod monitoring;
 mod output;
 mod policy;
 mod printer;
+mod progress;
 
 use clap::{CommandFactory, Parser, Subcommand};
 

@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 use store_etcd::launch::{self, MemberCommand};
 
 use super::init::{self, APISERVER, ControlPlane, KUBECONFIG_FILE};
-use crate::components::{self, Launch, Progress};
+use crate::components::{self, Launch};
+use crate::progress::Progress;
 
 pub const TOPOLOGY_FILE: &str = "control-plane.json";
 pub const LB: &str = "karmada-lb";

@@ -20,7 +20,8 @@ use serde_json::Value;
 use super::init::{self, ControlPlane, KARMADA_CONTEXT};
 use super::join::{self, JoinArgs};
 use super::local_up_pull as pull;
-use crate::components::{self, Launch, Progress};
+use crate::components::{self, Launch};
+use crate::progress::Progress;
 use crate::{client, kubeconfig};
 
 pub const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
@@ -289,6 +290,7 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
         None
     };
 
+    progress.finish();
     let kc = karmada_kubeconfig.display();
     println!();
     println!(
@@ -437,7 +439,7 @@ async fn join_member(
         dry_run: false,
     };
     // join's own lines would drown the steps; only its outcome is shown.
-    join::join_cluster(&args, &|_| {}).await?;
+    join::join_cluster(&args, &mut crate::progress::Progress::hidden()).await?;
     Ok("joined".to_string())
 }
 
