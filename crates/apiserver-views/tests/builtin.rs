@@ -17,20 +17,18 @@ fn find(plural: &str) -> apimachinery::ResourceDef {
 /// subresources, as kube-apiserver serves them.
 fn definitions_table() -> String {
     let yes_no = |b: bool| if b { "yes" } else { "-" };
-    let mut rows = vec![
-        [
-            "PLURAL",
-            "GROUP/VERSION",
-            "KIND",
-            "SINGULAR",
-            "SCOPE",
-            "SHORT",
-            "CATEGORIES",
-            "STATUS",
-            "SCALE",
-        ]
-        .map(String::from),
+    let header = [
+        "PLURAL",
+        "GROUP/VERSION",
+        "KIND",
+        "SINGULAR",
+        "SCOPE",
+        "SHORT",
+        "CATEGORIES",
+        "STATUS",
+        "SCALE",
     ];
+    let mut rows = vec![header.map(String::from).to_vec()];
     for def in resource_defs() {
         assert!(def.builtin, "{}", def.plural);
         let list = |items: &[String]| {
@@ -40,7 +38,7 @@ fn definitions_table() -> String {
                 items.join(",")
             }
         };
-        rows.push([
+        rows.push(vec![
             def.plural.clone(),
             def.api_version(),
             def.kind.clone(),
@@ -57,19 +55,7 @@ fn definitions_table() -> String {
             yes_no(def.scale_subresource.is_some()).to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
-        .collect();
-    rows.iter()
-        .map(|row| {
-            let cells: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .map(|(cell, width)| format!("{cell:<width$}"))
-                .collect();
-            format!("{}\n", cells.join("  ").trim_end())
-        })
-        .collect()
+    test_fixtures::aligned_columns(&rows)
 }
 
 #[test]
