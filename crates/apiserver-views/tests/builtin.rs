@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use apiserver_views::builtin::{resource_defs, schema_name};
+use expect_test::expect_file;
 use serde_json::json;
 
 fn find(plural: &str) -> apimachinery::ResourceDef {
@@ -12,257 +13,55 @@ fn find(plural: &str) -> apimachinery::ResourceDef {
         .unwrap_or_else(|| panic!("no def for {plural}"))
 }
 
+/// Every built-in definition as one row: names, scope, short names, categories and
+/// subresources, as kube-apiserver serves them.
+fn definitions_table() -> String {
+    let yes_no = |b: bool| if b { "yes" } else { "-" };
+    let header = [
+        "PLURAL",
+        "GROUP/VERSION",
+        "KIND",
+        "SINGULAR",
+        "SCOPE",
+        "SHORT",
+        "CATEGORIES",
+        "STATUS",
+        "SCALE",
+    ];
+    let mut rows = vec![header.map(String::from).to_vec()];
+    for def in resource_defs() {
+        assert!(def.builtin, "{}", def.plural);
+        let list = |items: &[String]| {
+            if items.is_empty() {
+                "-".to_string()
+            } else {
+                items.join(",")
+            }
+        };
+        rows.push(vec![
+            def.plural.clone(),
+            def.api_version(),
+            def.kind.clone(),
+            def.singular.clone(),
+            (if def.namespaced {
+                "Namespaced"
+            } else {
+                "Cluster"
+            })
+            .to_string(),
+            list(&def.short_names),
+            list(&def.categories),
+            yes_no(def.status_subresource).to_string(),
+            yes_no(def.scale_subresource.is_some()).to_string(),
+        ]);
+    }
+    test_fixtures::aligned_columns(&rows)
+}
+
 #[test]
 fn names_scopes_and_subresources_follow_upstream() {
-    type Case<'a> = (
-        &'a str,
-        &'a str,
-        &'a str,
-        bool,
-        &'a [&'a str],
-        bool,
-        bool,
-        bool,
-    );
-    // (plural, group, kind, namespaced, short names, in "all", status, scale)
-    let cases: &[Case] = &[
-        (
-            "namespaces",
-            "",
-            "Namespace",
-            false,
-            &["ns"],
-            false,
-            true,
-            false,
-        ),
-        (
-            "configmaps",
-            "",
-            "ConfigMap",
-            true,
-            &["cm"],
-            false,
-            false,
-            false,
-        ),
-        ("services", "", "Service", true, &["svc"], true, true, false),
-        ("pods", "", "Pod", true, &["po"], true, true, false),
-        ("nodes", "", "Node", false, &["no"], false, true, false),
-        (
-            "deployments",
-            "apps",
-            "Deployment",
-            true,
-            &["deploy"],
-            true,
-            true,
-            true,
-        ),
-        (
-            "statefulsets",
-            "apps",
-            "StatefulSet",
-            true,
-            &["sts"],
-            true,
-            true,
-            true,
-        ),
-        (
-            "daemonsets",
-            "apps",
-            "DaemonSet",
-            true,
-            &["ds"],
-            true,
-            true,
-            false,
-        ),
-        (
-            "replicasets",
-            "apps",
-            "ReplicaSet",
-            true,
-            &["rs"],
-            true,
-            true,
-            true,
-        ),
-        (
-            "cronjobs",
-            "batch",
-            "CronJob",
-            true,
-            &["cj"],
-            true,
-            true,
-            false,
-        ),
-        (
-            "ingresses",
-            "networking.k8s.io",
-            "Ingress",
-            true,
-            &["ing"],
-            false,
-            true,
-            false,
-        ),
-        (
-            "clusterroles",
-            "rbac.authorization.k8s.io",
-            "ClusterRole",
-            false,
-            &[],
-            false,
-            false,
-            false,
-        ),
-        (
-            "persistentvolumes",
-            "",
-            "PersistentVolume",
-            false,
-            &["pv"],
-            false,
-            true,
-            false,
-        ),
-        (
-            "resourcequotas",
-            "",
-            "ResourceQuota",
-            true,
-            &["quota"],
-            false,
-            true,
-            false,
-        ),
-        (
-            "limitranges",
-            "",
-            "LimitRange",
-            true,
-            &["limits"],
-            false,
-            false,
-            false,
-        ),
-        (
-            "podtemplates",
-            "",
-            "PodTemplate",
-            true,
-            &[],
-            false,
-            false,
-            false,
-        ),
-        (
-            "replicationcontrollers",
-            "",
-            "ReplicationController",
-            true,
-            &["rc"],
-            true,
-            true,
-            true,
-        ),
-        (
-            "poddisruptionbudgets",
-            "policy",
-            "PodDisruptionBudget",
-            true,
-            &["pdb"],
-            false,
-            true,
-            false,
-        ),
-        (
-            "horizontalpodautoscalers",
-            "autoscaling",
-            "HorizontalPodAutoscaler",
-            true,
-            &["hpa"],
-            true,
-            true,
-            false,
-        ),
-        (
-            "networkpolicies",
-            "networking.k8s.io",
-            "NetworkPolicy",
-            true,
-            &["netpol"],
-            false,
-            false,
-            false,
-        ),
-        (
-            "ingressclasses",
-            "networking.k8s.io",
-            "IngressClass",
-            false,
-            &[],
-            false,
-            false,
-            false,
-        ),
-        (
-            "storageclasses",
-            "storage.k8s.io",
-            "StorageClass",
-            false,
-            &["sc"],
-            false,
-            false,
-            false,
-        ),
-        (
-            "priorityclasses",
-            "scheduling.k8s.io",
-            "PriorityClass",
-            false,
-            &["pc"],
-            false,
-            false,
-            false,
-        ),
-        (
-            "customresourcedefinitions",
-            "apiextensions.k8s.io",
-            "CustomResourceDefinition",
-            false,
-            &["crd", "crds"],
-            false,
-            true,
-            false,
-        ),
-    ];
-    for &(plural, group, kind, namespaced, short, all, status, scale) in cases {
-        let def = find(plural);
-        assert_eq!(
-            (def.group.as_str(), def.kind.as_str()),
-            (group, kind),
-            "{plural}"
-        );
-        assert_eq!(def.namespaced, namespaced, "{plural} scope");
-        assert_eq!(
-            def.short_names,
-            short.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            "{plural}"
-        );
-        assert_eq!(
-            def.categories.iter().any(|c| c == "all"),
-            all,
-            "{plural} categories"
-        );
-        assert_eq!(def.status_subresource, status, "{plural} status");
-        assert_eq!(def.scale_subresource.is_some(), scale, "{plural} scale");
-        assert!(def.builtin);
-        assert_eq!(def.singular, kind.to_ascii_lowercase());
-    }
+    // UPDATE_EXPECT=1 rewrites the file; a change there is a change of what clients discover.
+    expect_file!["snapshots/builtin_definitions.txt"].assert_eq(&definitions_table());
 }
 
 #[test]

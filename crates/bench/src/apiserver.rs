@@ -18,6 +18,8 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client};
 
+use store_etcd::launch::{MemberCommand, free_loopback_ports};
+
 use crate::process::{Process, client};
 use crate::report::{self, Row};
 use crate::stats::{Samples, ms};
@@ -94,37 +96,11 @@ struct EtcdProcess {
 impl EtcdProcess {
     async fn start() -> anyhow::Result<EtcdProcess> {
         let dir = tempfile::tempdir()?;
-        let ports: Vec<u16> = {
-            let listeners = [
-                std::net::TcpListener::bind("127.0.0.1:0")?,
-                std::net::TcpListener::bind("127.0.0.1:0")?,
-            ];
-            listeners
-                .iter()
-                .map(|l| l.local_addr().map(|a| a.port()))
-                .collect::<Result<_, _>>()?
-        };
+        let ports = free_loopback_ports(2)?;
         let url = format!("http://127.0.0.1:{}", ports[0]);
         let peer = format!("http://127.0.0.1:{}", ports[1]);
         let process = Process::spawn(
-            Command::new("etcd")
-                .args(["--name", "bench", "--data-dir"])
-                .arg(dir.path().join("data"))
-                .args([
-                    "--listen-client-urls",
-                    &url,
-                    "--advertise-client-urls",
-                    &url,
-                ])
-                .args([
-                    "--listen-peer-urls",
-                    &peer,
-                    "--initial-advertise-peer-urls",
-                    &peer,
-                ])
-                .arg(format!("--initial-cluster=bench={peer}"))
-                .args(["--log-level", "warn"])
-                .stdin(Stdio::null()),
+            &mut MemberCommand::new("bench", dir.path().join("data"), &url, &peer).command("etcd"),
             &dir.path().join("etcd.log"),
         )
         .context("starting etcd (install Debian's etcd-server, e.g. scripts/setup.sh)")?;

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use apimachinery::{Printer, unknown_fields};
+use expect_test::expect_file;
 use karmada_api::{Cluster, PropagationPolicy, ResourceBinding, Work, resource_defs};
 use serde_json::{Value, json};
 
@@ -14,211 +15,52 @@ fn def(kind: &str) -> apimachinery::ResourceDef {
         .unwrap_or_else(|| panic!("no def for {kind}"))
 }
 
-/// (kind, group/version, plural, namespaced, short names, status subresource)
-type DefRow = (
-    &'static str,
-    &'static str,
-    &'static str,
-    bool,
-    &'static [&'static str],
-    bool,
-);
+/// Every Karmada definition as one row: names, scope, short names, status subresource.
+fn definitions_table() -> String {
+    let header = [
+        "KIND",
+        "GROUP/VERSION",
+        "PLURAL",
+        "SINGULAR",
+        "SCOPE",
+        "SHORT",
+        "STATUS",
+    ];
+    let mut rows = vec![header.map(String::from).to_vec()];
+    for d in resource_defs() {
+        // What every Karmada definition shares; the table holds what differs.
+        assert_eq!(d.categories, vec!["karmada-io".to_string()], "{}", d.kind);
+        assert!(
+            !d.builtin && d.tracks_generation && d.storage_version,
+            "{}",
+            d.kind
+        );
+        rows.push(vec![
+            d.kind.clone(),
+            d.api_version(),
+            d.plural.clone(),
+            d.singular.clone(),
+            (if d.namespaced {
+                "Namespaced"
+            } else {
+                "Cluster"
+            })
+            .to_string(),
+            if d.short_names.is_empty() {
+                "-".to_string()
+            } else {
+                d.short_names.join(",")
+            },
+            (if d.status_subresource { "yes" } else { "-" }).to_string(),
+        ]);
+    }
+    test_fixtures::aligned_columns(&rows)
+}
 
 #[test]
 fn names_scope_and_short_names() {
-    let table: &[DefRow] = &[
-        (
-            "Cluster",
-            "cluster.karmada.io/v1alpha1",
-            "clusters",
-            false,
-            &[],
-            true,
-        ),
-        (
-            "PropagationPolicy",
-            "policy.karmada.io/v1alpha1",
-            "propagationpolicies",
-            true,
-            &["pp"],
-            false,
-        ),
-        (
-            "ClusterPropagationPolicy",
-            "policy.karmada.io/v1alpha1",
-            "clusterpropagationpolicies",
-            false,
-            &["cpp"],
-            false,
-        ),
-        (
-            "OverridePolicy",
-            "policy.karmada.io/v1alpha1",
-            "overridepolicies",
-            true,
-            &["op"],
-            false,
-        ),
-        (
-            "ClusterOverridePolicy",
-            "policy.karmada.io/v1alpha1",
-            "clusteroverridepolicies",
-            false,
-            &["cop"],
-            false,
-        ),
-        (
-            "ResourceBinding",
-            "work.karmada.io/v1alpha2",
-            "resourcebindings",
-            true,
-            &["rb"],
-            true,
-        ),
-        (
-            "ClusterResourceBinding",
-            "work.karmada.io/v1alpha2",
-            "clusterresourcebindings",
-            false,
-            &["crb"],
-            true,
-        ),
-        (
-            "Work",
-            "work.karmada.io/v1alpha1",
-            "works",
-            true,
-            &["wk"],
-            true,
-        ),
-        (
-            "MultiClusterService",
-            "networking.karmada.io/v1alpha1",
-            "multiclusterservices",
-            true,
-            &["mcs"],
-            true,
-        ),
-        (
-            "MultiClusterIngress",
-            "networking.karmada.io/v1alpha1",
-            "multiclusteringresses",
-            true,
-            &["mci"],
-            true,
-        ),
-        (
-            "FederatedHPA",
-            "autoscaling.karmada.io/v1alpha1",
-            "federatedhpas",
-            true,
-            &["fhpa"],
-            true,
-        ),
-        (
-            "CronFederatedHPA",
-            "autoscaling.karmada.io/v1alpha1",
-            "cronfederatedhpas",
-            true,
-            &["cronfhpa"],
-            true,
-        ),
-        (
-            "ResourceInterpreterCustomization",
-            "config.karmada.io/v1alpha1",
-            "resourceinterpretercustomizations",
-            false,
-            &["ric"],
-            false,
-        ),
-        (
-            "ServiceExport",
-            "multicluster.x-k8s.io/v1alpha1",
-            "serviceexports",
-            true,
-            &["svcex"],
-            true,
-        ),
-        (
-            "ServiceImport",
-            "multicluster.x-k8s.io/v1alpha1",
-            "serviceimports",
-            true,
-            &["svcim"],
-            true,
-        ),
-        (
-            "WorkloadRebalancer",
-            "apps.karmada.io/v1alpha1",
-            "workloadrebalancers",
-            false,
-            &["wr"],
-            true,
-        ),
-        (
-            "SchedulerProfile",
-            "scheduling.karmada.io/v1alpha1",
-            "schedulerprofiles",
-            false,
-            &[],
-            false,
-        ),
-        (
-            "Remedy",
-            "remedy.karmada.io/v1alpha1",
-            "remedies",
-            false,
-            &[],
-            false,
-        ),
-        (
-            "ClusterTaintPolicy",
-            "policy.karmada.io/v1alpha1",
-            "clustertaintpolicies",
-            false,
-            &["ctp"],
-            false,
-        ),
-        (
-            "FederatedResourceQuota",
-            "policy.karmada.io/v1alpha1",
-            "federatedresourcequotas",
-            true,
-            &["frq"],
-            true,
-        ),
-        (
-            "ResourceInterpreterWebhookConfiguration",
-            "config.karmada.io/v1alpha1",
-            "resourceinterpreterwebhookconfigurations",
-            false,
-            &["riwc"],
-            false,
-        ),
-    ];
-    for (kind, api_version, plural, namespaced, short, status) in table {
-        let d = def(kind);
-        assert_eq!(d.api_version(), *api_version, "{kind}");
-        assert_eq!(d.plural, *plural, "{kind}");
-        assert_eq!(d.singular, kind.to_lowercase(), "{kind}");
-        assert_eq!(d.namespaced, *namespaced, "{kind}");
-        assert_eq!(
-            d.short_names,
-            short.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            "{kind}"
-        );
-        assert_eq!(d.status_subresource, *status, "{kind}");
-        assert_eq!(d.categories, vec!["karmada-io".to_string()], "{kind}");
-        assert!(
-            !d.builtin && d.tracks_generation && d.storage_version,
-            "{kind}"
-        );
-    }
-    assert_eq!(
-        resource_defs().len(),
-        table.len(),
-        "every def is in the table"
-    );
+    // UPDATE_EXPECT=1 rewrites the file; a change there is a change of what clients discover.
+    expect_file!["snapshots/karmada_definitions.txt"].assert_eq(&definitions_table());
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! TLS accept loop serves. Invariants: every error leaves as a `Status` built by
 //! `ApiError::to_status`; authorization happens before any body is decoded or anything is
 //! read from the store; query strings with a leading `&` or nothing after `?` are accepted.
+//! A resource request's verb and subresource pick its handler from the table in `resource`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,23 +21,15 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode, header};
 use serde_json::{Value, json};
 
-use crate::content::{self, Include, Output};
 use crate::discovery_cache::{DiscoveryKey, Rendered};
-use crate::handlers::delete::{DeleteOptions, delete_collection, delete_object};
-use crate::handlers::read::{ListParams, get_object, list_objects, list_objects_json};
-use crate::handlers::scale::{get_scale, patch_scale, update_scale};
-use crate::handlers::update::{finalize_namespace, patch_object, update_object};
-use crate::handlers::{
-    FieldValidation, WriteOptions, create::create_object, parse_dry_run, token_request,
-};
-use crate::hooks::{self, PatchType};
+use crate::hooks;
 use crate::impersonation;
 use crate::metrics::{COMPONENT, RequestLabels, reported_verb};
-use crate::objects::Part;
-use crate::respond::{error_response, json_response, render, render_list, written_response};
+use crate::respond::{error_response, json_response};
 use crate::reviews::{self, Review};
 use crate::server::ApiServer;
-use crate::watch::{self, Render, WatchParams};
+
+mod resource;
 
 /// The API server's HTTP router.
 pub fn router(server: Arc<ApiServer>) -> Router {
@@ -466,7 +459,7 @@ async fn handle(
         }
         Endpoint::Resource(target) => {
             let verb = verb_of(ctx, &target)?;
-            resource(server, ctx, target, verb, body, user).await
+            resource::resource(server, ctx, target, verb, body, user).await
         }
         Endpoint::CustomMetrics(request) => {
             let provider = server
@@ -595,200 +588,4 @@ async fn read_body(server: &ApiServer, ctx: &Ctx, body: Body) -> Result<bytes::B
         &ctx.headers,
     )
     .await
-}
-
-fn write_options(ctx: &Ctx, duplicate_fields: Vec<String>) -> Result<WriteOptions, ApiError> {
-    let field_manager = ctx
-        .q("fieldManager")
-        .filter(|m| !m.is_empty())
-        .unwrap_or_else(|| hooks::default_field_manager(ctx.header(header::USER_AGENT)));
-    Ok(WriteOptions {
-        dry_run: parse_dry_run(ctx.q("dryRun").as_deref())?,
-        field_manager,
-        field_validation: FieldValidation::parse(ctx.q("fieldValidation").as_deref())?,
-        force: ctx.q("force").is_some_and(|f| f == "true"),
-        duplicate_fields,
-        apply: false,
-    })
-}
-
-async fn resource(
-    server: &Arc<ApiServer>,
-    ctx: &Ctx,
-    target: Target,
-    verb: &str,
-    body: Body,
-    user: &UserInfo,
-) -> Result<Response, ApiError> {
-    let def = Arc::clone(&target.def);
-    let ns = target.namespace.as_deref();
-    let name = target.name.as_deref().unwrap_or_default();
-    let sub = target.sub.as_deref();
-    let query = |k: &str| ctx.q(k);
-    let needs_output = matches!(verb, "get" | "list" | "watch");
-    let output = if needs_output {
-        content::negotiate(ctx.header(header::ACCEPT))?
-    } else {
-        Output::Json
-    };
-    let include = Include::parse(ctx.q("includeObject").as_deref())?;
-    if let Some(provider) = server.provider_of(&def) {
-        return match (verb, sub) {
-            ("get", None) => {
-                let object = crate::provided::get(provider, server, &def, ns, name).await?;
-                Ok(render(&def, StatusCode::OK, object, output, include, &[]))
-            }
-            ("list", None) => {
-                let params = ListParams::parse(&def.kind, query)?;
-                let list = crate::provided::list(provider, server, &def, ns, &params).await?;
-                Ok(render_list(&def, list, output, include))
-            }
-            _ => Err(ApiError::method_not_allowed(format!(
-                "{} is read-only: only get and list are served ({verb})",
-                def.group_resource()
-            ))),
-        };
-    }
-    match verb {
-        "get" => {
-            let object = match sub {
-                Some("scale") => get_scale(server, &def, ns, name).await?,
-                _ => get_object(server, &def, ns, name).await?,
-            };
-            Ok(render(&def, StatusCode::OK, object, output, include, &[]))
-        }
-        "list" => {
-            let params = ListParams::parse(&def.kind, query)?;
-            if matches!(output, Output::Json) {
-                let body = list_objects_json(server, &def, ns, &params).await?;
-                return Ok((
-                    StatusCode::OK,
-                    [(header::CONTENT_TYPE, "application/json")],
-                    body,
-                )
-                    .into_response());
-            }
-            let list = list_objects(server, &def, ns, &params).await?;
-            Ok(render_list(&def, list, output, include))
-        }
-        "watch" => {
-            let params = WatchParams::parse(&def.kind, query)?;
-            let render = Render {
-                def: Arc::clone(&def),
-                output,
-                include,
-            };
-            let stream = watch::open(Arc::clone(server), ns, params, render).await?;
-            Ok(Response::builder()
-                .status(StatusCode::OK)
-                .header(header::CONTENT_TYPE, "application/json")
-                .header(header::CACHE_CONTROL, "no-cache, private")
-                .body(Body::from_stream(stream))
-                .map_err(|e| ApiError::internal(e.to_string()))?
-                .into_response())
-        }
-        "create" if sub == Some("token") => {
-            let bytes = read_body(server, ctx, body).await?;
-            let decoded = if bytes.iter().all(u8::is_ascii_whitespace) {
-                json!({})
-            } else {
-                content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?.value
-            };
-            let answer =
-                token_request::create_token(server, &def, ns.unwrap_or_default(), name, decoded)
-                    .await?;
-            Ok(json_response(StatusCode::CREATED, &answer, &[]))
-        }
-        "create" => {
-            let bytes = read_body(server, ctx, body).await?;
-            let mut decoded = content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?;
-            if is_csr(&def) {
-                apiserver_auth::csr::stamp_requestor(&mut decoded.value, user);
-            }
-            let options = write_options(ctx, decoded.duplicate_fields)?;
-            let written = create_object(server, &def, ns, decoded.value, &options).await?;
-            Ok(written_response(written))
-        }
-        "update" => {
-            let bytes = read_body(server, ctx, body).await?;
-            let decoded = content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?;
-            let options = write_options(ctx, decoded.duplicate_fields)?;
-            let written = match sub {
-                Some("scale") => {
-                    update_scale(server, &def, ns, name, &decoded.value, &options).await?
-                }
-                Some("finalize") => {
-                    finalize_namespace(server, &def, name, decoded.value, &options).await?
-                }
-                Some("status" | "approval") => {
-                    update_object(
-                        server,
-                        &def,
-                        ns,
-                        name,
-                        decoded.value,
-                        Part::Status,
-                        &options,
-                    )
-                    .await?
-                }
-                _ => {
-                    update_object(server, &def, ns, name, decoded.value, Part::Main, &options)
-                        .await?
-                }
-            };
-            Ok(written_response(written))
-        }
-        "patch" => {
-            let bytes = read_body(server, ctx, body).await?;
-            let content_type = ctx.header(header::CONTENT_TYPE).unwrap_or_default();
-            let kind = PatchType::from_content_type(content_type).ok_or_else(|| {
-                ApiError::unsupported_media_type(format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}",
-                    if def.builtin { ", application/strategic-merge-patch+json" } else { "" }
-                ))
-            })?;
-            let mut options = write_options(ctx, Vec::new())?;
-            if kind == PatchType::Apply && ctx.q("fieldManager").is_none_or(|m| m.is_empty()) {
-                // Apply has no default manager: kube-apiserver requires one.
-                options.field_manager.clear();
-            }
-            let written = match sub {
-                Some("scale") => {
-                    patch_scale(server, &def, ns, name, kind, &bytes, &options).await?
-                }
-                Some("status" | "approval") => {
-                    patch_object(server, &def, ns, name, kind, &bytes, Part::Status, &options)
-                        .await?
-                }
-                Some(_) => {
-                    return Err(ApiError::method_not_allowed(
-                        "PATCH is not supported on this subresource",
-                    ));
-                }
-                None => {
-                    patch_object(server, &def, ns, name, kind, &bytes, Part::Main, &options).await?
-                }
-            };
-            Ok(written_response(written))
-        }
-        "delete" | "deletecollection" => {
-            let bytes = read_body(server, ctx, body).await?;
-            let body_value = if bytes.iter().all(u8::is_ascii_whitespace) {
-                json!({})
-            } else {
-                content::decode_body(ctx.header(header::CONTENT_TYPE), &bytes, &def)?.value
-            };
-            let options = DeleteOptions::parse(&body_value, query)?;
-            if verb == "delete" {
-                let written = delete_object(server, &def, ns, name, &options).await?;
-                Ok(written_response(written))
-            } else {
-                let params = ListParams::parse(&def.kind, query)?;
-                let list = delete_collection(server, &def, ns, &params, &options).await?;
-                Ok(json_response(StatusCode::OK, &list, &[]))
-            }
-        }
-        _ => Err(ApiError::method_not_allowed("unsupported verb")),
-    }
 }

@@ -269,49 +269,6 @@ pub fn subcommand_help(binary: &Path, subcommand: &str) -> Option<String> {
         .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// Numbered step lines with the time each step took.
-pub struct Progress {
-    total: u32,
-    done: u32,
-    started: Instant,
-    step_started: Instant,
-}
-
-impl Progress {
-    pub fn new(total: u32) -> Progress {
-        let now = Instant::now();
-        Progress {
-            total,
-            done: 0,
-            started: now,
-            step_started: now,
-        }
-    }
-
-    /// Announces the next step.
-    pub fn step(&mut self, what: &str, detail: &str) {
-        self.done += 1;
-        self.step_started = Instant::now();
-        if detail.is_empty() {
-            println!("[{}/{}] {what}", self.done, self.total);
-        } else {
-            println!("[{}/{}] {what}: {detail}", self.done, self.total);
-        }
-    }
-
-    /// A result line of the current step, with the step's duration.
-    pub fn note(&self, what: &str) {
-        println!(
-            "      {what} ({:.1}s)",
-            self.step_started.elapsed().as_secs_f64()
-        );
-    }
-
-    pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

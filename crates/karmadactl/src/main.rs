@@ -8,6 +8,7 @@ mod kubeconfig;
 mod monitoring;
 mod output;
 mod printer;
+mod progress;
 
 use clap::{CommandFactory, Parser, Subcommand};
 

@@ -25,7 +25,8 @@
 //!
 //! Modules: `keys` (pure key/revision mapping), `kv` (the trait impl), `watch`, `members`
 //! (failover), `raw` (each etcd call with its resend rule), `revisions` (compaction probes and
-//! revision errors), `errors`, `tls`, `snapshot`.
+//! revision errors), `errors`, `tls`, `snapshot`, and `launch` (the
+//! command line of a local etcd member, for everything that starts one).
 // A library reports through its caller (return values, tracing), never by printing.
 #![warn(clippy::print_stdout)]
 
@@ -40,6 +41,7 @@ use store::{Revision, StoreError, StoreResult};
 mod errors;
 pub mod keys;
 mod kv;
+pub mod launch;
 mod members;
 mod raw;
 pub mod restore;

@@ -8,6 +8,31 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
+/// `rows` as text columns padded to their widest cell, two spaces apart: the form of the
+/// snapshot files that pin large tables (`expect_file!`), readable in a diff.
+pub fn aligned_columns(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(cell, width)| format!("{cell:<width$}"))
+                .collect();
+            format!("{}\n", cells.join("  ").trim_end())
+        })
+        .collect()
+}
+
 /// The repository root (two levels above this crate).
 pub fn repository_root() -> PathBuf {
     normalize(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))

@@ -13,20 +13,11 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client};
+use store_etcd::launch::{MemberCommand, free_loopback_ports, initial_cluster};
 
 use crate::harness::{Run, bin, karmadactl};
 
 const READY: Duration = Duration::from_secs(60);
-
-fn free_ports(count: usize) -> Vec<u16> {
-    let listeners: Vec<_> = (0..count)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("bind"))
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().expect("addr").port())
-        .collect()
-}
 
 /// A local etcd cluster; every member is killed on drop.
 struct EtcdCluster {
@@ -38,38 +29,27 @@ struct EtcdCluster {
 impl EtcdCluster {
     fn start(size: usize) -> EtcdCluster {
         let dir = tempfile::tempdir().expect("tempdir");
-        let ports = free_ports(size * 2);
+        let ports = free_loopback_ports(size * 2).expect("free ports");
         let names: Vec<String> = (0..size).map(|i| format!("m{i}")).collect();
-        let initial: Vec<String> = names
-            .iter()
-            .zip(ports.chunks(2))
-            .map(|(n, p)| format!("{n}=http://127.0.0.1:{}", p[1]))
+        let peers: Vec<String> = ports
+            .chunks(2)
+            .map(|p| format!("http://127.0.0.1:{}", p[1]))
             .collect();
+        let initial = initial_cluster(
+            names
+                .iter()
+                .zip(&peers)
+                .map(|(n, p)| (n.as_str(), p.as_str())),
+        );
         let mut members = Vec::new();
         let mut urls = Vec::new();
-        for (name, p) in names.iter().zip(ports.chunks(2)) {
+        for ((name, p), peer) in names.iter().zip(ports.chunks(2)).zip(&peers) {
             let url = format!("http://127.0.0.1:{}", p[0]);
-            let peer = format!("http://127.0.0.1:{}", p[1]);
             let log = std::fs::File::create(dir.path().join(format!("{name}.log"))).expect("log");
-            let child = Command::new("etcd")
-                .args(["--name", name, "--data-dir"])
-                .arg(dir.path().join(name))
-                .args([
-                    "--listen-client-urls",
-                    &url,
-                    "--advertise-client-urls",
-                    &url,
-                ])
-                .args([
-                    "--listen-peer-urls",
-                    &peer,
-                    "--initial-advertise-peer-urls",
-                    &peer,
-                ])
-                .arg(format!("--initial-cluster={}", initial.join(",")))
-                .args(["--initial-cluster-token", &format!("ha-{}", ports[0])])
-                .args(["--log-level", "warn"])
-                .stdin(Stdio::null())
+            let child = MemberCommand::new(name, dir.path().join(name), &url, peer)
+                .initial_cluster(&initial)
+                .cluster_token(format!("ha-{}", ports[0]))
+                .command("etcd")
                 .stdout(log.try_clone().expect("log"))
                 .stderr(log)
                 .spawn()
@@ -162,7 +142,7 @@ struct Plane {
 impl Plane {
     async fn start(etcd: &EtcdCluster, count: usize) -> Plane {
         let dir = tempfile::tempdir().expect("tempdir");
-        let ports = free_ports(count + 1);
+        let ports = free_loopback_ports(count + 1).expect("free ports");
         let mut replicas = Vec::new();
         for (i, port) in ports[..count].iter().enumerate() {
             let data = dir.path().join(format!("replica-{i}"));
@@ -532,7 +512,7 @@ impl Drop for Deinit {
 
 /// Starts a plane with `karmadactl init EXTRA`, returns its kubeconfig.
 fn init(data: &Path, extra: &[&str]) -> PathBuf {
-    let port = free_ports(1)[0].to_string();
+    let port = free_loopback_ports(1).expect("free port")[0].to_string();
     let mut args = vec![
         "init",
         "--karmada-data",

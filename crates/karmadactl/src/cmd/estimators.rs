@@ -14,7 +14,8 @@ use k8s_openapi::api::core::v1::{Secret, Service};
 use kube::Api;
 
 use super::init::{ControlPlane, KARMADA_CONTEXT};
-use crate::components::{self, Launch, Progress};
+use crate::components::{self, Launch};
+use crate::progress::Progress;
 
 /// Karmada's names: the component and the Service are `karmada-scheduler-estimator-<cluster>`.
 pub fn component(cluster: &str) -> String {

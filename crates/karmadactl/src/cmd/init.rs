@@ -11,7 +11,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::client;
-use crate::components::{self, Launch, Progress};
+use crate::components::{self, Launch};
+use crate::progress::Progress;
 
 /// Karmada's default for `--karmada-data`.
 pub const DEFAULT_DATA_DIR: &str = "/etc/karmada";
@@ -155,6 +156,7 @@ pub async fn run(args: InitArgs) -> anyhow::Result<()> {
         start_joined_estimators(&plane, &progress).await?;
     }
     progress.step("control plane ready", "");
+    progress.finish();
     let kubeconfig = plane.kubeconfig();
     println!();
     println!("Karmada is running. Use it with:");

@@ -16,14 +16,15 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+use store_etcd::launch::{self, MemberCommand};
 
 use super::init::{self, APISERVER, ControlPlane, KUBECONFIG_FILE};
-use crate::components::{self, Launch, Progress};
+use crate::components::{self, Launch};
+use crate::progress::Progress;
 
 pub const TOPOLOGY_FILE: &str = "control-plane.json";
 pub const LB: &str = "karmada-lb";
@@ -64,6 +65,12 @@ impl EtcdMember {
 
     pub fn peer_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.peer_port)
+    }
+
+    /// This member's etcd command line with its data in `dir` (alone in its cluster until the
+    /// caller names the others).
+    pub fn launch(&self, dir: impl Into<PathBuf>) -> MemberCommand {
+        MemberCommand::new(&self.name, dir, self.client_url(), self.peer_url())
     }
 }
 
@@ -119,11 +126,12 @@ impl Topology {
 
     /// etcd's `--initial-cluster` for the local members.
     pub fn initial_cluster(&self) -> String {
-        self.members
+        let peers: Vec<(&str, String)> = self
+            .members
             .iter()
-            .map(|m| format!("{}={}", m.name, m.peer_url()))
-            .collect::<Vec<_>>()
-            .join(",")
+            .map(|m| (m.name.as_str(), m.peer_url()))
+            .collect();
+        launch::initial_cluster(peers.iter().map(|(name, peer)| (*name, peer.as_str())))
     }
 }
 
@@ -143,14 +151,7 @@ pub fn plan_members(count: usize) -> anyhow::Result<Vec<EtcdMember>> {
 
 /// Distinct free loopback ports (all held until every one is picked).
 pub fn free_ports(count: usize) -> anyhow::Result<Vec<u16>> {
-    let listeners = (0..count)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<Vec<_>, _>>()
-        .context("picking free ports")?;
-    listeners
-        .iter()
-        .map(|l| Ok(l.local_addr()?.port()))
-        .collect()
+    launch::free_loopback_ports(count).context("picking free ports")
 }
 
 /// A member's data directory.
@@ -281,27 +282,12 @@ fn start_members(data_dir: &Path, topology: &Topology) -> anyhow::Result<()> {
             .append(true)
             .open(&log_path)
             .with_context(|| format!("opening {}", log_path.display()))?;
-        let mut command = Command::new(&etcd);
-        command
-            .arg("--name")
-            .arg(&member.name)
-            .arg("--data-dir")
-            .arg(&dir)
-            .arg("--listen-client-urls")
-            .arg(member.client_url())
-            .arg("--advertise-client-urls")
-            .arg(member.client_url())
-            .arg("--listen-peer-urls")
-            .arg(member.peer_url())
-            .arg("--initial-advertise-peer-urls")
-            .arg(member.peer_url())
-            .arg(format!("--initial-cluster={}", topology.initial_cluster()))
-            .arg("--initial-cluster-token")
-            .arg(&topology.cluster_token)
-            .args(["--initial-cluster-state", "new", "--log-level", "warn"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log);
+        let mut command = member
+            .launch(dir)
+            .initial_cluster(topology.initial_cluster())
+            .cluster_token(&topology.cluster_token)
+            .command(&etcd);
+        command.stdout(log.try_clone()?).stderr(log);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let child = command
             .spawn()

@@ -29,6 +29,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 
 use crate::client;
+use crate::progress::Progress;
 
 /// Default namespace of the member credentials, in the control plane and in the member (`--cluster-namespace`).
 pub const CLUSTER_NAMESPACE: &str = "karmada-cluster";
@@ -430,12 +431,15 @@ pub async fn member_client(
 }
 
 pub async fn run(args: JoinArgs) -> anyhow::Result<()> {
-    join_cluster(&args, &|line| println!("{line}")).await
+    join_cluster(&args, &mut Progress::new(JOIN_STEPS)).await
 }
 
-/// Joins the member `args` names, reporting each object created through `report`. The library form of
-/// `karmadactl join` (`local-up` calls it).
-pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> anyhow::Result<()> {
+/// Steps on `progress`: check both ends, create the member's access, register in karmada.
+const JOIN_STEPS: u32 = 3;
+
+/// Joins the member `args` names, reporting each step and object created on `progress`. The
+/// library form of `karmadactl join` (`local-up` calls it with a hidden progress).
+pub async fn join_cluster(args: &JoinArgs, progress: &mut Progress) -> anyhow::Result<()> {
     let name = args.name.as_str();
     let problems = cluster_name_problems(name);
     if !problems.is_empty() {
@@ -446,6 +450,10 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
         );
     }
     let path = &args.cluster_kubeconfig;
+    progress.step(
+        "checking the member cluster and karmada",
+        &path.display().to_string(),
+    );
     let kubeconfig = read_member_kubeconfig(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let (access, user) = member_endpoint(&kubeconfig, args.cluster_context.as_deref(), dir)
@@ -458,6 +466,11 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
             access.server
         )
     })?;
+
+    progress.note(&format!(
+        "member reachable at {} (version {})",
+        access.server, version.git_version
+    ));
 
     let karmada_path = client::kubeconfig_path(args.kubeconfig.as_deref());
     let karmada = client::from_kubeconfig(&karmada_path, args.karmada_context.as_deref()).await?;
@@ -509,6 +522,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
         cluster["spec"]["zones"] = json!(zones);
     }
     if args.dry_run {
+        progress.finish();
         println!(
             "member cluster {name:?} reachable at {} (version {})",
             access.server, version.git_version
@@ -533,10 +547,11 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
         &role_name,
         &cluster,
         &mut created,
-        report,
+        progress,
     )
     .await;
     if let Err(err) = result {
+        progress.finish();
         for object in created.iter().rev() {
             if let Err(e) = object.delete().await {
                 eprintln!("warning: rolling back {}: {e}", object.describe());
@@ -546,7 +561,7 @@ pub async fn join_cluster(args: &JoinArgs, report: &(dyn Fn(&str) + Sync)) -> an
             "joining cluster {name:?} failed; everything it created was removed"
         )));
     }
-    report(&format!("cluster({name}) is joined successfully"));
+    progress.outcome(&format!("cluster({name}) is joined successfully"));
     Ok(())
 }
 
@@ -562,8 +577,9 @@ async fn create_all(
     role_name: &str,
     cluster: &serde_json::Value,
     created: &mut Vec<Created>,
-    report: &(dyn Fn(&str) + Sync),
+    progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    progress.step("creating the member's service account and role", namespace);
     ensure(
         &Api::all(member.clone()),
         &Namespace {
@@ -587,7 +603,7 @@ async fn create_all(
     )
     .await
     .context("creating the ServiceAccount in the member")?;
-    report(&format!(
+    progress.note(&format!(
         "created serviceaccount {namespace}/{sa_name} in the member cluster"
     ));
     let role = ClusterRole {
@@ -637,13 +653,14 @@ async fn create_all(
     )
     .await
     .context("creating the ClusterRoleBinding in the member")?;
-    report(&format!(
+    progress.note(&format!(
         "created clusterrole and clusterrolebinding {role_name} in the member cluster"
     ));
     let token = service_account_token(member, namespace, sa_name, created).await?;
     let (data, how) = stored_credentials(access, user, namespace, sa_name, token)?;
-    report(&how);
+    progress.note(&how);
 
+    progress.step("registering the cluster in karmada", name);
     ensure(
         &Api::all(karmada.clone()),
         &Namespace {
@@ -666,13 +683,13 @@ async fn create_all(
         .await
         .with_context(|| format!("creating secret {namespace}/{name} in karmada"))?;
     created.push(Created::Secret(secrets, name.to_string()));
-    report(&format!("created secret {namespace}/{name} in karmada"));
+    progress.note(&format!("created secret {namespace}/{name} in karmada"));
     let object: DynamicObject = serde_json::from_value(cluster.clone())?;
     clusters(karmada)
         .create(&PostParams::default(), &object)
         .await
         .with_context(|| format!("failed to create cluster({name}) object"))?;
-    report(&format!("created cluster {name} in karmada"));
+    progress.note(&format!("created cluster {name} in karmada"));
     Ok(())
 }
 

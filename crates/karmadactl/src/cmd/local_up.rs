@@ -20,7 +20,8 @@ use serde_json::Value;
 use super::init::{self, ControlPlane, KARMADA_CONTEXT};
 use super::join::{self, JoinArgs};
 use super::local_up_pull as pull;
-use crate::components::{self, Launch, Progress};
+use crate::components::{self, Launch};
+use crate::progress::Progress;
 use crate::{client, kubeconfig};
 
 pub const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
@@ -176,41 +177,13 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
 
     progress.step("joining member clusters", "");
     let karmada = client::from_kubeconfig(&karmada_kubeconfig, Some(KARMADA_CONTEXT)).await?;
-    // Pull mode needs the agent in the server binary (`karmadactl register` starts it).
-    let pull_available = components::has_subcommand(&plane.binary, "agent");
-    for name in MEMBERS {
-        let member_kubeconfig = members_dir.join(format!("{name}.config"));
-        if name == PULL_MEMBER && pull_available {
-            let registered = pull::register_member(&plane, &karmada, name, &member_kubeconfig)
-                .await
-                .with_context(|| format!("registering {name} in Pull mode"))?;
-            progress.note(&format!("{name} {registered}"));
-            continue;
-        }
-        let joined = join_member(&karmada, &karmada_kubeconfig, name, &member_kubeconfig)
-            .await
-            .with_context(|| format!("joining {name}"))?;
-        progress.note(&format!("{name} {joined} (Push mode)"));
-        if name == PULL_MEMBER {
-            progress.note(&format!(
-                "{name} uses Push mode: Pull mode needs `karmada agent`, which {} does not have",
-                plane.binary.display()
-            ));
-        }
-    }
+    join_members(&plane, &karmada, &members_dir, &progress).await?;
 
     progress.step(
         "writing the kubeconfig",
         &karmada_kubeconfig.display().to_string(),
     );
-    let base = kubeconfig::read(&karmada_kubeconfig)?;
-    let mut others = Vec::new();
-    for name in MEMBERS {
-        others.push(kubeconfig::read(
-            &members_dir.join(format!("{name}.config")),
-        )?);
-    }
-    kubeconfig::write(&karmada_kubeconfig, &kubeconfig::merge(&base, &others))?;
+    merge_kubeconfigs(&karmada_kubeconfig, &members_dir)?;
     progress.note(&format!(
         "contexts: {KARMADA_CONTEXT}, {}",
         MEMBERS.join(", ")
@@ -250,27 +223,7 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
                 .display()
                 .to_string(),
         );
-        let merged = kubeconfig::read(&karmada_kubeconfig)?;
-        let members: Vec<(&str, Value)> = MEMBERS
-            .iter()
-            .map(|name| {
-                Ok((
-                    *name,
-                    kubeconfig::read(&members_dir.join(format!("{name}.config")))?,
-                ))
-            })
-            .collect::<anyhow::Result<_>>()?;
-        let url = crate::monitoring::prometheus::up(
-            data_dir,
-            &merged,
-            KARMADA_CONTEXT,
-            &members,
-            &crate::monitoring::prometheus::MonitoringOptions {
-                port: args.monitoring_port,
-                scrape_interval: args.monitoring_scrape_interval.clone(),
-            },
-        )
-        .await?;
+        let url = start_prometheus(data_dir, &karmada_kubeconfig, &members_dir, &args).await?;
         progress.note(&format!("Prometheus ready at {url}"));
         Some(url)
     } else {
@@ -289,11 +242,110 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
         None
     };
 
+    progress.finish();
+    print_summary(
+        data_dir,
+        &karmada_kubeconfig,
+        progress.elapsed(),
+        &modes,
+        dashboard.as_deref(),
+        prometheus.as_deref(),
+    );
+    Ok(())
+}
+
+/// Joins every member in Push mode, except the Pull member when the server binary has the
+/// agent: that one registers in Pull mode.
+async fn join_members(
+    plane: &ControlPlane,
+    karmada: &kube::Client,
+    members_dir: &Path,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    let karmada_kubeconfig = plane.kubeconfig();
+    // Pull mode needs the agent in the server binary (`karmadactl register` starts it).
+    let pull_available = components::has_subcommand(&plane.binary, "agent");
+    for name in MEMBERS {
+        let member_kubeconfig = members_dir.join(format!("{name}.config"));
+        if name == PULL_MEMBER && pull_available {
+            let registered = pull::register_member(plane, karmada, name, &member_kubeconfig)
+                .await
+                .with_context(|| format!("registering {name} in Pull mode"))?;
+            progress.note(&format!("{name} {registered}"));
+            continue;
+        }
+        let joined = join_member(karmada, &karmada_kubeconfig, name, &member_kubeconfig)
+            .await
+            .with_context(|| format!("joining {name}"))?;
+        progress.note(&format!("{name} {joined} (Push mode)"));
+        if name == PULL_MEMBER {
+            progress.note(&format!(
+                "{name} uses Push mode: Pull mode needs `karmada agent`, which {} does not have",
+                plane.binary.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Merges the members' kubeconfigs into the control plane's, one context each.
+fn merge_kubeconfigs(karmada_kubeconfig: &Path, members_dir: &Path) -> anyhow::Result<()> {
+    let base = kubeconfig::read(karmada_kubeconfig)?;
+    let mut others = Vec::new();
+    for name in MEMBERS {
+        others.push(kubeconfig::read(
+            &members_dir.join(format!("{name}.config")),
+        )?);
+    }
+    kubeconfig::write(karmada_kubeconfig, &kubeconfig::merge(&base, &others))?;
+    Ok(())
+}
+
+/// Starts Prometheus scraping the control plane and every member; returns its URL.
+async fn start_prometheus(
+    data_dir: &Path,
+    karmada_kubeconfig: &Path,
+    members_dir: &Path,
+    args: &LocalUpArgs,
+) -> anyhow::Result<String> {
+    let merged = kubeconfig::read(karmada_kubeconfig)?;
+    let members: Vec<(&str, Value)> = MEMBERS
+        .iter()
+        .map(|name| {
+            Ok((
+                *name,
+                kubeconfig::read(&members_dir.join(format!("{name}.config")))?,
+            ))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let url = crate::monitoring::prometheus::up(
+        data_dir,
+        &merged,
+        KARMADA_CONTEXT,
+        &members,
+        &crate::monitoring::prometheus::MonitoringOptions {
+            port: args.monitoring_port,
+            scrape_interval: args.monitoring_scrape_interval.clone(),
+        },
+    )
+    .await?;
+    Ok(url)
+}
+
+/// What is running and how to use and stop it.
+fn print_summary(
+    data_dir: &Path,
+    karmada_kubeconfig: &Path,
+    took: Duration,
+    modes: &[(String, String)],
+    dashboard: Option<&str>,
+    prometheus: Option<&str>,
+) {
     let kc = karmada_kubeconfig.display();
     println!();
     println!(
         "Local Karmada is up ({:.1}s): the control plane and {}.",
-        progress.elapsed().as_secs_f64(),
+        took.as_secs_f64(),
         modes
             .iter()
             .map(|(name, mode)| format!("{name} ({mode})"))
@@ -319,7 +371,6 @@ pub async fn run(args: LocalUpArgs) -> anyhow::Result<()> {
         "Stop everything with: karmadactl local-down --karmada-data {}",
         data_dir.display()
     );
-    Ok(())
 }
 
 /// The pod range of a local-up member: 10.101.0.0/16 for member1, the next /16 for each next one.
@@ -437,7 +488,7 @@ async fn join_member(
         dry_run: false,
     };
     // join's own lines would drown the steps; only its outcome is shown.
-    join::join_cluster(&args, &|_| {}).await?;
+    join::join_cluster(&args, &mut crate::progress::Progress::hidden()).await?;
     Ok("joined".to_string())
 }
 

@@ -39,6 +39,7 @@ use super::join::{
     MAX_CLUSTER_NAME_LENGTH, cluster_name_problems, clusters, member_access, member_client,
     read_member_kubeconfig,
 };
+use crate::progress::Progress;
 use agent_process::{AgentLaunch, KUBECONFIG_FILE, agent_dir, live_pid};
 
 /// The signer agent certificates are requested from.
@@ -110,13 +111,14 @@ pub async fn run(args: RegisterArgs) -> anyhow::Result<()> {
         );
     }
 
-    println!("[1/5] discovering the control plane at {address}");
+    let mut progress = Progress::new(5);
+    progress.step("discovering the control plane", &address);
     let chain = discovery::presented_chain(&address, &host).await?;
     let ca = discovery::pick_ca(&chain, &expected_hash)?.clone();
     let ca_pem = pem("CERTIFICATE", &ca);
     let server = format!("https://{address}");
 
-    println!("[2/5] authenticating with the bootstrap token");
+    progress.step("authenticating with the bootstrap token", "");
     let bootstrap = client_for(&server, &ca_pem, Credentials::Token(&token.to_string())).await?;
     match clusters(&bootstrap).get_opt(name).await {
         Ok(None) => {}
@@ -135,14 +137,14 @@ pub async fn run(args: RegisterArgs) -> anyhow::Result<()> {
         Err(e) => return Err(e).context("checking for an existing cluster"),
     }
 
-    println!("[3/5] requesting the agent's certificate");
+    progress.step("requesting the agent's certificate", "");
     let groups = vec![AGENTS_GROUP.to_owned()];
     let user = format!("system:karmada:agent:{name}");
     let (csr_pem, key_pem) = apiserver_auth::signer::client_csr(&user, &groups)?;
     let cert_pem =
         request_certificate(&bootstrap, name, &csr_pem, args.cert_expiration_seconds).await?;
 
-    println!("[4/5] writing the agent's kubeconfig to {}", dir.display());
+    progress.step("writing the agent's kubeconfig", &dir.display().to_string());
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let result = finish(
         &args,
@@ -155,6 +157,7 @@ pub async fn run(args: RegisterArgs) -> anyhow::Result<()> {
         &key_pem,
         &member_server,
         &member_id,
+        &mut progress,
     )
     .await;
     if let Err(err) = result {
@@ -165,7 +168,7 @@ pub async fn run(args: RegisterArgs) -> anyhow::Result<()> {
              removed; remove the Pull cluster with `karmadactl unregister {name}` before retrying"
         )));
     }
-    println!("cluster({name}) is registered successfully");
+    progress.outcome(&format!("cluster({name}) is registered successfully"));
     Ok(())
 }
 
@@ -181,6 +184,7 @@ async fn finish(
     key_pem: &str,
     member_server: &str,
     member_id: &str,
+    progress: &mut Progress,
 ) -> anyhow::Result<()> {
     let name = args.cluster_name.as_str();
     let kubeconfig_path = dir.join(KUBECONFIG_FILE);
@@ -208,7 +212,7 @@ async fn finish(
             format!("recording the member's endpoint on cluster {name} with the agent's identity")
         })?;
 
-    println!("[5/5] starting karmada-agent");
+    progress.step("starting karmada-agent", "");
     let mut extra_args = Vec::new();
     if let Some(f) = &args.cluster_status_update_frequency {
         extra_args.extend(["--cluster-status-update-frequency".to_owned(), f.clone()]);
@@ -242,8 +246,13 @@ async fn finish(
             .and_then(|c| c["status"].as_str())
             .map(str::to_owned);
         if let Some(ready) = ready {
-            println!("karmada-agent running (pid {pid}); cluster {name} Ready={ready}");
-            println!("  log: {}", dir.join(agent_process::LOG_FILE).display());
+            progress.note(&format!(
+                "karmada-agent running (pid {pid}); cluster {name} Ready={ready}"
+            ));
+            progress.note(&format!(
+                "log: {}",
+                dir.join(agent_process::LOG_FILE).display()
+            ));
             return Ok(());
         }
         if tokio::time::Instant::now() >= deadline {

@@ -16,11 +16,12 @@
 //!   one) in `DIR/etcd/<i>`, with the ports recorded in `DIR/control-plane.json`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use store_etcd::launch::MemberCommand;
 use store_etcd::restore::RESTORE_BUMP;
 
 use super::backup::{STORE_FILE, format};
@@ -129,17 +130,11 @@ async fn restore_etcd(
     // A throwaway single member moves the revisions and compacts, then is snapshotted again.
     let prep = init_ha::plan_members(1)?.remove(0);
     let prep_dir = work.join("prep");
-    snapshot_restore(
-        &etcdctl,
-        snapshot,
-        &prep_dir,
-        &prep,
-        &format!("{}={}", prep.name, prep.peer_url()),
-        "prep",
-    )?;
+    let prep_launch = prep.launch(&prep_dir).cluster_token("prep");
+    snapshot_restore(&etcdctl, snapshot, &prep_launch)?;
     let bumped = work.join("bumped.db");
     let revision = {
-        let mut member = PrepMember::start(&etcd, &prep_dir, &prep, work)?;
+        let mut member = PrepMember::start(&etcd, &prep_launch, work)?;
         let result = bump_and_snapshot(&prep, &header.etcd_prefix, &bumped, &mut member).await;
         member.stop();
         result?
@@ -154,14 +149,11 @@ async fn restore_etcd(
     };
     let staged = work.join("members");
     for (index, member) in topology.members.iter().enumerate() {
-        snapshot_restore(
-            &etcdctl,
-            &bumped,
-            &staged.join(index.to_string()),
-            member,
-            &topology.initial_cluster(),
-            &topology.cluster_token,
-        )?;
+        let launch = member
+            .launch(staged.join(index.to_string()))
+            .initial_cluster(topology.initial_cluster())
+            .cluster_token(&topology.cluster_token);
+        snapshot_restore(&etcdctl, &bumped, &launch)?;
     }
     // Everything is in place in the temporary directory: move it in.
     std::fs::rename(&staged, data_dir.join("etcd"))
@@ -179,25 +171,9 @@ fn etcdctl_binary() -> anyhow::Result<PathBuf> {
         .context("etcdctl is not installed: install it with `apt-get install etcd-client` to restore etcd backups")
 }
 
-fn snapshot_restore(
-    etcdctl: &Path,
-    snapshot: &Path,
-    dir: &Path,
-    member: &init_ha::EtcdMember,
-    initial_cluster: &str,
-    token: &str,
-) -> anyhow::Result<()> {
-    let output = Command::new(etcdctl)
-        .env("ETCDCTL_API", "3")
-        .args(["snapshot", "restore"])
-        .arg(snapshot)
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["--name", &member.name])
-        .args(["--initial-advertise-peer-urls", &member.peer_url()])
-        .arg(format!("--initial-cluster={initial_cluster}"))
-        .args(["--initial-cluster-token", token])
-        .stdin(Stdio::null())
+fn snapshot_restore(etcdctl: &Path, snapshot: &Path, member: &MemberCommand) -> anyhow::Result<()> {
+    let output = member
+        .snapshot_restore_command(etcdctl, snapshot)
         .output()
         .with_context(|| format!("running {}", etcdctl.display()))?;
     if !output.status.success() {
@@ -216,23 +192,11 @@ struct PrepMember {
 }
 
 impl PrepMember {
-    fn start(
-        etcd: &Path,
-        dir: &Path,
-        member: &init_ha::EtcdMember,
-        work: &Path,
-    ) -> anyhow::Result<PrepMember> {
+    fn start(etcd: &Path, member: &MemberCommand, work: &Path) -> anyhow::Result<PrepMember> {
         let log = work.join("prep-etcd.log");
         let file = std::fs::File::create(&log)?;
-        let child = Command::new(etcd)
-            .args(["--name", &member.name, "--data-dir"])
-            .arg(dir)
-            .args(["--listen-client-urls", &member.client_url()])
-            .args(["--advertise-client-urls", &member.client_url()])
-            .args(["--listen-peer-urls", &member.peer_url()])
-            .args(["--initial-advertise-peer-urls", &member.peer_url()])
-            .args(["--log-level", "warn"])
-            .stdin(Stdio::null())
+        let child = member
+            .command(etcd)
             .stdout(file.try_clone()?)
             .stderr(file)
             .spawn()

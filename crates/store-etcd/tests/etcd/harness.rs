@@ -3,25 +3,20 @@
 //! it, never a silent pass.
 
 use std::fs::File;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use store::Store;
+use store_etcd::launch::{MemberCommand, free_loopback_ports, initial_cluster};
 use store_etcd::{EtcdOptions, EtcdStore, EtcdTls};
 use tempfile::TempDir;
 
 /// Longest wait for a fresh etcd to answer.
 const START_WAIT: Duration = Duration::from_secs(30);
 
-/// Server-side TLS files for an etcd that requires client certificates.
-pub struct ServerTls {
-    pub ca_file: PathBuf,
-    pub cert_file: PathBuf,
-    pub key_file: PathBuf,
-}
+pub use store_etcd::launch::ServerTls;
 
 /// A running etcd; killed (and its data dir removed) on drop.
 pub struct EtcdServer {
@@ -30,17 +25,6 @@ pub struct EtcdServer {
     pub url: String,
     /// Kept for restore tests and for the log in failure messages.
     pub dir: TempDir,
-}
-
-/// `count` distinct free loopback ports (all held until every one is picked).
-fn free_ports(count: usize) -> anyhow::Result<Vec<u16>> {
-    let listeners = (0..count)
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<Vec<_>, _>>()?;
-    listeners
-        .iter()
-        .map(|l| Ok(l.local_addr()?.port()))
-        .collect()
 }
 
 /// One member's identity and addresses within its cluster.
@@ -61,7 +45,7 @@ impl Member {
 
 /// Members of a fresh cluster of `size`, on free ports.
 fn plan(size: usize) -> anyhow::Result<Vec<Member>> {
-    let ports = free_ports(size * 2)?;
+    let ports = free_loopback_ports(size * 2)?;
     let names: Vec<String> = (0..size)
         .map(|i| {
             if size == 1 {
@@ -71,12 +55,16 @@ fn plan(size: usize) -> anyhow::Result<Vec<Member>> {
             }
         })
         .collect();
-    let initial_cluster = names
-        .iter()
-        .zip(ports.chunks(2))
-        .map(|(name, p)| format!("{name}=http://127.0.0.1:{}", p[1]))
-        .collect::<Vec<_>>()
-        .join(",");
+    let peers: Vec<String> = ports
+        .chunks(2)
+        .map(|p| format!("http://127.0.0.1:{}", p[1]))
+        .collect();
+    let initial_cluster = initial_cluster(
+        names
+            .iter()
+            .zip(&peers)
+            .map(|(name, peer)| (name.as_str(), peer.as_str())),
+    );
     Ok(names
         .into_iter()
         .zip(ports.chunks(2))
@@ -134,42 +122,19 @@ impl EtcdServer {
         let scheme = if tls.is_some() { "https" } else { "http" };
         let url = format!("{scheme}://127.0.0.1:{}", member.client_port);
         let peer = member.peer_url();
+        let launch = MemberCommand::new(&member.name, dir.path().join("data"), &url, &peer)
+            .initial_cluster(&member.initial_cluster)
+            .cluster_token(&member.token);
+        let launch = match tls {
+            Some(tls) => launch.tls(tls.clone()),
+            None => launch,
+        };
         if let Some(snapshot) = snapshot {
-            restore(snapshot, &dir.path().join("data"), &member.name, &peer)?;
+            restore(&launch, snapshot)?;
         }
         let log = File::create(dir.path().join("etcd.log"))?;
-        let mut command = Command::new("etcd");
-        command
-            .args(["--name", &member.name, "--data-dir"])
-            .arg(dir.path().join("data"))
-            .args([
-                "--listen-client-urls",
-                &url,
-                "--advertise-client-urls",
-                &url,
-            ])
-            .args([
-                "--listen-peer-urls",
-                &peer,
-                "--initial-advertise-peer-urls",
-                &peer,
-            ])
-            .arg(format!("--initial-cluster={}", member.initial_cluster))
-            .args(["--initial-cluster-token", &member.token])
-            .args(["--logger", "zap", "--log-level", "warn"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log);
-        if let Some(tls) = tls {
-            command
-                .arg("--cert-file")
-                .arg(&tls.cert_file)
-                .arg("--key-file")
-                .arg(&tls.key_file)
-                .arg("--trusted-ca-file")
-                .arg(&tls.ca_file)
-                .arg("--client-cert-auth");
-        }
+        let mut command = launch.command("etcd");
+        command.stdout(log.try_clone()?).stderr(log);
         let child = match command.spawn() {
             Ok(child) => child,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => bail!(
@@ -250,15 +215,9 @@ pub fn etcdctl_installed() -> bool {
         .is_ok_and(|status| status.success())
 }
 
-fn restore(snapshot: &Path, data_dir: &Path, name: &str, peer: &str) -> anyhow::Result<()> {
-    let output = Command::new("etcdctl")
-        .env("ETCDCTL_API", "3")
-        .args(["snapshot", "restore"])
-        .arg(snapshot)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(["--name", name, "--initial-advertise-peer-urls", peer])
-        .arg(format!("--initial-cluster={name}={peer}"))
+fn restore(member: &MemberCommand, snapshot: &Path) -> anyhow::Result<()> {
+    let output = member
+        .snapshot_restore_command("etcdctl", snapshot)
         .output()
         .context("running etcdctl (install Debian's etcd-client)")?;
     if !output.status.success() {
