@@ -141,7 +141,8 @@ async fn settle(federation: &Federation, quiet: Duration) -> anyhow::Result<Inst
             members_from = member_writes(federation).await?;
         } else if last_change.elapsed() >= quiet {
             let members = member_writes(federation).await?;
-            let heartbeats = last_change.elapsed().as_secs_f64() * federation.member_clients.len() as f64;
+            let heartbeats =
+                last_change.elapsed().as_secs_f64() * federation.member_clients.len() as f64;
             if members.since(&members_from).total() <= heartbeats {
                 return Ok(last_change);
             }
