@@ -34,69 +34,171 @@ pub fn federated_resource_quota_resource() -> ApiResource {
     )
 }
 
-/// Runs until `cancel` fires.
+/// Where a change came from: a binding matters only in a namespace that has a quota.
+enum Source {
+    Quota,
+    Cluster,
+    QuotaWork,
+    Binding(Option<String>),
+}
+
+/// What the loop keeps from its watches: the quotas, the Clusters' names and the quota Works (few objects; the
+/// bindings are read per quota namespace when a pass needs them, never cached whole).
+struct Seen {
+    quotas: kube::runtime::reflector::Store<DynamicObject>,
+    clusters: kube::runtime::reflector::Store<DynamicObject>,
+    works: kube::runtime::reflector::Store<DynamicObject>,
+}
+
+impl Seen {
+    /// Whether a pass is worth running: a quota exists, or a quota Work is left to remove.
+    fn has_quota_state(&self) -> bool {
+        !self.quotas.state().is_empty() || !self.works.state().is_empty()
+    }
+
+    fn quota_in(&self, namespace: Option<&str>) -> bool {
+        self.quotas
+            .state()
+            .iter()
+            .any(|quota| quota.metadata.namespace.as_deref() == namespace)
+    }
+}
+
+/// Runs until `cancel` fires. A pass reads the quotas, Clusters and quota Works from this loop's watches (it
+/// listed them from the API server on every pass before, once per binding event in a burst, with no quota
+/// anywhere), and a binding's change starts a pass only in a namespace with a quota.
 pub async fn run(client: kube::Client, cancel: CancellationToken) {
-    let quota_api = resources::all(&client, &federated_resource_quota_resource());
-    let works = resources::all(&client, &resources::work()).clone();
-    let changes = stream::select_all([
-        watcher(quota_api, watcher::Config::default()).boxed(),
+    use kube::runtime::reflector::{reflector, store::Writer};
+    let quota_writer = Writer::new(federated_resource_quota_resource());
+    let cluster_writer = Writer::new(resources::cluster());
+    let work_writer = Writer::new(resources::work());
+    let seen = Seen {
+        quotas: quota_writer.as_reader(),
+        clusters: cluster_writer.as_reader(),
+        works: work_writer.as_reader(),
+    };
+    let tagged = |stream: futures::stream::BoxStream<
+        'static,
+        Result<watcher::Event<DynamicObject>, watcher::Error>,
+    >,
+                  source: fn(&watcher::Event<DynamicObject>) -> Source| {
+        stream
+            .map(move |event| event.map(|event| source(&event)))
+            .boxed()
+    };
+    let quota_events = reflector(
+        quota_writer,
+        watcher(
+            resources::all(&client, &federated_resource_quota_resource()),
+            watcher::Config::default(),
+        ),
+    )
+    .boxed();
+    let cluster_events = reflector(
+        cluster_writer,
         watcher(
             resources::all(&client, &resources::cluster()),
             watcher::Config::default(),
-        )
-        .boxed(),
-        watcher(works, watcher::Config::default().labels(sync::NAME_LABEL)).boxed(),
+        ),
+    )
+    .boxed();
+    let work_events = reflector(
+        work_writer,
         watcher(
-            resources::all(&client, &resources::resource_binding()),
-            watcher::Config::default(),
-        )
-        .boxed(),
+            resources::all(&client, &resources::work()),
+            watcher::Config::default().labels(sync::NAME_LABEL),
+        ),
+    )
+    .boxed();
+    let binding_events = watcher(
+        resources::all(&client, &resources::resource_binding()),
+        watcher::Config::default(),
+    )
+    .boxed();
+    let changes = stream::select_all([
+        tagged(quota_events, |_| Source::Quota),
+        tagged(cluster_events, |_| Source::Cluster),
+        tagged(work_events, |_| Source::QuotaWork),
+        tagged(binding_events, |event| {
+            Source::Binding(match event {
+                watcher::Event::Apply(binding) | watcher::Event::Delete(binding) => {
+                    binding.metadata.namespace.clone()
+                }
+                // A relist may hide anything: treat it as a change everywhere.
+                _ => None,
+            })
+        }),
     ])
     .default_backoff();
     let mut changes = std::pin::pin!(changes);
     let mut ticks = tokio::time::interval(PERIOD);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let ready = async {
+        let _ = seen.quotas.wait_until_ready().await;
+        let _ = seen.clusters.wait_until_ready().await;
+        let _ = seen.works.wait_until_ready().await;
+    };
+    // The stores fill from the same stream the loop reads, so it is driven while waiting for them.
+    let mut ready = std::pin::pin!(ready);
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
-            _ = ticks.tick() => {}
+            () = &mut ready => break,
+            change = changes.next() => if change.is_none() { return },
+        }
+    }
+    loop {
+        let mut relevant = false;
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = ticks.tick() => relevant = true,
             change = changes.next() => {
-                if change.is_none() {
+                let Some(change) = change else {
                     return;
-                }
+                };
+                relevant |= matters(&seen, change.ok());
                 // A burst of events makes one pass.
-                while let Some(Some(_)) = futures::FutureExt::now_or_never(changes.next()) {}
+                while let Some(Some(change)) = futures::FutureExt::now_or_never(changes.next()) {
+                    relevant |= matters(&seen, change.ok());
+                }
             }
         }
-        if let Err(error) = pass(&client).await {
+        if !relevant || !seen.has_quota_state() {
+            continue;
+        }
+        if let Err(error) = pass(&client, &seen).await {
             tracing::debug!(%error, "federated resource quota pass");
         }
     }
 }
 
+/// Whether a change can alter a quota's Works or status.
+fn matters(seen: &Seen, source: Option<Source>) -> bool {
+    match source {
+        Some(Source::Binding(Some(namespace))) => seen.quota_in(Some(&namespace)),
+        Some(_) | None => true,
+    }
+}
+
 /// One pass over every quota.
-async fn pass(client: &kube::Client) -> Result<(), ControllerError> {
-    let quotas: Vec<FederatedResourceQuota> =
-        resources::all(client, &federated_resource_quota_resource())
-            .list(&ListParams::default())
-            .await?
-            .items
-            .iter()
-            .map(typed::to_typed)
-            .collect::<Result<_, _>>()?;
-    let clusters: BTreeSet<String> = resources::all(client, &resources::cluster())
-        .list(&ListParams::default())
-        .await?
-        .items
-        .into_iter()
-        .filter_map(|c| c.metadata.name)
-        .collect();
-    let existing: Vec<Work> = resources::all(client, &resources::work())
-        .list(&ListParams::default().labels(sync::NAME_LABEL))
-        .await?
-        .items
+async fn pass(client: &kube::Client, seen: &Seen) -> Result<(), ControllerError> {
+    let quotas: Vec<FederatedResourceQuota> = seen
+        .quotas
+        .state()
         .iter()
-        .map(typed::to_typed)
+        .map(|quota| typed::to_typed(quota))
+        .collect::<Result<_, _>>()?;
+    let clusters: BTreeSet<String> = seen
+        .clusters
+        .state()
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
+    let existing: Vec<Work> = seen
+        .works
+        .state()
+        .iter()
+        .map(|work| typed::to_typed(work))
         .collect::<Result<_, _>>()?;
     let desired = sync::desired_works(&quotas, &clusters);
     sync_works(client, &existing, &desired).await;
