@@ -22,6 +22,46 @@ fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
 }
 
+/// The workloads' Deployments through `client` (templates in the control plane, copies in a member).
+fn deployments(client: &kube::Client) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        NAMESPACE,
+        &resource("apps", "v1", "Deployment", "deployments"),
+    )
+}
+
+/// Merge-patches the template `name`.
+async fn patch_template(cp: &ControlPlane, name: &str, patch: serde_json::Value) {
+    deployments(&cp.client)
+        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .expect("patch the template");
+}
+
+/// Stops a run of the controllers and waits for every one of them to return.
+async fn stop(
+    run: &tokio_util::sync::CancellationToken,
+    handles: Vec<tokio::task::JoinHandle<()>>,
+) {
+    run.cancel();
+    for handle in handles {
+        handle
+            .await
+            .expect("a controller ends cleanly when cancelled");
+    }
+}
+
+/// A fresh process's member clients (pinned, as the test bed's members have no credentials Secret to build
+/// them from).
+async fn fresh_member_clients(cp: &ControlPlane, members: [&Member; 2]) -> MemberClients {
+    let fresh = MemberClients::new(cp.client.clone(), Duration::from_secs(5));
+    for member in members {
+        fresh.pin(&member.name, member.client.clone()).await;
+    }
+    fresh
+}
+
 /// `kind namespace/name` → resourceVersion of every object `api` lists.
 async fn versions_of(api: Api<DynamicObject>, kind: &str) -> BTreeMap<String, String> {
     let list = api.list(&ListParams::default()).await.expect("list");
@@ -42,12 +82,7 @@ async fn versions_of(api: Api<DynamicObject>, kind: &str) -> BTreeMap<String, St
 /// The resourceVersions of everything the propagation path writes: templates, bindings and Works in the
 /// control plane, and the Deployments in each member.
 async fn versions(cp: &ControlPlane, members: &[&Member]) -> BTreeMap<String, String> {
-    let deployments = resource("apps", "v1", "Deployment", "deployments");
-    let mut all = versions_of(
-        Api::namespaced_with(cp.client.clone(), NAMESPACE, &deployments),
-        "template",
-    )
-    .await;
+    let mut all = versions_of(deployments(&cp.client), "template").await;
     all.extend(
         versions_of(
             Api::namespaced_with(
@@ -77,7 +112,7 @@ async fn versions(cp: &ControlPlane, members: &[&Member]) -> BTreeMap<String, St
     for member in members {
         all.extend(
             versions_of(
-                Api::namespaced_with(member.client.clone(), NAMESPACE, &deployments),
+                deployments(&member.client),
                 &format!("{} deployment", member.name),
             )
             .await,
@@ -88,12 +123,7 @@ async fn versions(cp: &ControlPlane, members: &[&Member]) -> BTreeMap<String, St
 
 /// The Deployment `name`'s replicas in `member`, once it has them.
 async fn member_replicas(member: &Member, name: &str) -> Option<i64> {
-    let api: Api<DynamicObject> = Api::namespaced_with(
-        member.client.clone(),
-        NAMESPACE,
-        &resource("apps", "v1", "Deployment", "deployments"),
-    );
-    let object = api.get_opt(name).await.ok()??;
+    let object = deployments(&member.client).get_opt(name).await.ok()??;
     object.data["spec"]["replicas"].as_i64()
 }
 
@@ -122,21 +152,12 @@ async fn restarted_controllers_reconcile_everything_and_write_nothing() {
         "templates, bindings, two Works and two member copies per workload: {before:#?}"
     );
 
-    first_run.cancel();
-    for handle in handles {
-        handle
-            .await
-            .expect("a controller ends cleanly when cancelled");
-    }
+    stop(&first_run, handles).await;
 
-    // A fresh process: new watches, new queues, new member clients (pinned, as the test bed's members have
-    // no credentials Secret to build them from).
+    // A fresh process: new watches, new queues, new member clients.
     let second = Counts::default();
     let second_run = cp.cancel.child_token();
-    let fresh_members = MemberClients::new(cp.client.clone(), Duration::from_secs(5));
-    for member in [&member1, &member2] {
-        fresh_members.pin(&member.name, member.client.clone()).await;
-    }
+    let fresh_members = fresh_member_clients(&cp, [&member1, &member2]).await;
     let restarted = Instant::now();
     let _handles = start_controllers(&cp, &fresh_members, &second, &second_run);
     // The new controllers have read the state they reconcile (their informers' lists) before the quiet
@@ -177,19 +198,7 @@ async fn restarted_controllers_reconcile_everything_and_write_nothing() {
     );
 
     // The restarted controllers are live: a scaled template is divided anew and reaches both members.
-    let templates: Api<DynamicObject> = Api::namespaced_with(
-        cp.client.clone(),
-        NAMESPACE,
-        &resource("apps", "v1", "Deployment", "deployments"),
-    );
-    templates
-        .patch(
-            "web-0",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"replicas": 4}})),
-        )
-        .await
-        .expect("scale web-0");
+    patch_template(&cp, "web-0", json!({"spec": {"replicas": 4}})).await;
     for member in [&member1, &member2] {
         eventually(&format!("web-0 scaled to 2 in {}", member.name), || async {
             (member_replicas(member, "web-0").await == Some(2)).then_some(())
@@ -200,12 +209,7 @@ async fn restarted_controllers_reconcile_everything_and_write_nothing() {
 
 /// The image of the Deployment `name` in `member`, once it has one.
 async fn member_image(member: &Member, name: &str) -> Option<String> {
-    let api: Api<DynamicObject> = Api::namespaced_with(
-        member.client.clone(),
-        NAMESPACE,
-        &resource("apps", "v1", "Deployment", "deployments"),
-    );
-    let object = api.get_opt(name).await.ok()??;
+    let object = deployments(&member.client).get_opt(name).await.ok()??;
     object
         .data
         .pointer("/spec/template/spec/containers/0/image")
@@ -229,33 +233,19 @@ async fn a_template_edited_while_the_controllers_were_down_reaches_the_members()
         })
         .await;
     }
-    first_run.cancel();
-    for handle in handles {
-        handle
-            .await
-            .expect("a controller ends cleanly when cancelled");
-    }
+    stop(&first_run, handles).await;
 
-    let templates: Api<DynamicObject> = Api::namespaced_with(
-        cp.client.clone(),
-        NAMESPACE,
-        &resource("apps", "v1", "Deployment", "deployments"),
-    );
-    templates
-        .patch(
-            "web-0",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [
+    // Edited while the controllers are down.
+    patch_template(
+        &cp,
+        "web-0",
+        json!({"spec": {"template": {"spec": {"containers": [
                 {"name": "main", "image": "nginx:1.28",
-                 "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}}})),
-        )
-        .await
-        .expect("edit web-0 while the controllers are down");
+                 "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}}}),
+    )
+    .await;
 
-    let fresh_members = MemberClients::new(cp.client.clone(), Duration::from_secs(5));
-    for member in [&member1, &member2] {
-        fresh_members.pin(&member.name, member.client.clone()).await;
-    }
+    let fresh_members = fresh_member_clients(&cp, [&member1, &member2]).await;
     let _handles = start_controllers(&cp, &fresh_members, &Counts::default(), &cp.cancel);
     for member in [&member1, &member2] {
         eventually(&format!("the edited image in {}", member.name), || async {

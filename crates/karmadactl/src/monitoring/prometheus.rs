@@ -511,6 +511,15 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id().to_string();
+        // Until the child has exec'd, its command line is still this test's: wait for the shell's.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let wanted = dir.path().to_string_lossy().to_string();
+        while !std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(&wanted))
+        {
+            assert!(std::time::Instant::now() < deadline, "sh never started");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         for (cluster, address) in [("member1", Some("127.0.0.1:41001")), ("member2", None)] {
             let name = crate::cmd::estimators::component(cluster);
             std::fs::write(components::pid_file(dir.path(), &name), &pid).unwrap();
