@@ -23,3 +23,16 @@ pub struct View {
 pub fn opt_number(value: Option<i64>) -> String {
     value.map(|n| n.to_string()).unwrap_or_default()
 }
+
+/// A link to the workload page of `binding`'s template, shown as `Kind/name`.
+pub fn workload_link(binding: &serde_json::Value) -> String {
+    use crate::api::text;
+    use crate::html::{esc, query_value};
+    format!(
+        "<a href=\"/workloads/{}/{}\">{}/{}</a>",
+        query_value(text(binding, "/metadata/namespace")),
+        query_value(text(binding, "/metadata/name")),
+        esc(text(binding, "/spec/resource/kind")),
+        esc(text(binding, "/spec/resource/name"))
+    )
+}

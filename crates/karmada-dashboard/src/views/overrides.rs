@@ -9,9 +9,9 @@ use karmada_controllers::names::cluster_of_execution_namespace;
 use serde_json::Value;
 
 use crate::api::{self, ApiError, paths};
-use crate::html::{esc, query_value, table};
-use crate::views::View;
+use crate::html::{esc, table};
 use crate::views::policies::selector;
+use crate::views::{View, workload_link};
 
 /// Objects read per kind; past it the page says it shows the first ones.
 const READ: usize = 1000;
@@ -214,15 +214,7 @@ fn row(policy: &Value, bindings: &[Value], applied: &Applied) -> Vec<String> {
             by_selector.contains(&Some(true))
                 || (by_selector.contains(&None) && applied_to(&applied_here, resource))
         })
-        .map(|b| {
-            format!(
-                "<a href=\"/workloads/{}/{}\">{}/{}</a>",
-                query_value(api::text(b, "/metadata/namespace")),
-                query_value(api::text(b, "/metadata/name")),
-                esc(api::text(b, "/spec/resource/kind")),
-                esc(api::text(b, "/spec/resource/name"))
-            )
-        })
+        .map(workload_link)
         .collect();
     let shown = if namespace.is_empty() {
         name.to_string()

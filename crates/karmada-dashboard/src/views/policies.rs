@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::api::{self, ApiError, paths};
 use crate::html::{esc, query_value, table};
-use crate::views::View;
+use crate::views::{View, workload_link};
 
 const PAGE_SIZE: usize = 100;
 /// Bindings read to find the claims; past it the page says the claims are partial.
@@ -65,15 +65,7 @@ fn row(policy: &Value, bindings: &[Value]) -> Vec<String> {
     let claims: Vec<String> = bindings
         .iter()
         .filter(|b| claims(policy, b))
-        .map(|b| {
-            format!(
-                "<a href=\"/workloads/{}/{}\">{}/{}</a>",
-                query_value(api::text(b, "/metadata/namespace")),
-                query_value(api::text(b, "/metadata/name")),
-                esc(api::text(b, "/spec/resource/kind")),
-                esc(api::text(b, "/spec/resource/name"))
-            )
-        })
+        .map(workload_link)
         .collect();
     let shown = if namespace.is_empty() {
         name.to_string()
