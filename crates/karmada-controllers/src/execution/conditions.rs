@@ -109,6 +109,16 @@ pub fn upsert(conditions: &mut Vec<Condition>, mut new: Condition) -> bool {
     }
 }
 
+/// Whether `conditions` say every manifest was applied at `generation`: the Work's member objects said what it
+/// says when execution last applied it.
+pub fn applied_at(conditions: &[Condition], generation: i64) -> bool {
+    conditions.iter().any(|c| {
+        c.type_ == WORK_CONDITION_APPLIED
+            && c.status == "True"
+            && c.observed_generation == (generation > 0).then_some(generation)
+    })
+}
+
 /// Execution's conditions first, in a stable order for readers: Applied, then Dispatching, then the others.
 pub fn sort(conditions: &mut [Condition]) {
     conditions.sort_by_key(|c| match c.type_.as_str() {
@@ -139,6 +149,22 @@ mod tests {
             ("True", "AppliedSuccessful")
         );
         assert_eq!(ok.message, "Manifest has been successfully applied");
+    }
+
+    #[test]
+    fn applied_at_needs_a_success_of_that_generation() {
+        let ok = applied(&[Ok(())], 2, at(1));
+        assert!(applied_at(std::slice::from_ref(&ok), 2));
+        assert!(
+            !applied_at(std::slice::from_ref(&ok), 3),
+            "an older generation"
+        );
+        assert!(!applied_at(&[failed("down", 2, at(1))], 2), "a failure");
+        assert!(
+            !applied_at(&[dispatching(false, 2, at(1))], 2),
+            "another condition"
+        );
+        assert!(!applied_at(&[], 2));
     }
 
     #[test]

@@ -40,6 +40,7 @@ use super::metrics::{ApplyResult, ExecutionMetrics};
 use super::queue::{
     Backoffs, WorkRequeueReceiver, next_event, object_ref, reflect_events, spec_changes,
 };
+use super::recheck::Rechecks;
 use crate::names::{cluster_of_execution_namespace, execution_namespace};
 use crate::runtime::Cache;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
@@ -65,6 +66,15 @@ pub struct ExecutionConfig {
     /// Where a successful Applied condition goes to be written with the Work's manifest statuses (set by
     /// [`super::run_with_status`]); without it, execution writes every condition itself.
     pub handoff: Option<ConditionHandoff>,
+}
+
+impl ExecutionConfig {
+    /// Whether the work status controller runs beside execution (the handoff is set up only then), watching
+    /// every member object and reporting drift and absence: a Work applied at its generation then needs no
+    /// member read unless one is asked for ([`super::recheck`]).
+    fn member_watched(&self) -> bool {
+        self.handoff.is_some()
+    }
 }
 
 impl ExecutionConfig {
@@ -99,6 +109,7 @@ struct Context {
     recorder: EventRecorder,
     metrics: ExecutionMetrics,
     backoff: Backoffs<(String, String)>,
+    rechecks: Rechecks,
 }
 
 type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
@@ -148,14 +159,25 @@ pub async fn run(
         settled: Settled::default(),
         metrics,
         backoff: Backoffs::new(Duration::from_secs(60)),
+        rechecks: Rechecks::default(),
     });
 
     let own = spec_changes(subscription.events)
         .filter_map(|work| std::future::ready(work.ok().map(|w| ObjectKey::of(&w))));
-    let requested = requeue
-        .rx
-        .map(|(ns, name)| ObjectKey::new(Some(&ns), &name));
-    let triggers = futures::stream::select(own, futures::stream::select(requested, internal_rx));
+    // Everything but a Work's own change asks for its member objects to be read.
+    let rechecks = context.rechecks.clone();
+    let requested = futures::stream::select(
+        requeue
+            .rx
+            .map(|(ns, name)| ObjectKey::new(Some(&ns), &name)),
+        internal_rx,
+    )
+    .inspect(move |key| rechecks.mark(key));
+    let sweeps = context
+        .rechecks
+        .clone()
+        .sweeps(works.clone(), config.resync);
+    let triggers = futures::stream::select(own, futures::stream::select(requested, sweeps));
 
     runner::run(
         Loop {
@@ -163,7 +185,8 @@ pub async fn run(
             store: works,
             context,
             concurrency: usize::from(concurrency),
-            resync: Some(config.resync),
+            // The periodic sweep is `sweeps` above: it marks what it brings back for a member read.
+            resync: None,
         },
         triggers,
         |work: Arc<CompactObject>, ctx: Arc<Context>| -> Reconciling {
@@ -325,15 +348,13 @@ async fn reconcile(
         return Ok(Action::await_change());
     }
     let work: Work = object.decode()?;
-    let reference = work_reference(&work);
-    let key = key(&object);
-
-    let work_name = work.metadata.name.as_deref().unwrap_or_default();
     if work.metadata.deletion_timestamp.is_some() {
+        let work_name = work.metadata.name.as_deref().unwrap_or_default();
         ctx.metrics.forget(&namespace, work_name);
         if let Some(handoff) = &ctx.config.handoff {
             handoff.withdraw(&ObjectKey::of(&object));
         }
+        let reference = work_reference(&work);
         return delete(&ctx, work, &reference, cluster.as_deref(), cluster_name).await;
     }
     let Some(cluster) = cluster else {
@@ -350,7 +371,20 @@ async fn reconcile(
         replace_work(&ctx.client, &updated).await?;
         return Ok(Action::await_change());
     }
+    dispatch(&ctx, &object, &work, &cluster, cluster_name).await
+}
 
+/// A live Work of a served, known cluster: the Dispatching condition, then (unless suspended, or applied and
+/// trusted) every manifest applied and the Applied condition written.
+async fn dispatch(
+    ctx: &Context,
+    object: &CompactObject,
+    work: &Work,
+    cluster: &Cluster,
+    cluster_name: &str,
+) -> Result<Action, ControllerError> {
+    let (namespace, work_name) = key(object);
+    let key = (namespace.clone(), work_name.clone());
     let now = Timestamp::now();
     let generation = work.metadata.generation.unwrap_or(0);
     let never_applied = !work.status.as_ref().is_some_and(|status| {
@@ -361,117 +395,153 @@ async fn reconcile(
     });
     let mut status = work.status.clone().unwrap_or_default();
     let suspended = work.spec.suspend_dispatching == Some(true);
-    let dispatching_changed = conditions::upsert(
+    if conditions::upsert(
         &mut status.conditions,
         conditions::dispatching(suspended, generation, now),
-    );
-    if dispatching_changed {
-        let message = if suspended {
-            "Work dispatching is in a suspended state."
-        } else {
-            "Work is being dispatched to member clusters."
-        };
-        ctx.recorder
-            .record(
-                &reference,
-                EventType::Normal,
-                EVENT_WORK_DISPATCHING,
-                message,
-            )
-            .await;
+    ) {
+        record_dispatching(ctx, work, suspended).await;
     }
     if suspended {
-        ctx.metrics.forget(&namespace, work_name);
-        write_status(&ctx, &work, status, false).await?;
+        ctx.metrics.forget(&namespace, &work_name);
+        write_status(ctx, work, status, false).await?;
+        return Ok(Action::await_change());
+    }
+    let recheck = ctx.rechecks.take(&ObjectKey::of(object));
+    if ctx.config.member_watched()
+        && !recheck
+        && is_ready(cluster)
+        && conditions::applied_at(&status.conditions, generation)
+    {
+        // Applied at this generation and nothing reported since: the member holds it (see `recheck`).
+        write_status(ctx, work, status, true).await?;
+        ctx.backoff.succeeded(&key);
         return Ok(Action::await_change());
     }
     ctx.metrics
-        .dispatch_wanted(&namespace, work_name, generation);
+        .dispatch_wanted(&namespace, &work_name, generation);
 
     let syncing = Instant::now();
-    let (applied, retry) = if !is_ready(&cluster) {
-        let message = format!("cluster {cluster_name} is not ready");
-        (
+    let expect = if never_applied {
+        Expect::Absent
+    } else {
+        Expect::Unknown
+    };
+    let (applied, retry) = match apply_manifests(ctx, work, cluster, cluster_name, expect).await {
+        Applying::Done(outcomes) => {
+            let failed = outcomes.iter().any(Result::is_err);
+            (
+                conditions::applied(&outcomes, generation, now),
+                failed.then(|| ctx.backoff.failed(&key)),
+            )
+        }
+        Applying::Refused(message) => (
             conditions::failed(&message, generation, now),
             Some(ctx.backoff.failed(&key)),
-        )
-    } else {
-        match ctx.config.members.client(&cluster).await {
-            Err(err) => (
-                conditions::failed(&err.to_string(), generation, now),
-                Some(ctx.backoff.failed(&key)),
-            ),
-            Ok(member) => {
-                let applier = MemberApplier {
-                    cluster: cluster_name,
-                    member: &member,
-                    resources: &ctx.resources,
-                    interpreter: &ctx.config.interpreter,
-                    settled: &ctx.settled,
-                };
-                let expect = if never_applied {
-                    Expect::Absent
-                } else {
-                    Expect::Unknown
-                };
-                let mut outcomes = Vec::new();
-                let attempt = Instant::now();
-                for manifest in &work.spec.workload.manifests {
-                    let result = applier.apply(manifest, expect).await;
-                    match result {
-                        Ok(_) => outcomes.push(Ok(())),
-                        Err(ApplyError::Conflict) => {
-                            return Ok(Action::requeue(Duration::from_millis(20)));
-                        }
-                        Err(ApplyError::Failed(message)) => outcomes.push(Err(message)),
-                    }
-                }
-                let failed = outcomes.iter().any(Result::is_err);
-                ctx.metrics.dispatched(
-                    cluster_name,
-                    &namespace,
-                    work_name,
-                    if failed {
-                        ApplyResult::Error
-                    } else {
-                        ApplyResult::Success
-                    },
-                    attempt.elapsed(),
-                );
-                (
-                    conditions::applied(&outcomes, generation, now),
-                    failed.then(|| ctx.backoff.failed(&key)),
-                )
-            }
-        }
+        ),
+        Applying::Conflict => return Ok(Action::requeue(Duration::from_millis(20))),
     };
     let ok = applied.status == "True";
     crate::metrics::global().observe_sync_workload(ok, syncing.elapsed());
     let message = applied.message.clone();
     let applied_changed = conditions::upsert(&mut status.conditions, applied);
-    write_status(&ctx, &work, status, ok).await?;
+    write_status(ctx, work, status, ok).await?;
     if applied_changed {
-        let (event_type, reason, text) = if ok {
-            (
-                EventType::Normal,
-                EVENT_SYNC_SUCCEED,
-                format!("Successfully applied resource to cluster {cluster_name}"),
-            )
-        } else {
-            (EventType::Warning, EVENT_SYNC_FAILED, message)
-        };
-        ctx.recorder
-            .record(&reference, event_type, reason, &text)
-            .await;
+        record_applied(ctx, work, ok, cluster_name, message).await;
     }
     match retry {
         Some(after) => Ok(Action::requeue(after)),
         None => {
             ctx.backoff.succeeded(&key);
-            // The runner's periodic sweep brings it back after `resync` (drift nobody reported).
+            // The periodic sweep brings it back after `resync` (drift nobody reported).
             Ok(Action::await_change())
         }
     }
+}
+
+/// What applying a Work's manifests came to.
+enum Applying {
+    /// Each manifest's outcome (`Err` carries the member's message).
+    Done(Vec<Result<(), String>>),
+    /// Nothing was tried: the cluster is not ready or cannot be reached.
+    Refused(String),
+    /// A member object was written meanwhile: retry at once.
+    Conflict,
+}
+
+async fn apply_manifests(
+    ctx: &Context,
+    work: &Work,
+    cluster: &Cluster,
+    cluster_name: &str,
+    expect: Expect,
+) -> Applying {
+    if !is_ready(cluster) {
+        return Applying::Refused(format!("cluster {cluster_name} is not ready"));
+    }
+    let member = match ctx.config.members.client(cluster).await {
+        Ok(member) => member,
+        Err(err) => return Applying::Refused(err.to_string()),
+    };
+    let applier = MemberApplier {
+        cluster: cluster_name,
+        member: &member,
+        resources: &ctx.resources,
+        interpreter: &ctx.config.interpreter,
+        settled: &ctx.settled,
+    };
+    let mut outcomes = Vec::new();
+    let attempt = Instant::now();
+    for manifest in &work.spec.workload.manifests {
+        match applier.apply(manifest, expect).await {
+            Ok(_) => outcomes.push(Ok(())),
+            Err(ApplyError::Conflict) => return Applying::Conflict,
+            Err(ApplyError::Failed(message)) => outcomes.push(Err(message)),
+        }
+    }
+    let (namespace, name) = (
+        work.metadata.namespace.as_deref().unwrap_or_default(),
+        work.metadata.name.as_deref().unwrap_or_default(),
+    );
+    let result = if outcomes.iter().any(Result::is_err) {
+        ApplyResult::Error
+    } else {
+        ApplyResult::Success
+    };
+    ctx.metrics
+        .dispatched(cluster_name, namespace, name, result, attempt.elapsed());
+    Applying::Done(outcomes)
+}
+
+async fn record_dispatching(ctx: &Context, work: &Work, suspended: bool) {
+    let message = if suspended {
+        "Work dispatching is in a suspended state."
+    } else {
+        "Work is being dispatched to member clusters."
+    };
+    ctx.recorder
+        .record(
+            &work_reference(work),
+            EventType::Normal,
+            EVENT_WORK_DISPATCHING,
+            message,
+        )
+        .await;
+}
+
+/// SyncSucceed or SyncFailed, when the Applied condition changed.
+async fn record_applied(ctx: &Context, work: &Work, ok: bool, cluster_name: &str, message: String) {
+    let (event_type, reason, text) = if ok {
+        (
+            EventType::Normal,
+            EVENT_SYNC_SUCCEED,
+            format!("Successfully applied resource to cluster {cluster_name}"),
+        )
+    } else {
+        (EventType::Warning, EVENT_SYNC_FAILED, message)
+    };
+    ctx.recorder
+        .record(&work_reference(work), event_type, reason, &text)
+        .await;
 }
 
 /// Writes the conditions in `status` when they changed: a success (`applied`) through the handoff when there is

@@ -9,8 +9,9 @@
 //!
 //! Pure cores: [`conditions`] (Applied and Dispatching), [`drift`] (does a member object already say what the
 //! manifest says). Runtime: [`discovery`] (a manifest's resource in a member), [`apply`] (one manifest against
-//! one member), [`controller`] (the watch-driven loop), [`metrics`]; [`queue`] holds the plumbing the
-//! propagation controllers share (watch-fed caches, requeue channels, retry backoff).
+//! one member), [`controller`] (the watch-driven loop), [`recheck`] (which Works read their member back),
+//! [`metrics`]; [`queue`] holds the plumbing the propagation controllers share (watch-fed caches, requeue
+//! channels, retry backoff).
 
 pub mod apply;
 pub mod conditions;
@@ -20,6 +21,7 @@ pub mod drift;
 pub mod handoff;
 pub mod metrics;
 pub mod queue;
+pub mod recheck;
 
 use karmada_api::{Cluster, ClusterSyncMode};
 use kube::runtime::watcher;

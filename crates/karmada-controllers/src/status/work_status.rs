@@ -479,6 +479,7 @@ async fn collect_statuses(
 ) -> Result<Collected, ControllerError> {
     let member = ctx.config.members.client(cluster).await?;
     let mut statuses = Vec::new();
+    let mut missing = false;
     for (ordinal, manifest) in work.spec.workload.manifests.iter().enumerate() {
         let watch = match member_watch(ctx, cluster_name, &member, manifest).await {
             Ok(watch) => watch,
@@ -497,12 +498,14 @@ async fn collect_statuses(
         let id = identifier(ordinal, manifest, &watch.resource);
         let namespace = (!id.namespace.is_empty()).then_some(id.namespace.as_str());
         let Some(found) = watch.store.get_named(namespace, &id.name) else {
+            missing = true;
             continue;
         };
         // Only the object this Work owns (another Work, or none, may own a same-named object).
         if found.annotation(ANNOTATION_WORK_NAME) != work.metadata.name.as_deref()
             || found.annotation(ANNOTATION_WORK_NAMESPACE) != Some(namespace_of(work))
         {
+            missing = true;
             continue;
         }
         let observed = Observed::cached(&found)?;
@@ -527,7 +530,26 @@ async fn collect_statuses(
             health: Some(observed.health),
         });
     }
+    if missing && applied_at_generation(work) && work.spec.suspend_dispatching != Some(true) {
+        // Applied, yet not in the member (deleted while nobody watched, e.g. across a restart): execution
+        // trusts this controller to say so, as it does for drift.
+        ctx.requeue
+            .requeue(
+                namespace_of(work),
+                work.metadata.name.as_deref().unwrap_or_default(),
+            )
+            .await;
+    }
     Ok(Collected::Statuses(statuses))
+}
+
+fn applied_at_generation(work: &Work) -> bool {
+    work.status.as_ref().is_some_and(|status| {
+        crate::execution::conditions::applied_at(
+            &status.conditions,
+            work.metadata.generation.unwrap_or(0),
+        )
+    })
 }
 
 /// Writes what changed of this controller's part of the status (`statuses`) and of execution's handed-over

@@ -14,8 +14,8 @@ use serde_json::json;
 
 use crate::support::{ControlPlane, Member, eventually};
 use crate::write_budget::{
-    Counts, NAMESPACE, WORKLOADS, deployment, is_read, print_table, quiet, start_controllers,
-    templates_ready, two_members_under_a_divided_policy,
+    Counts, NAMESPACE, WORKLOADS, counting_client, deployment, is_read, print_table, quiet,
+    start_controllers, templates_ready, two_members_under_a_divided_policy,
 };
 
 fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
@@ -53,11 +53,20 @@ async fn stop(
 }
 
 /// A fresh process's member clients (pinned, as the test bed's members have no credentials Secret to build
-/// them from).
-async fn fresh_member_clients(cp: &ControlPlane, members: [&Member; 2]) -> MemberClients {
+/// them from), counting their requests in `counts` under "member: ".
+async fn fresh_member_clients(
+    cp: &ControlPlane,
+    members: [&Member; 2],
+    counts: &Counts,
+) -> MemberClients {
     let fresh = MemberClients::new(cp.client.clone(), Duration::from_secs(5));
     for member in members {
-        fresh.pin(&member.name, member.client.clone()).await;
+        fresh
+            .pin(
+                &member.name,
+                counting_client(&member.client, counts, "member"),
+            )
+            .await;
     }
     fresh
 }
@@ -157,7 +166,7 @@ async fn restarted_controllers_reconcile_everything_and_write_nothing() {
     // A fresh process: new watches, new queues, new member clients.
     let second = Counts::default();
     let second_run = cp.cancel.child_token();
-    let fresh_members = fresh_member_clients(&cp, [&member1, &member2]).await;
+    let fresh_members = fresh_member_clients(&cp, [&member1, &member2], &second).await;
     let restarted = Instant::now();
     let _handles = start_controllers(&cp, &fresh_members, &second, &second_run);
     // The new controllers have read the state they reconcile (their informers' lists) before the quiet
@@ -183,7 +192,21 @@ async fn restarted_controllers_reconcile_everything_and_write_nothing() {
         .collect();
     assert!(
         writes.is_empty(),
-        "a restart over a converged federation writes nothing to the control plane: {writes:#?}"
+        "a restart over a converged federation writes nothing to the control plane or a member: {writes:#?}"
+    );
+    // The members are watched (one list per kind and member), never read object by object: execution trusts
+    // the work status controller's watch for Works applied at their generation.
+    let member_gets: BTreeMap<&String, &u64> = after_restart
+        .iter()
+        .filter(|(key, _)| key.starts_with("member: get"))
+        .collect();
+    assert!(
+        member_gets.is_empty(),
+        "no member object is read one by one after a restart: {member_gets:#?}"
+    );
+    assert!(
+        after_restart.contains_key("member: list deployments"),
+        "the members' objects are listed by the new watches: {after_restart:#?}"
     );
     let after = versions(&cp, &[&member1, &member2]).await;
     let changed: Vec<(&String, &String, Option<&String>)> = before
@@ -245,11 +268,75 @@ async fn a_template_edited_while_the_controllers_were_down_reaches_the_members()
     )
     .await;
 
-    let fresh_members = fresh_member_clients(&cp, [&member1, &member2]).await;
-    let _handles = start_controllers(&cp, &fresh_members, &Counts::default(), &cp.cancel);
+    let counts = Counts::default();
+    let fresh_members = fresh_member_clients(&cp, [&member1, &member2], &counts).await;
+    let _handles = start_controllers(&cp, &fresh_members, &counts, &cp.cancel);
     for member in [&member1, &member2] {
         eventually(&format!("the edited image in {}", member.name), || async {
             (member_image(member, "web-0").await.as_deref() == Some("nginx:1.28")).then_some(())
+        })
+        .await;
+    }
+}
+
+/// Execution trusts the member watch after a restart, so the watch must report what changed in a member while
+/// nobody watched: a copy deleted meanwhile is created again, and a copy edited meanwhile is restored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn member_copies_deleted_or_edited_while_the_controllers_were_down_are_restored() {
+    let cp = ControlPlane::start().await;
+    let (member1, member2) = two_members_under_a_divided_policy(&cp).await;
+    let first_run = cp.cancel.child_token();
+    let handles = start_controllers(&cp, &cp.members, &Counts::default(), &first_run);
+    cp.create("deployments", deployment("web-0")).await;
+    for member in [&member1, &member2] {
+        eventually(&format!("web-0 in {}", member.name), || async {
+            (member_image(member, "web-0").await.as_deref() == Some("nginx:1.27")).then_some(())
+        })
+        .await;
+    }
+    // Applied is recorded before the controllers stop, so the restarted execution has it to trust.
+    eventually("web-0's Works report Applied", || async {
+        let works = Api::<DynamicObject>::all_with(
+            cp.client.clone(),
+            &resource("work.karmada.io", "v1alpha1", "Work", "works"),
+        )
+        .list(&ListParams::default())
+        .await
+        .ok()?;
+        let applied = works.items.iter().all(|work| {
+            work.data
+                .pointer("/status/conditions")
+                .and_then(|c| c.as_array())
+                .is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c["type"] == "Applied" && c["status"] == "True")
+                })
+        });
+        (works.items.len() == 2 && applied).then_some(())
+    })
+    .await;
+    stop(&first_run, handles).await;
+
+    deployments(&member1.client)
+        .delete("web-0", &Default::default())
+        .await
+        .expect("delete member1's copy");
+    deployments(&member2.client)
+        .patch(
+            "web-0",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "main", "image": "nginx:0.1"}]}}}})),
+        )
+        .await
+        .expect("edit member2's copy");
+
+    let counts = Counts::default();
+    let fresh_members = fresh_member_clients(&cp, [&member1, &member2], &counts).await;
+    let _handles = start_controllers(&cp, &fresh_members, &counts, &cp.cancel);
+    for member in [&member1, &member2] {
+        eventually(&format!("web-0 restored in {}", member.name), || async {
+            (member_image(member, "web-0").await.as_deref() == Some("nginx:1.27")).then_some(())
         })
         .await;
     }
