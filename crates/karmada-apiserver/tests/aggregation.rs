@@ -293,10 +293,7 @@ async fn aggregated_api_through_the_api_server() -> Result<()> {
         other => anyhow::bail!("expected a 503, got {other:?}"),
     }
     // A backend that does not answer its discovery check: FailedDiscoveryCheck, with the URL tried.
-    let closed_port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
-        probe.local_addr()?.port()
-    };
+    let closed_port = test_fixtures::free_port();
     send(
         &client,
         "POST",

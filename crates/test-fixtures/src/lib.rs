@@ -1,10 +1,14 @@
 //! The one way tests find the repository's fixtures: `tests/fixtures` at the repository root, resolved from this
 //! crate's own `CARGO_MANIFEST_DIR`, so a clone of the repository needs nothing beside it. Every function panics
 //! with the path it tried, because these are only called from tests, where a missing fixture is a failure.
+//! Also the one way tests pick free loopback ports ([`free_port`], [`free_ports`]).
 // A library reports through its caller (return values, tracing), never by printing.
 #![warn(clippy::print_stdout)]
 
 use std::path::{Component, Path, PathBuf};
+
+mod ports;
+pub use ports::{free_port, free_ports};
 
 use serde_json::Value;
 
