@@ -4,6 +4,8 @@
 //! Also the one way tests pick free loopback ports ([`free_port`], [`free_ports`]).
 // A library reports through its caller (return values, tracing), never by printing.
 #![warn(clippy::print_stdout)]
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 use std::path::{Component, Path, PathBuf};
 
