@@ -3,6 +3,9 @@
 //! metadata, status, message, reason, details, code`; empty `omitempty` fields absent), following
 //! the examples in Kubernetes' API conventions and the bodies its `apierrors` constructors give.
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 use std::path::PathBuf;
 
 use apimachinery::status::success_status;

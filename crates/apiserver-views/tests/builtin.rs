@@ -1,6 +1,8 @@
 //! The built-in resource definitions: names, scopes, subresources and inlined schemas.
 
 #![allow(clippy::unwrap_used)]
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 use apiserver_views::builtin::{resource_defs, schema_name};
 use expect_test::expect_file;

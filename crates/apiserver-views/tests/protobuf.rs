@@ -2,6 +2,8 @@
 //! malformed input.
 
 #![allow(clippy::unwrap_used)]
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 use apiserver_views::protobuf::{DecodeError, decode};
 use serde_json::json;

@@ -380,14 +380,8 @@ async fn create_workloads(setup: &Setup, args: &Args) -> anyhow::Result<Vec<Stri
     Ok(names)
 }
 
-pub async fn run(args: Args) -> anyhow::Result<()> {
-    let binary = karmada_binary(args.karmada_binary.as_ref())?;
-    if args.members < 2 {
-        bail!("--members must be at least 2 (one fails, the others take over)");
-    }
-    let setup = start_federation(&binary, &args).await?;
-    let names = create_workloads(&setup, &args).await?;
-    let total = args.workloads as usize;
+/// Waits until every member runs every labelled Deployment Ready (one replica each).
+async fn wait_all_ready(setup: &Setup, total: usize) -> anyhow::Result<()> {
     let per_member = 1;
     for (member, client) in &setup.members {
         until(&format!("every Deployment Ready in {member}"), || async {
@@ -397,14 +391,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         })
         .await?;
     }
+    Ok(())
+}
 
-    let survivors = &setup.members[1..];
-    let mut watches = tokio::task::JoinSet::new();
-    let mut seen = watch_failover(&setup, survivors, &mut watches);
-    // Ready replicas per Deployment, per survivor.
-    let mut ready: Vec<HashMap<String, i32>> = vec![HashMap::new(); survivors.len()];
+/// Reads the watches until every one has listed; returns Ready replicas per Deployment, per survivor.
+async fn await_synced(
+    seen: &mut tokio::sync::mpsc::Receiver<(Instant, Seen)>,
+    survivors: usize,
+) -> anyhow::Result<Vec<HashMap<String, i32>>> {
+    let mut ready: Vec<HashMap<String, i32>> = vec![HashMap::new(); survivors];
     let mut synced = 0;
-    while synced < survivors.len() + 1 {
+    while synced < survivors + 1 {
         match tokio::time::timeout(TIMEOUT, seen.recv()).await {
             Ok(Some((_, Seen::Synced))) => synced += 1,
             Ok(Some((
@@ -421,10 +418,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             Ok(None) | Err(_) => bail!("watches of the survivors never listed"),
         }
     }
+    Ok(ready)
+}
 
-    let cpu_before: Vec<f64> = setup.processes.iter().map(Process::cpu_seconds).collect();
-    let requests_before = RequestCounts::read(&setup.karmada).await?;
-    // member1 fails.
+/// Makes member1 unreachable through `karmada member-sim fault`.
+fn make_member1_unreachable(setup: &Setup) -> anyhow::Result<()> {
     let out = Command::new(&setup.binary)
         .args(["member-sim", "fault", "--data-dir"])
         .arg(&setup.members_dir)
@@ -433,19 +431,32 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     if !out.status.success() {
         bail!("fault: {}", String::from_utf8_lossy(&out.stderr));
     }
-    let failed_at = Instant::now();
-    println!("member1 made unreachable; waiting for its workloads to move");
+    Ok(())
+}
+
+/// What the watches saw from the fault until every workload moved.
+struct Moved {
+    /// When member1's Ready condition left True, after the fault.
+    not_ready_after: Option<Duration>,
+    /// Per Deployment, when the survivors together first ran `want` replicas Ready, after the fault.
+    moved: HashMap<String, Duration>,
+}
+
+/// Follows the watches until the survivors together run all `want` replicas of each of `count` Deployments.
+async fn wait_moved(
+    seen: &mut tokio::sync::mpsc::Receiver<(Instant, Seen)>,
+    watches: &mut tokio::task::JoinSet<anyhow::Result<()>>,
+    mut ready: Vec<HashMap<String, i32>>,
+    count: usize,
+    want: i32,
+    failed_at: Instant,
+) -> anyhow::Result<Moved> {
     let mut not_ready_after = None;
     let mut moved: HashMap<String, Duration> = HashMap::new();
-    let want = args.members as i32;
     let deadline = tokio::time::Instant::now() + TIMEOUT;
-    while moved.len() < names.len() {
+    while moved.len() < count {
         let Ok(next) = tokio::time::timeout_at(deadline, seen.recv()).await else {
-            bail!(
-                "{} of {} workloads never moved",
-                names.len() - moved.len(),
-                names.len()
-            );
+            bail!("{} of {} workloads never moved", count - moved.len(), count);
         };
         let Some((at, event)) = next else {
             // A watch ended: its error says why.
@@ -474,26 +485,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    watches.abort_all();
-    let cpu_move: Vec<f64> = setup
-        .processes
-        .iter()
-        .zip(&cpu_before)
-        .map(|(p, before)| p.cpu_seconds() - before)
-        .collect();
-    // What the control plane asked of its API server during the move, for the log.
-    RequestCounts::read(&setup.karmada).await?.print_since(
-        &requests_before,
-        "API requests from the fault until every workload moved",
-    );
-    events_by_reason(&setup.karmada).await?;
-    let cpu_note = PROCESS_NAMES
-        .iter()
-        .zip(&cpu_move)
-        .map(|(n, s)| format!("{n} {s:.1}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    // Steady state: with every workload moved, the failover controllers should have nothing left to do.
+    Ok(Moved {
+        not_ready_after,
+        moved,
+    })
+}
+
+/// Counts the failover controllers' reconciles over the quiet window and prints their eviction metrics;
+/// returns the reconciles per second in that window.
+async fn quiet_reconcile_rate(setup: &Setup, args: &Args) -> anyhow::Result<f64> {
     let before = failover_reconciles(&crate::process::scrape_metrics(setup.metrics).await?);
     let window = Duration::from_secs(args.quiet_window_seconds);
     tokio::time::sleep(window).await;
@@ -510,14 +510,21 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "failover reconciles: {after} in total, {quiet_rate:.1}/s over {} s after every workload moved",
         window.as_secs()
     );
+    Ok(quiet_rate)
+}
+
+/// The two report rows: per workload, and until the last one moved.
+fn rows(args: &Args, moved: &Moved, cpu_note: &str, quiet_rate: f64) -> Vec<Row> {
     let mut samples = Samples::default();
-    for at in moved.values() {
+    for at in moved.moved.values() {
         samples.push(*at);
     }
-    let last = moved.values().max().copied().unwrap_or_default();
+    let last = moved.moved.values().max().copied().unwrap_or_default();
     let target = Duration::from_secs(args.failure_threshold + args.toleration_seconds + 5);
-    let detected = not_ready_after.map_or("?".to_string(), |d| format!("{:.1} s", d.as_secs_f64()));
-    let rows = vec![
+    let detected = moved
+        .not_ready_after
+        .map_or("?".to_string(), |d| format!("{:.1} s", d.as_secs_f64()));
+    vec![
         Row {
             name: format!(
                 "member failure → its replicas Ready elsewhere, per workload ({} Deployments, {} members)",
@@ -556,8 +563,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 }
             ),
         },
-    ];
-    let table = report::render(&rows);
+    ]
+}
+
+/// Prints the table and writes the Failover section of the report.
+fn write_report(args: &Args, rows: &[Row]) -> anyhow::Result<()> {
+    let table = report::render(rows);
     println!("{table}");
     let body = format!(
         "Measured on {} on {} with `cargo build --release --bins -p karmada -p karmadactl -p bench && \
@@ -579,4 +590,49 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     report::write_section(&args.report, "Failover", &body)?;
     println!("wrote {}", args.report.display());
     Ok(())
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let binary = karmada_binary(args.karmada_binary.as_ref())?;
+    if args.members < 2 {
+        bail!("--members must be at least 2 (one fails, the others take over)");
+    }
+    let setup = start_federation(&binary, &args).await?;
+    let names = create_workloads(&setup, &args).await?;
+    wait_all_ready(&setup, args.workloads as usize).await?;
+
+    let survivors = &setup.members[1..];
+    let mut watches = tokio::task::JoinSet::new();
+    let mut seen = watch_failover(&setup, survivors, &mut watches);
+    let ready = await_synced(&mut seen, survivors.len()).await?;
+
+    let cpu_before: Vec<f64> = setup.processes.iter().map(Process::cpu_seconds).collect();
+    let requests_before = RequestCounts::read(&setup.karmada).await?;
+    make_member1_unreachable(&setup)?;
+    let failed_at = Instant::now();
+    println!("member1 made unreachable; waiting for its workloads to move");
+    let want = args.members as i32;
+    let moved = wait_moved(&mut seen, &mut watches, ready, names.len(), want, failed_at).await?;
+    watches.abort_all();
+    let cpu_move: Vec<f64> = setup
+        .processes
+        .iter()
+        .zip(&cpu_before)
+        .map(|(p, before)| p.cpu_seconds() - before)
+        .collect();
+    // What the control plane asked of its API server during the move, for the log.
+    RequestCounts::read(&setup.karmada).await?.print_since(
+        &requests_before,
+        "API requests from the fault until every workload moved",
+    );
+    events_by_reason(&setup.karmada).await?;
+    let cpu_note = PROCESS_NAMES
+        .iter()
+        .zip(&cpu_move)
+        .map(|(n, s)| format!("{n} {s:.1}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Steady state: with every workload moved, the failover controllers should have nothing left to do.
+    let quiet_rate = quiet_reconcile_rate(&setup, &args).await?;
+    write_report(&args, &rows(&args, &moved, &cpu_note, quiet_rate))
 }

@@ -811,6 +811,270 @@ async fn scheduler_backlog(
 /// How long the status controllers get to settle after a batch before memory is read.
 const SETTLE: Duration = Duration::from_secs(3);
 
+/// Phase 1: creates `names` at `rate` per second and waits until each is in every member. Returns the latency
+/// from each create's acknowledgement to each member's watch event, and the batch's store writes.
+async fn paced_batch(
+    federation: &Federation,
+    api: &Api<DynamicObject>,
+    seen: &Seen,
+    names: &[String],
+    members: u32,
+    rate: u32,
+    kind: WorkloadKind,
+) -> anyhow::Result<(Samples, String)> {
+    let control_plane_writes = StoreWrites::read(&federation.karmada).await?;
+    let member_writes = federation.member_store_writes().await?;
+    let acked = create_paced(api, kind, names, rate).await?;
+    wait_all_seen(seen, names, members as usize).await?;
+    // Every hop of the path waits on a store commit, so a disk stall is one cause of a latency tail.
+    let paced_writes = format!(
+        "control plane: {}; members (in memory): {}",
+        StoreWrites::read(&federation.karmada)
+            .await?
+            .since(&control_plane_writes)
+            .summary(),
+        federation
+            .member_store_writes()
+            .await?
+            .since(&member_writes)
+            .summary()
+    );
+    let mut latency = Samples::default();
+    {
+        let seen = seen.lock().await;
+        for name in names {
+            let Some(created) = acked.get(name) else {
+                continue;
+            };
+            for member in 0..members as usize {
+                if let Some(at) = seen.get(&(member, name.clone())) {
+                    latency.push(at.saturating_duration_since(*created));
+                }
+            }
+        }
+    }
+    Ok((latency, paced_writes))
+}
+
+/// Times of the burst, from its first create.
+struct Burst {
+    /// When the API server had accepted the last template.
+    created: Duration,
+    /// When the last workload was in every member.
+    elapsed: Duration,
+    /// How many of the burst's bindings were seen placed.
+    placed: usize,
+    /// When the last binding was placed.
+    scheduling: Duration,
+    /// When the detector had created the last binding.
+    bound: Duration,
+}
+
+/// Phase 2: creates `names` from 32 clients at once and waits until each is in every member.
+async fn burst_batch(
+    api: &Api<DynamicObject>,
+    kind: WorkloadKind,
+    seen: &Seen,
+    scheduled: &Scheduled,
+    names: &[String],
+    members: u32,
+) -> anyhow::Result<Burst> {
+    let started = Instant::now();
+    create_burst(api, kind, names).await?;
+    // When the API server had accepted the last template: no binding can be placed before its template exists.
+    let created = started.elapsed();
+    let last = wait_all_seen(seen, names, members as usize).await?;
+    let elapsed = last.saturating_duration_since(started);
+    let (placed, last_scheduled, last_bound) = {
+        let scheduled = scheduled.lock().await;
+        let times: Vec<Instant> = names
+            .iter()
+            .filter_map(|n| scheduled.placed.get(n).copied())
+            .collect();
+        // When the detector had created the last binding: splits the stage's time between detector and scheduler.
+        let bound = names
+            .iter()
+            .filter_map(|n| scheduled.created.get(n).copied())
+            .max();
+        (times.len(), times.into_iter().max(), bound)
+    };
+    let bound = last_bound.map_or(Duration::ZERO, |at| at.saturating_duration_since(started));
+    let scheduling = last_scheduled
+        .context("no burst binding was seen scheduled")?
+        .saturating_duration_since(started);
+    Ok(Burst {
+        created,
+        elapsed,
+        placed,
+        scheduling,
+        bound,
+    })
+}
+
+/// The control plane's RSS (MiB, total and per process) before the batches and after each settled.
+struct Rss {
+    before: f64,
+    mid: f64,
+    steady: f64,
+    after: f64,
+    each_before: Vec<(String, f64)>,
+    each_mid: Vec<(String, f64)>,
+    each_steady: Vec<(String, f64)>,
+    each_after: Vec<(String, f64)>,
+}
+
+/// The rows of the paced batch's latency, the burst's throughput and its scheduling.
+fn timing_rows(
+    members: u32,
+    label: &str,
+    rate: u32,
+    args: &Args,
+    (latency, paced_writes): &(Samples, String),
+    burst: &Burst,
+) -> [Row; 3] {
+    let scheduled_rate =
+        f64::from(args.workloads) / burst.scheduling.as_secs_f64().max(f64::MIN_POSITIVE);
+    let throughput = f64::from(args.workloads) / burst.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+    [
+        Row {
+            name: format!(
+                "distribution latency, {members} members, {}, {} {}s at {}/s",
+                label,
+                args.workloads,
+                args.kind.kind(),
+                rate
+            ),
+            ops_per_sec: None,
+            p50_ms: Some(ms(latency.quantile(0.5))),
+            p99_ms: Some(ms(latency.quantile(0.99))),
+            target: "P99 ≤ 200 ms (Karmada: Push P99 1,298 ms, Pull 989 ms)".into(),
+            note: format!(
+                "P90 {} ms over {} (workload, member) pairs; {paced_writes}",
+                ms(latency.quantile(0.9)),
+                members as usize * args.workloads as usize
+            ),
+        },
+        Row {
+            name: format!(
+                "end-to-end throughput, {members} members, {}, burst of {} from 32 clients",
+                label, args.workloads
+            ),
+            ops_per_sec: Some(throughput),
+            p50_ms: None,
+            p99_ms: None,
+            target: "≥ 500 bindings/s".into(),
+            note: format!(
+                "all {} in all members after {:.2} s",
+                args.workloads,
+                burst.elapsed.as_secs_f64()
+            ),
+        },
+        Row {
+            name: format!(
+                "bindings scheduled, {members} members, {}, burst of {} from 32 clients",
+                label, args.workloads
+            ),
+            ops_per_sec: Some(scheduled_rate),
+            p50_ms: None,
+            p99_ms: None,
+            target: "≥ 500 bindings/s".into(),
+            note: format!(
+                "{} of {} burst templates' ResourceBindings placed {:.2} s after the first create (detector \
+                 and scheduler, while execution and status run on the same cores); the last template was \
+                 accepted after {:.2} s, its binding created after {:.2} s",
+                burst.placed,
+                args.workloads,
+                burst.scheduling.as_secs_f64(),
+                burst.created.as_secs_f64(),
+                burst.bound.as_secs_f64()
+            ),
+        },
+    ]
+}
+
+/// The control plane's memory rows: over all three batches, the second (paced) and the third (burst).
+fn rss_rows(members: u32, label: &str, rate: u32, args: &Args, rss: &Rss) -> [Row; 3] {
+    let Rss {
+        before: rss_before,
+        mid: rss_mid,
+        steady: rss_steady,
+        after: rss_after,
+        ..
+    } = *rss;
+    let detail = rss
+        .each_after
+        .iter()
+        .zip(&rss.each_before)
+        .map(|((name, after), (_, before))| format!("{name} {before:.0} → {after:.0}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let workloads_total = f64::from(args.workloads) * 3.0;
+    let per_thousand = (rss_after - rss_before) / (workloads_total / 1000.0);
+    let per_thousand_x3 = per_thousand * 3.0 / f64::from(members);
+    let batch_thousands = f64::from(args.workloads) / 1000.0;
+    let growth = |from: f64, to: f64| {
+        let per = (to - from) / batch_thousands;
+        (per, per * 3.0 / f64::from(members))
+    };
+    let (steady_marginal, steady_marginal_x3) = growth(rss_mid, rss_steady);
+    let (burst_marginal, burst_marginal_x3) = growth(rss_steady, rss_after);
+    let each_growth = |from: &[(String, f64)], to: &[(String, f64)]| {
+        to.iter()
+            .zip(from)
+            .map(|((name, after), (_, before))| format!("{name} {:+.0}", after - before))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let steady_detail = each_growth(&rss.each_mid, &rss.each_steady);
+    let burst_detail = each_growth(&rss.each_steady, &rss.each_after);
+    [
+        Row {
+            name: format!(
+                "control-plane RSS, {members} members, {}, {} workloads",
+                label, workloads_total as u64
+            ),
+            ops_per_sec: None,
+            p50_ms: None,
+            p99_ms: None,
+            target: RSS_TARGET.into(),
+            note: format!(
+                "{rss_before:.0} → {rss_after:.0} MiB ({detail}); {per_thousand:.1} MiB per 1,000 workloads, {per_thousand_x3:.1} MiB per 1,000 × 3 clusters"
+            ),
+        },
+        Row {
+            name: format!(
+                "control-plane RSS, {members} members, {}, the second {} workloads (paced)",
+                label, args.workloads
+            ),
+            ops_per_sec: None,
+            p50_ms: None,
+            p99_ms: None,
+            target: RSS_TARGET.into(),
+            note: format!(
+                "{rss_mid:.0} → {rss_steady:.0} MiB ({steady_detail}); {steady_marginal:.1} MiB per 1,000 workloads, \
+                 {steady_marginal_x3:.1} MiB per 1,000 × 3 clusters: the marginal cost at {rate}/s, once the API \
+                 server's bounded caches have filled with the first {} workloads",
+                args.workloads
+            ),
+        },
+        Row {
+            name: format!(
+                "control-plane RSS, {members} members, {}, the third {} workloads (burst)",
+                label, args.workloads
+            ),
+            ops_per_sec: None,
+            p50_ms: None,
+            p99_ms: None,
+            target: RSS_TARGET.into(),
+            note: format!(
+                "{rss_steady:.0} → {rss_after:.0} MiB ({burst_detail}); {burst_marginal:.1} MiB per 1,000 workloads, \
+                 {burst_marginal_x3:.1} MiB per 1,000 × 3 clusters: the marginal cost when they arrive as the burst \
+                 above (32 clients at once)"
+            ),
+        },
+    ]
+}
+
 async fn measure_on(
     federation: &mut Federation,
     members: u32,
@@ -833,37 +1097,7 @@ async fn measure_on(
     // Phase 1: paced creates, latency per (workload, member).
     progress(&setup, "paced batch");
     let names = batch_names("paced", args.workloads);
-    let control_plane_writes = StoreWrites::read(&federation.karmada).await?;
-    let member_writes = federation.member_store_writes().await?;
-    let acked = create_paced(&api, args.kind, &names, rate).await?;
-    wait_all_seen(&seen, &names, members as usize).await?;
-    // Every hop of the path waits on a store commit, so a disk stall is one cause of a latency tail.
-    let paced_writes = format!(
-        "control plane: {}; members (in memory): {}",
-        StoreWrites::read(&federation.karmada)
-            .await?
-            .since(&control_plane_writes)
-            .summary(),
-        federation
-            .member_store_writes()
-            .await?
-            .since(&member_writes)
-            .summary()
-    );
-    let mut latency = Samples::default();
-    {
-        let seen = seen.lock().await;
-        for name in &names {
-            let Some(created) = acked.get(name) else {
-                continue;
-            };
-            for member in 0..members as usize {
-                if let Some(at) = seen.get(&(member, name.clone())) {
-                    latency.push(at.saturating_duration_since(*created));
-                }
-            }
-        }
-    }
+    let paced = paced_batch(federation, &api, &seen, &names, members, rate, args.kind).await?;
 
     // Memory after the first batch has settled: what later batches add is the marginal cost, apart from what
     // fills once (the API server's page cache, watch ring and encoded-object cache are bounded).
@@ -882,41 +1116,24 @@ async fn measure_on(
     let rss_each_steady = federation.rss_each();
 
     // Phase 2: a burst from 32 clients, end-to-end throughput.
-    let burst = batch_names("burst", args.workloads);
+    let burst_names = batch_names("burst", args.workloads);
     let requests_before = RequestCounts::read(&federation.karmada).await?;
     progress(&setup, "burst");
-    let started = Instant::now();
-    create_burst(&api, args.kind, &burst).await?;
-    // When the API server had accepted the last template: no binding can be placed before its template exists.
-    let created = started.elapsed();
-    let last = wait_all_seen(&seen, &burst, members as usize).await?;
-    let elapsed = last.saturating_duration_since(started);
-    let (placed, last_scheduled, last_bound) = {
-        let scheduled = scheduled.lock().await;
-        let times: Vec<Instant> = burst
-            .iter()
-            .filter_map(|n| scheduled.placed.get(n).copied())
-            .collect();
-        // When the detector had created the last binding: splits the stage's time between detector and scheduler.
-        let bound = burst
-            .iter()
-            .filter_map(|n| scheduled.created.get(n).copied())
-            .max();
-        (times.len(), times.into_iter().max(), bound)
-    };
-    let bound = last_bound.map_or(Duration::ZERO, |at| at.saturating_duration_since(started));
-    let scheduling = last_scheduled
-        .context("no burst binding was seen scheduled")?
-        .saturating_duration_since(started);
-    let scheduled_rate =
-        f64::from(args.workloads) / scheduling.as_secs_f64().max(f64::MIN_POSITIVE);
-    let throughput = f64::from(args.workloads) / elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+    let burst = burst_batch(&api, args.kind, &seen, &scheduled, &burst_names, members).await?;
     let cpu_after = federation.cpu_seconds();
     progress(&setup, "burst propagated");
     // Let the status controllers settle before reading memory.
     tokio::time::sleep(SETTLE).await;
-    let rss_after = federation.rss_mib();
-    let rss_each_after = federation.rss_each();
+    let rss = Rss {
+        before: rss_before,
+        mid: rss_mid,
+        steady: rss_steady,
+        after: federation.rss_mib(),
+        each_before: rss_each_before,
+        each_mid: rss_each_mid,
+        each_steady: rss_each_steady,
+        each_after: federation.rss_each(),
+    };
     RequestCounts::read(&federation.karmada).await?.print_since(
         &requests_before,
         &format!(
@@ -924,12 +1141,6 @@ async fn measure_on(
             label
         ),
     );
-    let detail = rss_each_after
-        .iter()
-        .zip(&rss_each_before)
-        .map(|((name, after), (_, before))| format!("{name} {before:.0} → {after:.0}"))
-        .collect::<Vec<_>>()
-        .join(", ");
     // In one process the scheduler cannot be stopped and restarted on its own.
     let scheduler_alone = match federation.layout {
         Layout::Processes => {
@@ -938,134 +1149,18 @@ async fn measure_on(
         Layout::AllInOne => None,
     };
     stop.cancel();
-    let workloads_total = f64::from(args.workloads) * 3.0;
-    let per_thousand = (rss_after - rss_before) / (workloads_total / 1000.0);
-    let per_thousand_x3 = per_thousand * 3.0 / f64::from(members);
-    let batch_thousands = f64::from(args.workloads) / 1000.0;
-    let growth = |from: f64, to: f64| {
-        let per = (to - from) / batch_thousands;
-        (per, per * 3.0 / f64::from(members))
-    };
-    let (steady_marginal, steady_marginal_x3) = growth(rss_mid, rss_steady);
-    let (burst_marginal, burst_marginal_x3) = growth(rss_steady, rss_after);
-    let each_growth = |from: &[(String, f64)], to: &[(String, f64)]| {
-        to.iter()
-            .zip(from)
-            .map(|((name, after), (_, before))| format!("{name} {:+.0}", after - before))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let steady_detail = each_growth(&rss_each_mid, &rss_each_steady);
-    let burst_detail = each_growth(&rss_each_steady, &rss_each_after);
-    Ok([
-        Row {
-            name: format!(
-                "distribution latency, {members} members, {}, {} {}s at {}/s",
-                label,
-                args.workloads,
-                args.kind.kind(),
-                rate
-            ),
-            ops_per_sec: None,
-            p50_ms: Some(ms(latency.quantile(0.5))),
-            p99_ms: Some(ms(latency.quantile(0.99))),
-            target: "P99 ≤ 200 ms (Karmada: Push P99 1,298 ms, Pull 989 ms)".into(),
-            note: format!(
-                "P90 {} ms over {} (workload, member) pairs; {paced_writes}",
-                ms(latency.quantile(0.9)),
-                members as usize * names.len()
-            ),
-        },
-        Row {
-            name: format!(
-                "end-to-end throughput, {members} members, {}, burst of {} from 32 clients",
-                label,
-                args.workloads
-            ),
-            ops_per_sec: Some(throughput),
-            p50_ms: None,
-            p99_ms: None,
-            target: "≥ 500 bindings/s".into(),
-            note: format!(
-                "all {} in all members after {:.2} s",
-                args.workloads,
-                elapsed.as_secs_f64()
-            ),
-        },
-        Row {
-            name: format!(
-                "bindings scheduled, {members} members, {}, burst of {} from 32 clients",
-                label,
-                args.workloads
-            ),
-            ops_per_sec: Some(scheduled_rate),
-            p50_ms: None,
-            p99_ms: None,
-            target: "≥ 500 bindings/s".into(),
-            note: format!(
-                "{placed} of {} burst templates' ResourceBindings placed {:.2} s after the first create (detector \
-                 and scheduler, while execution and status run on the same cores); the last template was \
-                 accepted after {:.2} s, its binding created after {:.2} s",
-                burst.len(),
-                scheduling.as_secs_f64(),
-                created.as_secs_f64(),
-                bound.as_secs_f64()
-            ),
-        },
-    ]
-    .into_iter()
-    .chain(scheduler_alone)
-    .chain([
-        cpu_row(members, label, args.workloads * 3, &cpu_before, &cpu_after),
-        Row {
-            name: format!(
-                "control-plane RSS, {members} members, {}, {} workloads",
-                label,
-                workloads_total as u64
-            ),
-            ops_per_sec: None,
-            p50_ms: None,
-            p99_ms: None,
-            target: RSS_TARGET.into(),
-            note: format!(
-                "{rss_before:.0} → {rss_after:.0} MiB ({detail}); {per_thousand:.1} MiB per 1,000 workloads, {per_thousand_x3:.1} MiB per 1,000 × 3 clusters"
-            ),
-        },
-        Row {
-            name: format!(
-                "control-plane RSS, {members} members, {}, the second {} workloads (paced)",
-                label,
-                args.workloads
-            ),
-            ops_per_sec: None,
-            p50_ms: None,
-            p99_ms: None,
-            target: RSS_TARGET.into(),
-            note: format!(
-                "{rss_mid:.0} → {rss_steady:.0} MiB ({steady_detail}); {steady_marginal:.1} MiB per 1,000 workloads, \
-                 {steady_marginal_x3:.1} MiB per 1,000 × 3 clusters: the marginal cost at {rate}/s, once the API \
-                 server's bounded caches have filled with the first {} workloads",
-                args.workloads
-            ),
-        },
-        Row {
-            name: format!(
-                "control-plane RSS, {members} members, {}, the third {} workloads (burst)",
-                label,
-                args.workloads
-            ),
-            ops_per_sec: None,
-            p50_ms: None,
-            p99_ms: None,
-            target: RSS_TARGET.into(),
-            note: format!(
-                "{rss_steady:.0} → {rss_after:.0} MiB ({burst_detail}); {burst_marginal:.1} MiB per 1,000 workloads, \
-                 {burst_marginal_x3:.1} MiB per 1,000 × 3 clusters: the marginal cost when they arrive as the burst \
-                 above (32 clients at once)"
-            ),
-        },
-    ])
-    .collect())
+    Ok(timing_rows(members, label, rate, args, &paced, &burst)
+        .into_iter()
+        .chain(scheduler_alone)
+        .chain([cpu_row(
+            members,
+            label,
+            args.workloads * 3,
+            &cpu_before,
+            &cpu_after,
+        )])
+        .chain(rss_rows(members, label, rate, args, &rss))
+        .collect())
 }
 
 /// The issue's memory target, in the unit the measurements are printed in (MiB): 30 MB is 28.6 MiB.

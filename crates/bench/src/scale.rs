@@ -248,58 +248,47 @@ fn cpu_used(
     (used, total, after.1 - before.1)
 }
 
-async fn measure(binary: &std::path::Path, args: &Args) -> anyhow::Result<Vec<Row>> {
-    let logs = LogDir::from_env()?;
-    let started = Federation::start(
-        binary,
-        args.members,
-        Mode::Push,
-        Layout::Processes,
-        "10s",
-        logs.path(),
-    )
-    .await;
-    let federation = match started {
-        Ok(f) => f,
-        Err(err) => return Err(err.context(log_tails(logs.path())?)),
-    };
-    let setup = format!("{} members, scale", args.members);
-    let members = args.members;
+/// The control plane's CPU over the idle stretch, as percent of one core.
+struct Idle {
+    /// "name share" per process.
+    detail: String,
+    controller_manager: f64,
+    /// The member-sim's.
+    members: f64,
+}
 
-    // 1. Idle: what N joined members cost with nothing to propagate.
-    progress(&setup, "idle");
+/// 1. Idle: what N joined members cost with nothing to propagate.
+async fn measure_idle(federation: &Federation, args: &Args) -> Idle {
     let idle_before = federation.cpu_seconds();
     tokio::time::sleep(Duration::from_secs(args.idle_seconds)).await;
     let (idle_used, _, idle_members) = cpu_used(&idle_before, &federation.cpu_seconds());
     let idle_share = |seconds: f64| seconds * 100.0 / args.idle_seconds as f64;
-    let idle_detail = idle_used
+    let detail = idle_used
         .iter()
         .map(|(name, s)| format!("{name} {:.1} %", idle_share(*s)))
         .collect::<Vec<_>>()
         .join(", ");
-    let controller_manager_idle = idle_used
+    let controller_manager = idle_used
         .iter()
         .find(|(name, _)| name == "controller-manager")
         .map_or(0.0, |(_, s)| idle_share(*s));
+    Idle {
+        detail,
+        controller_manager,
+        members: idle_share(idle_members),
+    }
+}
 
-    create_policies(&federation).await?;
-    let seen: Seen = Arc::default();
-    let applied: Applied = Arc::default();
-    let stop = tokio_util::sync::CancellationToken::new();
-    watch_members(
-        &federation,
-        crate::workload_kind::WorkloadKind::Deployment,
-        seen.clone(),
-        &stop,
-    );
-    watch_applied(&federation.karmada, applied.clone(), &stop);
-    let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), NAMESPACE);
-
-    // 2. Paced: distribution latency per (workload, member).
-    progress(&setup, "paced batch");
+/// 2. Paced: distribution latency per (workload, member), and the members the batch was placed on in all.
+async fn measure_paced(
+    api: &Api<Deployment>,
+    seen: &Seen,
+    applied: &Applied,
+    args: &Args,
+) -> anyhow::Result<(Samples, usize)> {
     let paced = batch("paced", args.paced);
-    let acked = create_paced(&api, &paced, args.rate, args.divided_replicas).await?;
-    let (_, paced_pairs) = wait_applied(&applied, &paced).await?;
+    let acked = create_paced(api, &paced, args.rate, args.divided_replicas).await?;
+    let (_, paced_pairs) = wait_applied(applied, &paced).await?;
     let mut latency = Samples::default();
     {
         let seen = seen.lock().await;
@@ -307,45 +296,97 @@ async fn measure(binary: &std::path::Path, args: &Args) -> anyhow::Result<Vec<Ro
             let Some(created) = acked.get(name) else {
                 continue;
             };
-            for member in 0..members as usize {
+            for member in 0..args.members as usize {
                 if let Some(at) = seen.get(&(member, name.clone())) {
                     latency.push(at.saturating_duration_since(*created));
                 }
             }
         }
     }
+    Ok((latency, paced_pairs))
+}
 
-    // 3. Burst: time until all applied, CPU per (workload × member), RSS.
+/// What the burst took.
+struct Burst {
+    /// When the API server had accepted the last template, after the first create.
+    accepted: Duration,
+    /// When the last binding reported FullyApplied, after the first create.
+    elapsed: Duration,
+    /// (workload, member) pairs placed.
+    pairs: usize,
+    /// CPU seconds per process, the control plane's total and the member-sims'.
+    cpu: (Vec<(String, f64)>, f64, f64),
+    rss_before: f64,
+    rss_after: f64,
+    /// "name before → after" per process.
+    rss_detail: String,
+}
+
+/// 3. Burst: time until all applied, CPU per (workload × member), RSS.
+async fn measure_burst(
+    federation: &Federation,
+    api: &Api<Deployment>,
+    applied: &Applied,
+    setup: &str,
+    args: &Args,
+) -> anyhow::Result<Burst> {
     let rss_before = federation.rss_mib();
     let rss_each_before = federation.rss_each();
     let cpu_before = federation.cpu_seconds();
-    progress(&setup, "burst");
+    progress(setup, "burst");
     let burst = batch("burst", args.workloads);
     let start = Instant::now();
-    create_burst(&api, &burst, args.divided_replicas).await?;
+    create_burst(api, &burst, args.divided_replicas).await?;
     let accepted = start.elapsed();
-    let (last, pairs) = wait_applied(&applied, &burst).await?;
+    let (last, pairs) = wait_applied(applied, &burst).await?;
     let elapsed = last.saturating_duration_since(start);
     let cpu_after = federation.cpu_seconds();
-    progress(&setup, "burst applied");
+    progress(setup, "burst applied");
     let rss_after = federation.rss_mib();
-    let rss_each_after = federation.rss_each();
-    stop.cancel();
-    let (used, total, members_cpu) = cpu_used(&cpu_before, &cpu_after);
+    let rss_detail = federation
+        .rss_each()
+        .iter()
+        .zip(&rss_each_before)
+        .map(|((name, after), (_, before))| format!("{name} {before:.0} → {after:.0}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Ok(Burst {
+        accepted,
+        elapsed,
+        pairs,
+        cpu: cpu_used(&cpu_before, &cpu_after),
+        rss_before,
+        rss_after,
+        rss_detail,
+    })
+}
+
+/// The report's rows, from the three measurements.
+fn rows(
+    args: &Args,
+    idle: &Idle,
+    latency: &Samples,
+    paced_pairs: usize,
+    burst: &Burst,
+) -> Vec<Row> {
+    let members = args.members;
+    let Burst {
+        accepted,
+        elapsed,
+        pairs,
+        rss_before,
+        rss_after,
+        ..
+    } = *burst;
+    let (used, total, members_cpu) = &burst.cpu;
     let per_pair_ms = |seconds: f64| seconds * 1000.0 / (pairs.max(1) as f64);
     let cpu_detail = used
         .iter()
         .map(|(name, s)| format!("{name} {:.2}", per_pair_ms(*s)))
         .collect::<Vec<_>>()
         .join(", ");
-    let rss_detail = rss_each_after
-        .iter()
-        .zip(&rss_each_before)
-        .map(|((name, after), (_, before))| format!("{name} {before:.0} → {after:.0}"))
-        .collect::<Vec<_>>()
-        .join(", ");
     let half = args.workloads / 2;
-    Ok(vec![
+    vec![
         Row {
             name: format!(
                 "all applied, {members} members, burst of {} ({} Duplicated, {half} Divided)",
@@ -388,8 +429,8 @@ async fn measure(binary: &std::path::Path, args: &Args) -> anyhow::Result<Vec<Ro
             target: "≤ 1 ms".into(),
             note: format!(
                 "{:.2} ms ({cpu_detail}); member-sims {:.2} ms; over the burst's {pairs} pairs",
-                per_pair_ms(total),
-                per_pair_ms(members_cpu)
+                per_pair_ms(*total),
+                per_pair_ms(*members_cpu)
             ),
         },
         Row {
@@ -402,8 +443,8 @@ async fn measure(binary: &std::path::Path, args: &Args) -> anyhow::Result<Vec<Ro
             p99_ms: None,
             target: "–".into(),
             note: format!(
-                "{rss_before:.0} → {rss_after:.0} MiB ({rss_detail}), {} workloads held before the burst",
-                args.paced
+                "{rss_before:.0} → {rss_after:.0} MiB ({}), {} workloads held before the burst",
+                burst.rss_detail, args.paced
             ),
         },
         Row {
@@ -413,13 +454,53 @@ async fn measure(binary: &std::path::Path, args: &Args) -> anyhow::Result<Vec<Ro
             p99_ms: None,
             target: "–".into(),
             note: format!(
-                "controller-manager {controller_manager_idle:.1} % of one core over {} s with Karmada's 10 s \
-                 status period ({idle_detail}; member-sim {:.1} %)",
-                args.idle_seconds,
-                idle_share(idle_members)
+                "controller-manager {:.1} % of one core over {} s with Karmada's 10 s \
+                 status period ({}; member-sim {:.1} %)",
+                idle.controller_manager, args.idle_seconds, idle.detail, idle.members
             ),
         },
-    ])
+    ]
+}
+
+async fn measure(binary: &std::path::Path, args: &Args) -> anyhow::Result<Vec<Row>> {
+    let logs = LogDir::from_env()?;
+    let started = Federation::start(
+        binary,
+        args.members,
+        Mode::Push,
+        Layout::Processes,
+        "10s",
+        logs.path(),
+    )
+    .await;
+    let federation = match started {
+        Ok(f) => f,
+        Err(err) => return Err(err.context(log_tails(logs.path())?)),
+    };
+    let setup = format!("{} members, scale", args.members);
+
+    progress(&setup, "idle");
+    let idle = measure_idle(&federation, args).await;
+
+    create_policies(&federation).await?;
+    let seen: Seen = Arc::default();
+    let applied: Applied = Arc::default();
+    let stop = tokio_util::sync::CancellationToken::new();
+    watch_members(
+        &federation,
+        crate::workload_kind::WorkloadKind::Deployment,
+        seen.clone(),
+        &stop,
+    );
+    watch_applied(&federation.karmada, applied.clone(), &stop);
+    let api: Api<Deployment> = Api::namespaced(federation.karmada.clone(), NAMESPACE);
+
+    progress(&setup, "paced batch");
+    let (latency, paced_pairs) = measure_paced(&api, &seen, &applied, args).await?;
+
+    let burst = measure_burst(&federation, &api, &applied, &setup, args).await;
+    stop.cancel();
+    Ok(rows(args, &idle, &latency, paced_pairs, &burst?))
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {

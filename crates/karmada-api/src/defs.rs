@@ -15,6 +15,27 @@ pub const CATEGORY: &str = "karmada-io";
 /// Definitions of every kind, one per served group/version/kind. Builds every schema, so call it once at
 /// start-up and keep the result.
 pub fn resource_defs() -> Vec<ResourceDef> {
+    let cluster =
+        Kind::new::<cluster::Cluster>((cluster::GROUP, cluster::VERSION), "Cluster", "clusters")
+            .cluster_scoped()
+            .status()
+            .printer(Printer::Builtin)
+            .build();
+    [
+        vec![cluster],
+        policy_kinds(),
+        work_kinds(),
+        networking_kinds(),
+        autoscaling_kinds(),
+        extension_kinds(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// policy.karmada.io: propagation, override, quota and taint policies.
+fn policy_kinds() -> Vec<ResourceDef> {
     let p = (policy::GROUP, policy::VERSION);
     let conflict = || {
         column(
@@ -32,44 +53,7 @@ pub fn resource_defs() -> Vec<ResourceDef> {
             "Priority among matching policies",
         )
     };
-    let binding_columns = || {
-        vec![
-            column(
-                "SCHEDULED",
-                "string",
-                &condition_status("Scheduled"),
-                "Whether the binding is scheduled",
-            ),
-            column(
-                "FULLYAPPLIED",
-                "string",
-                &condition_status("FullyApplied"),
-                "Whether every Work is applied",
-            ),
-        ]
-    };
-    let fhpa_reference = || {
-        vec![
-            column(
-                "REFERENCE-KIND",
-                "string",
-                ".spec.scaleTargetRef.kind",
-                "Kind of the scaled target",
-            ),
-            column(
-                "REFERENCE-NAME",
-                "string",
-                ".spec.scaleTargetRef.name",
-                "Name of the scaled target",
-            ),
-        ]
-    };
     vec![
-        Kind::new::<cluster::Cluster>((cluster::GROUP, cluster::VERSION), "Cluster", "clusters")
-            .cluster_scoped()
-            .status()
-            .printer(Printer::Builtin)
-            .build(),
         Kind::new::<policy::PropagationPolicy>(p, "PropagationPolicy", "propagationpolicies")
             .short(&["pp"])
             .columns(vec![conflict(), priority()])
@@ -120,6 +104,28 @@ pub fn resource_defs() -> Vec<ResourceDef> {
             .cluster_scoped()
             .short(&["ctp"])
             .build(),
+    ]
+}
+
+/// work.karmada.io: bindings and Works.
+fn work_kinds() -> Vec<ResourceDef> {
+    let binding_columns = || {
+        vec![
+            column(
+                "SCHEDULED",
+                "string",
+                &condition_status("Scheduled"),
+                "Whether the binding is scheduled",
+            ),
+            column(
+                "FULLYAPPLIED",
+                "string",
+                &condition_status("FullyApplied"),
+                "Whether every Work is applied",
+            ),
+        ]
+    };
+    vec![
         Kind::new::<work::ResourceBinding>(
             (work::GROUP, work::BINDING_VERSION),
             "ResourceBinding",
@@ -157,6 +163,12 @@ pub fn resource_defs() -> Vec<ResourceDef> {
                 ),
             ])
             .build(),
+    ]
+}
+
+/// networking.karmada.io and multicluster.x-k8s.io: multi-cluster Services and Ingresses.
+fn networking_kinds() -> Vec<ResourceDef> {
+    vec![
         Kind::new::<networking::MultiClusterService>(
             (networking::GROUP, networking::VERSION),
             "MultiClusterService",
@@ -202,6 +214,28 @@ pub fn resource_defs() -> Vec<ResourceDef> {
             },
         ])
         .build(),
+    ]
+}
+
+/// autoscaling.karmada.io: FederatedHPA and CronFederatedHPA.
+fn autoscaling_kinds() -> Vec<ResourceDef> {
+    let fhpa_reference = || {
+        vec![
+            column(
+                "REFERENCE-KIND",
+                "string",
+                ".spec.scaleTargetRef.kind",
+                "Kind of the scaled target",
+            ),
+            column(
+                "REFERENCE-NAME",
+                "string",
+                ".spec.scaleTargetRef.name",
+                "Name of the scaled target",
+            ),
+        ]
+    };
+    vec![
         Kind::new::<autoscaling::FederatedHPA>(
             (autoscaling::GROUP, autoscaling::VERSION),
             "FederatedHPA",
@@ -243,6 +277,12 @@ pub fn resource_defs() -> Vec<ResourceDef> {
         .status()
         .columns(fhpa_reference())
         .build(),
+    ]
+}
+
+/// The other groups: apps (rebalancer), config (interpreter), remedy and scheduling.
+fn extension_kinds() -> Vec<ResourceDef> {
+    vec![
         Kind::new::<apps::WorkloadRebalancer>(
             (apps::GROUP, apps::VERSION),
             "WorkloadRebalancer",

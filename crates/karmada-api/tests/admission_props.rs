@@ -1,6 +1,9 @@
 //! Properties of admission: it never panics on arbitrary input, and defaulting is idempotent — admitting an
 //! accepted object again (as an update) changes nothing and still accepts it.
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 use apimachinery::GroupVersionKind;
 use karmada_api::{AdmissionContext, Operation, PropagationPolicy, admit};
 use proptest::prelude::*;

@@ -17,6 +17,8 @@
 // `ApiError` is the one error every handler returns (it becomes the client's Status); it is
 // built once per failed request, so its size costs nothing worth boxing for.
 #![allow(clippy::result_large_err)]
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 pub mod aggregator;
 mod background;

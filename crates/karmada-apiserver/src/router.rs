@@ -320,14 +320,32 @@ async fn handle(
     labels: &mut RequestLabels,
 ) -> Result<Response, ApiError> {
     let endpoint = parse_endpoint(server, path)?;
-    let attrs = match &endpoint {
+    let (attrs, endpoint_labels) = request_attributes(ctx, path, &endpoint)?;
+    if let Some(endpoint_labels) = endpoint_labels {
+        *labels = endpoint_labels;
+    }
+    if !server.authorizer.authorize(user, &attrs).await.is_allowed() {
+        return Err(ApiError::forbidden(forbidden_message(user, &attrs)));
+    }
+    serve_endpoint(server, ctx, endpoint, user, body).await
+}
+
+/// What the authorizer is asked about a request, and the labels its metrics carry (None: the non-resource
+/// labels the caller already holds).
+fn request_attributes(
+    ctx: &Ctx,
+    path: &str,
+    endpoint: &Endpoint,
+) -> Result<(RequestAttributes, Option<RequestLabels>), ApiError> {
+    let mut labels = None;
+    let attributes = match endpoint {
         Endpoint::Resource(target) => {
             let verb = verb_of(ctx, target)?;
             let applying = verb == "patch"
                 && ctx
                     .header(header::CONTENT_TYPE)
                     .is_some_and(|t| t.starts_with("application/apply-patch"));
-            *labels = RequestLabels {
+            labels = Some(RequestLabels {
                 verb: reported_verb(if applying { "apply" } else { verb }),
                 group: target.def.group.clone(),
                 version: target.def.version.clone(),
@@ -339,7 +357,7 @@ async fn handle(
                     (None, None) => "cluster",
                 },
                 component: COMPONENT,
-            };
+            });
             RequestAttributes {
                 verb: verb.to_string(),
                 api_group: target.def.group.clone(),
@@ -356,7 +374,7 @@ async fn handle(
         }
         Endpoint::Review(review) => {
             let attributes = review.request_attributes(path);
-            *labels = RequestLabels {
+            labels = Some(RequestLabels {
                 verb: reported_verb("create"),
                 group: attributes.api_group.clone(),
                 version: "v1".to_string(),
@@ -367,12 +385,12 @@ async fn handle(
                     "namespace"
                 },
                 ..RequestLabels::non_resource(&ctx.method)
-            };
+            });
             attributes
         }
         Endpoint::CustomMetrics(request) => match request.resource_attributes(path) {
             Some(attributes) => {
-                *labels = RequestLabels {
+                labels = Some(RequestLabels {
                     verb: reported_verb(&attributes.verb),
                     group: attributes.api_group.clone(),
                     version: request.version().to_string(),
@@ -380,16 +398,24 @@ async fn handle(
                     subresource: attributes.subresource.clone(),
                     scope: "resource",
                     component: COMPONENT,
-                };
+                });
                 attributes
             }
             None => non_resource_attributes(ctx, path),
         },
         _ => non_resource_attributes(ctx, path),
     };
-    if !server.authorizer.authorize(user, &attrs).await.is_allowed() {
-        return Err(ApiError::forbidden(forbidden_message(user, &attrs)));
-    }
+    Ok((attributes, labels))
+}
+
+/// Answers an authorized request.
+async fn serve_endpoint(
+    server: &Arc<ApiServer>,
+    ctx: &Ctx,
+    endpoint: Endpoint,
+    user: &UserInfo,
+    body: Body,
+) -> Result<Response, ApiError> {
     match endpoint {
         Endpoint::Version => {
             let info = match &server.options.kubernetes_version {

@@ -4,6 +4,9 @@
 //! sees the caller in the front-proxy headers and never its credentials, discovery lists the
 //! group, and APIServices whose backend is missing are unavailable and answer 503.
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -293,10 +296,7 @@ async fn aggregated_api_through_the_api_server() -> Result<()> {
         other => anyhow::bail!("expected a 503, got {other:?}"),
     }
     // A backend that does not answer its discovery check: FailedDiscoveryCheck, with the URL tried.
-    let closed_port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
-        probe.local_addr()?.port()
-    };
+    let closed_port = test_fixtures::free_port();
     send(
         &client,
         "POST",

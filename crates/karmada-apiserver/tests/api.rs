@@ -1,6 +1,8 @@
 //! Integration tests of the API server through its Router, in-process.
 
 #![allow(clippy::unwrap_used, clippy::result_large_err)]
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 mod api {
     mod bad_input;

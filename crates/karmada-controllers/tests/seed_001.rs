@@ -3,6 +3,9 @@
 //! binding controller core renders one Work per cluster with the admitted OverridePolicy applied to cluster-gcp
 //! only. Finally the template's status is aggregated from the two members.
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 use std::collections::BTreeMap;
 
 use apimachinery::{GroupVersionKind, merge_patch};

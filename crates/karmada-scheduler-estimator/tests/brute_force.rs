@@ -3,6 +3,7 @@
 //! selector, tolerations, required node affinity) goes through the real chain — the interpreter's replica
 //! requirements, the wire encoding, the estimator's member cache and answer — and the answer must equal the number
 //! of copies member-sim's kube-scheduler places one after another before one stays Pending.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 use std::sync::Arc;
 

@@ -34,6 +34,7 @@ use karmada_controllers::runtime::leader_election::{LeaderElectionConfig, run_le
 use karmada_controllers::runtime::{Informers, MemberClients};
 use karmada_controllers::status::binding_status::BindingMetrics;
 use karmada_controllers::status::binding_status::BindingStatusConfig;
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::component::{self, LeaderElectionArgs, parse_duration};
@@ -294,40 +295,52 @@ impl Controllers {
 
     /// Runs every controller until `cancel` fires.
     async fn run(self: Arc<Self>, cancel: CancellationToken) {
-        let client = &self.client;
-        let members = MemberClients::new(client.clone(), self.status.probe_timeout);
-        // One watch and one compact cache per resource for every controller below (Works, bindings, templates).
-        let informers = Informers::default();
-        let mut tasks = tokio::task::JoinSet::new();
         // One interpreter for every controller: native, bundled, and the cluster's customizations (watched).
-        let resource_interpreter = ResourceInterpreter::new();
-        let interpreter = resource_interpreter.interpreter.clone();
-        tasks.spawn(
-            resource_interpreter
-                .clone()
-                .watch(client.clone(), cancel.child_token()),
-        );
-        let enabled = |name: &str| self.controllers.enabled(name);
-        if enabled("cluster") {
+        let interpreter = ResourceInterpreter::new();
+        let shared = Shared {
+            members: MemberClients::new(self.client.clone(), self.status.probe_timeout),
+            informers: Informers::default(),
+            interpreter: interpreter.clone(),
+            cancel,
+        };
+        let mut tasks = tokio::task::JoinSet::new();
+        tasks.spawn(interpreter.watch(self.client.clone(), shared.cancel.child_token()));
+        self.spawn_cluster_controllers(&mut tasks, &shared);
+        self.spawn_propagation_controllers(&mut tasks, &shared);
+        self.spawn_service_controllers(&mut tasks, &shared);
+        self.spawn_autoscaling_controllers(&mut tasks, &shared);
+        self.spawn_quota_and_rebalancing(&mut tasks, &shared);
+        tracing::info!("controllers started");
+        while tasks.join_next().await.is_some() {}
+    }
+
+    fn enabled(&self, name: &str) -> bool {
+        self.controllers.enabled(name)
+    }
+
+    /// Cluster lifecycle: the cluster controller, cluster status and the agent CSR approver.
+    fn spawn_cluster_controllers(&self, tasks: &mut JoinSet<()>, shared: &Shared) {
+        let client = &self.client;
+        if self.enabled("cluster") {
             tasks.spawn(run_cluster_controller_with(
                 client.clone(),
                 self.cluster,
                 self.cluster_metrics.clone(),
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
-        if enabled("clusterStatus") {
+        if self.enabled("clusterStatus") {
             tasks.spawn(run_status_controller(
                 client.clone(),
                 self.status,
                 self.cluster_metrics.clone(),
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
         if let Some(signer) = self
             .signer
             .as_ref()
-            .filter(|_| enabled("agentcsrapproving"))
+            .filter(|_| self.enabled("agentcsrapproving"))
         {
             let config = karmada_controllers::certificate::CertificateControllerConfig {
                 signer: signer.clone(),
@@ -336,28 +349,35 @@ impl Controllers {
             tasks.spawn(karmada_controllers::certificate::run(
                 client.clone(),
                 config,
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
+    }
+
+    /// Template to member: the detector, binding, execution and work status, binding status, namespace
+    /// propagation and the dependencies distributor.
+    fn spawn_propagation_controllers(&self, tasks: &mut JoinSet<()>, shared: &Shared) {
+        let client = &self.client;
+        let interpreter = &shared.interpreter.interpreter;
         tasks.spawn(karmada_controllers::detector::controller::run(
             client.clone(),
             DetectorConfig {
-                informers: informers.clone(),
+                informers: shared.informers.clone(),
                 workers: usize::from(self.concurrency.concurrent_resource_template_syncs),
                 filter: self.filter.clone(),
                 preemption: self.gates.enabled("PropagationPolicyPreemption"),
                 priority_scheduling: self.gates.enabled("PriorityBasedScheduling"),
                 interpreter: interpreter.clone(),
-                customization_changes: Some(resource_interpreter.changes_sender()),
+                customization_changes: Some(shared.interpreter.changes_sender()),
                 ..Default::default()
             },
-            cancel.child_token(),
+            shared.cancel.child_token(),
         ));
-        if enabled("binding") {
+        if self.enabled("binding") {
             tasks.spawn(karmada_controllers::binding::controller::run(
                 client.clone(),
                 BindingConfig {
-                    informers: informers.clone(),
+                    informers: shared.informers.clone(),
                     concurrency: self
                         .concurrency
                         .concurrent_resourcebinding_syncs
@@ -365,30 +385,30 @@ impl Controllers {
                     interpreter: interpreter.clone(),
                     ..Default::default()
                 },
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
-        let execution = ExecutionConfig {
-            informers: informers.clone(),
-            concurrency: self.concurrency.concurrent_work_syncs,
-            interpreter: interpreter.clone(),
-            ..ExecutionConfig::new(ServedClusters::Push, members.clone())
-        };
-        let chosen = (enabled("execution"), enabled("workStatus"));
+        let chosen = (self.enabled("execution"), self.enabled("workStatus"));
         if chosen != (false, false) {
+            let execution = ExecutionConfig {
+                informers: shared.informers.clone(),
+                concurrency: self.concurrency.concurrent_work_syncs,
+                interpreter: interpreter.clone(),
+                ..ExecutionConfig::new(ServedClusters::Push, shared.members.clone())
+            };
             tasks.spawn(karmada_controllers::execution::run_chosen(
                 client.clone(),
                 execution,
                 self.execution_metrics.clone(),
                 chosen,
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
-        if enabled("bindingStatus") {
+        if self.enabled("bindingStatus") {
             tasks.spawn(karmada_controllers::status::binding_status::run(
                 client.clone(),
                 BindingStatusConfig {
-                    informers: informers.clone(),
+                    informers: shared.informers.clone(),
                     concurrency: self
                         .concurrency
                         .concurrent_resourcebinding_syncs
@@ -397,132 +417,154 @@ impl Controllers {
                     ..Default::default()
                 },
                 self.binding_metrics.clone(),
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
-        if enabled("namespace") {
+        if self.enabled("namespace") {
             tasks.spawn(karmada_controllers::namespace::controller::run(
                 client.clone(),
                 NamespaceSyncConfig {
                     skipped: self.filter.skipped_namespaces.clone(),
                     ..Default::default()
                 },
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
         if self.gates.enabled("PropagateDeps") {
             tasks.spawn(karmada_controllers::dependencies_distributor::run(
                 client.clone(),
                 DistributorConfig {
-                    informers: informers.clone(),
+                    informers: shared.informers.clone(),
                     concurrency: self.concurrency.concurrent_dependent_resource_syncs,
                     interpreter: interpreter.clone(),
                 },
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
-        // Multi-cluster Services: Push members' exports reported, imported slices, derived Services, export
-        // conditions (ours, so they follow serviceExport), and MultiClusterServices.
-        if enabled("serviceExport") || enabled("endpointsliceCollect") {
-            tasks.spawn(karmada_controllers::mcs::service_export::run(
+    }
+
+    /// Multi-cluster Services: Push members' exports reported, imported slices, derived Services, export
+    /// conditions (ours, so they follow serviceExport), and MultiClusterServices.
+    fn spawn_service_controllers(&self, tasks: &mut JoinSet<()>, shared: &Shared) {
+        use karmada_controllers::mcs::service_export::{self, ServiceExportConfig};
+        use karmada_controllers::{mcs, multiclusterservice};
+        let client = &self.client;
+        let cancel = &shared.cancel;
+        if self.enabled("serviceExport") || self.enabled("endpointsliceCollect") {
+            tasks.spawn(service_export::run(
                 client.clone(),
-                karmada_controllers::mcs::service_export::ServiceExportConfig {
-                    informers: informers.clone(),
-                    ..karmada_controllers::mcs::service_export::ServiceExportConfig::new(
-                        ServedClusters::Push,
-                        members.clone(),
-                    )
+                ServiceExportConfig {
+                    informers: shared.informers.clone(),
+                    ..ServiceExportConfig::new(ServedClusters::Push, shared.members.clone())
                 },
                 cancel.child_token(),
             ));
         }
-        if enabled("endpointSlice") {
-            tasks.spawn(karmada_controllers::mcs::endpointslice::run(
+        let informers = &shared.informers;
+        if self.enabled("endpointSlice") {
+            tasks.spawn(mcs::endpointslice::run(
                 client.clone(),
                 informers.clone(),
                 cancel.child_token(),
             ));
         }
-        if enabled("serviceImport") {
-            tasks.spawn(karmada_controllers::mcs::service_import::run(
+        if self.enabled("serviceImport") {
+            tasks.spawn(mcs::service_import::run(
                 client.clone(),
                 informers.clone(),
                 cancel.child_token(),
             ));
         }
-        if enabled("serviceExport") {
-            tasks.spawn(karmada_controllers::mcs::export_status::run(
+        if self.enabled("serviceExport") {
+            tasks.spawn(mcs::export_status::run(
                 client.clone(),
                 informers.clone(),
                 cancel.child_token(),
             ));
         }
-        if enabled("multiclusterservice") {
-            tasks.spawn(karmada_controllers::multiclusterservice::controller::run(
+        if self.enabled("multiclusterservice") {
+            tasks.spawn(multiclusterservice::controller::run(
                 client.clone(),
                 informers.clone(),
                 cancel.child_token(),
             ));
         }
-        if enabled("endpointsliceDispatch") {
-            tasks.spawn(karmada_controllers::multiclusterservice::dispatch::run(
+        if self.enabled("endpointsliceDispatch") {
+            tasks.spawn(multiclusterservice::dispatch::run(
                 client.clone(),
                 informers.clone(),
                 cancel.child_token(),
             ));
         }
-        if enabled("federatedHorizontalPodAutoscaler") {
+    }
+
+    /// FederatedHPA and CronFederatedHPA.
+    fn spawn_autoscaling_controllers(&self, tasks: &mut JoinSet<()>, shared: &Shared) {
+        if self.enabled("federatedHorizontalPodAutoscaler") {
             tasks.spawn(karmada_controllers::federatedhpa::controller::run(
-                client.clone(),
-                informers.clone(),
-                members.clone(),
+                self.client.clone(),
+                shared.informers.clone(),
+                shared.members.clone(),
                 self.hpa.clone(),
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
-        if enabled("cronFederatedHorizontalPodAutoscaler") {
+        if self.enabled("cronFederatedHorizontalPodAutoscaler") {
             tasks.spawn(karmada_controllers::cronfederatedhpa::controller::run(
-                client.clone(),
-                informers.clone(),
+                self.client.clone(),
+                shared.informers.clone(),
                 Default::default(),
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
-        if enabled("federatedResourceQuotaSync") || enabled("federatedResourceQuotaStatus") {
+    }
+
+    /// FederatedResourceQuota, the workload rebalancer, failover and the descheduler.
+    fn spawn_quota_and_rebalancing(&self, tasks: &mut JoinSet<()>, shared: &Shared) {
+        let client = &self.client;
+        if self.enabled("federatedResourceQuotaSync") || self.enabled("federatedResourceQuotaStatus")
+        {
             tasks.spawn(
                 karmada_controllers::federatedresourcequota::controller::run(
                     client.clone(),
-                    cancel.child_token(),
+                    shared.cancel.child_token(),
                 ),
             );
         }
-        if enabled("workloadRebalancer") {
+        if self.enabled("workloadRebalancer") {
             tasks.spawn(karmada_controllers::workload_rebalancer::run(
                 client.clone(),
                 Default::default(),
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
         tasks.spawn(karmada_controllers::failover::run(
             client.clone(),
             FailoverConfig {
-                informers: informers.clone(),
+                informers: shared.informers.clone(),
                 ..self.failover.clone()
             },
             self.failover_metrics.clone(),
-            cancel.child_token(),
+            shared.cancel.child_token(),
         ));
         if let Some(config) = &self.descheduler {
             tasks.spawn(karmada_controllers::descheduler::run(
                 client.clone(),
                 config.clone(),
                 self.descheduler_metrics.clone(),
-                cancel.child_token(),
+                shared.cancel.child_token(),
             ));
         }
-        tracing::info!("controllers started");
-        while tasks.join_next().await.is_some() {}
     }
+}
+
+/// What the controllers of one process share: member clients, one watch cache per resource, one interpreter,
+/// and the cancellation every task is a child of.
+struct Shared {
+    members: MemberClients,
+    informers: Informers,
+    interpreter: ResourceInterpreter,
+    cancel: CancellationToken,
 }
 
 pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {

@@ -159,36 +159,8 @@ fn sync(
     outcome: &mut Outcome,
 ) {
     let template = effective_template(ds);
-    let probe = json!({"spec": template.get("spec").cloned().unwrap_or_else(|| json!({}))});
-    let eligible: BTreeSet<&str> = objects
-        .list("Node")
-        .filter(|node| predicates::placement_unfit(&probe, node).is_none())
-        .map(meta::name)
-        .collect();
-    // A daemon pod already on a node may stay despite NoSchedule taints, as in Kubernetes.
-    let may_continue: BTreeSet<&str> = objects
-        .list("Node")
-        .filter(|node| {
-            predicates::matches_node_affinity(&probe, node)
-                && !predicates::has_untolerated_no_execute_taint(&probe, node)
-        })
-        .map(meta::name)
-        .collect();
-    let mut by_node: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
-    for pod in owned.iter().copied() {
-        if pods::is_active(pod) {
-            by_node.entry(target_node(pod)).or_default().push(pod);
-        }
-    }
-    for list in by_node.values_mut() {
-        list.sort_by_key(|p| {
-            (
-                meta::str_at(p, "/metadata/creationTimestamp").to_string(),
-                meta::name(p).to_string(),
-            )
-        });
-    }
-
+    let nodes = NodeSets::of(objects, &template);
+    let by_node = pods_by_node(owned);
     let current = revision(ds);
     let is_current = |pod: &Value| {
         meta::labels(pod)
@@ -197,8 +169,9 @@ fn sync(
             == Some(current.as_str())
     };
     let min_ready = meta::i64_at(ds, "/spec/minReadySeconds");
+    let available = |pod: &Value| pods::is_available(pod, min_ready, now);
     let mut deleted: BTreeSet<String> = BTreeSet::new();
-    for node in &eligible {
+    for node in &nodes.eligible {
         match by_node.get(*node) {
             None => {
                 let name = unique_pod_name(
@@ -218,47 +191,17 @@ fn sync(
             }
         }
     }
-    let mut misscheduled = 0;
-    for (node, list) in &by_node {
-        if !eligible.contains(node.as_str()) {
-            misscheduled += 1;
-            if may_continue.contains(node.as_str()) {
-                continue;
-            }
-            for pod in list {
-                deleted.insert(meta::name(pod).to_string());
-                outcome.write(Write::Delete(ObjectKey::of(pod)));
-            }
-        }
-    }
-
+    let misscheduled = evict_misscheduled(&nodes, &by_node, &mut deleted, outcome);
     // Per eligible node: its (first) daemon pod.
-    let daemon_pods: Vec<&Value> = eligible
+    let daemon_pods: Vec<&Value> = nodes
+        .eligible
         .iter()
         .filter_map(|n| by_node.get(*n).and_then(|l| l.first().copied()))
         .collect();
-    let available = |pod: &Value| pods::is_available(pod, min_ready, now);
     if meta::str_at(ds, "/spec/updateStrategy/type") != "OnDelete" {
-        let desired = i64::try_from(eligible.len()).unwrap_or(i64::MAX);
-        let max_unavailable = rollout::int_or_percent(
-            ds.pointer("/spec/updateStrategy/rollingUpdate/maxUnavailable"),
-            "1",
-            desired,
-            true,
-            "spec.updateStrategy.rollingUpdate.maxUnavailable",
-        )
-        .unwrap_or(1)
-        .max(1);
-        let unavailable = desired - daemon_pods.iter().filter(|p| available(p)).count() as i64;
-        let mut budget = max_unavailable - unavailable;
-        for pod in daemon_pods.iter().filter(|p| !is_current(p)) {
-            // Outdated pods that are already unavailable cost nothing to replace.
-            if available(pod) {
-                if budget <= 0 {
-                    continue;
-                }
-                budget -= 1;
-            }
+        let desired = i64::try_from(nodes.eligible.len()).unwrap_or(i64::MAX);
+        let outdated = daemon_pods.iter().copied().filter(|p| !is_current(p));
+        for pod in rolling_update_victims(ds, desired, &daemon_pods, outdated, &available) {
             if deleted.insert(meta::name(pod).to_string()) {
                 outcome.write(Write::Delete(ObjectKey::of(pod)));
             }
@@ -269,18 +212,152 @@ fn sync(
             outcome.requeue(at);
         }
     }
+    let counts = StatusCounts {
+        desired: nodes.eligible.len(),
+        misscheduled,
+    };
+    let status = daemon_status(ds, &daemon_pods, counts, &is_current, &available);
+    if ds.get("status") != Some(&status) {
+        outcome.write(Write::UpdateStatus(meta::with_status(ds, status)));
+    }
+}
 
-    let scheduled: Vec<&&Value> = daemon_pods
+/// The nodes a DaemonSet's pod template fits.
+struct NodeSets<'a> {
+    /// Fits wholly: a daemon pod runs there.
+    eligible: BTreeSet<&'a str>,
+    /// A daemon pod already there may stay despite NoSchedule taints, as in Kubernetes.
+    may_continue: BTreeSet<&'a str>,
+}
+
+impl<'a> NodeSets<'a> {
+    fn of(objects: &'a Objects, template: &Value) -> Self {
+        let probe = json!({"spec": template.get("spec").cloned().unwrap_or_else(|| json!({}))});
+        let eligible = objects
+            .list("Node")
+            .filter(|node| predicates::placement_unfit(&probe, node).is_none())
+            .map(meta::name)
+            .collect();
+        let may_continue = objects
+            .list("Node")
+            .filter(|node| {
+                predicates::matches_node_affinity(&probe, node)
+                    && !predicates::has_untolerated_no_execute_taint(&probe, node)
+            })
+            .map(meta::name)
+            .collect();
+        NodeSets {
+            eligible,
+            may_continue,
+        }
+    }
+}
+
+/// The active pods by the node they are for, oldest first.
+fn pods_by_node<'a>(owned: &[&'a Value]) -> BTreeMap<String, Vec<&'a Value>> {
+    let mut by_node: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for pod in owned.iter().copied() {
+        if pods::is_active(pod) {
+            by_node.entry(target_node(pod)).or_default().push(pod);
+        }
+    }
+    for list in by_node.values_mut() {
+        list.sort_by_key(|p| {
+            (
+                meta::str_at(p, "/metadata/creationTimestamp").to_string(),
+                meta::name(p).to_string(),
+            )
+        });
+    }
+    by_node
+}
+
+/// Deletes the pods on nodes that are not eligible, unless they may continue there; the number of such
+/// nodes (`numberMisscheduled`).
+fn evict_misscheduled(
+    nodes: &NodeSets<'_>,
+    by_node: &BTreeMap<String, Vec<&Value>>,
+    deleted: &mut BTreeSet<String>,
+    outcome: &mut Outcome,
+) -> i64 {
+    let mut misscheduled = 0;
+    for (node, list) in by_node {
+        if !nodes.eligible.contains(node.as_str()) {
+            misscheduled += 1;
+            if nodes.may_continue.contains(node.as_str()) {
+                continue;
+            }
+            for pod in list {
+                deleted.insert(meta::name(pod).to_string());
+                outcome.write(Write::Delete(ObjectKey::of(pod)));
+            }
+        }
+    }
+    misscheduled
+}
+
+/// The outdated pods a RollingUpdate replaces now: unavailable ones always, available ones within
+/// `maxUnavailable` (less the pods unavailable already).
+fn rolling_update_victims<'a>(
+    ds: &Value,
+    desired: i64,
+    daemon_pods: &[&Value],
+    outdated: impl Iterator<Item = &'a Value>,
+    available: &impl Fn(&Value) -> bool,
+) -> Vec<&'a Value> {
+    let max_unavailable = rollout::int_or_percent(
+        ds.pointer("/spec/updateStrategy/rollingUpdate/maxUnavailable"),
+        "1",
+        desired,
+        true,
+        "spec.updateStrategy.rollingUpdate.maxUnavailable",
+    )
+    .unwrap_or(1)
+    .max(1);
+    let unavailable = desired - daemon_pods.iter().filter(|p| available(p)).count() as i64;
+    let mut budget = max_unavailable - unavailable;
+    let mut victims = Vec::new();
+    for pod in outdated {
+        // Outdated pods that are already unavailable cost nothing to replace.
+        if available(pod) {
+            if budget <= 0 {
+                continue;
+            }
+            budget -= 1;
+        }
+        victims.push(pod);
+    }
+    victims
+}
+
+/// What the status counts besides the pods.
+#[derive(Clone, Copy)]
+struct StatusCounts {
+    /// Eligible nodes.
+    desired: usize,
+    misscheduled: i64,
+}
+
+/// The DaemonSet's status from its daemon pods (one per eligible node that has one).
+fn daemon_status(
+    ds: &Value,
+    daemon_pods: &[&Value],
+    counts: StatusCounts,
+    is_current: &impl Fn(&Value) -> bool,
+    available: &impl Fn(&Value) -> bool,
+) -> Value {
+    let scheduled: Vec<&Value> = daemon_pods
         .iter()
+        .copied()
         .filter(|p| !meta::str_at(p, "/spec/nodeName").is_empty())
         .collect();
-    let desired = eligible.len();
+    let desired = counts.desired;
     let number_available = scheduled.iter().filter(|p| available(p)).count();
     let mut status = ds.get("status").cloned().unwrap_or_else(|| json!({}));
     for (field, value) in [
         ("desiredNumberScheduled", desired as i64),
         ("currentNumberScheduled", scheduled.len() as i64),
-        ("numberMisscheduled", misscheduled),
+        ("numberMisscheduled", counts.misscheduled),
         (
             "numberReady",
             scheduled.iter().filter(|p| pods::is_ready(p)).count() as i64,
@@ -298,9 +375,7 @@ fn sync(
     ] {
         meta::set_path(&mut status, &[field], json!(value));
     }
-    if ds.get("status") != Some(&status) {
-        outcome.write(Write::UpdateStatus(meta::with_status(ds, status)));
-    }
+    status
 }
 
 /// Whether `kubectl rollout status` would report the DaemonSet rolled out: observed, every

@@ -3,6 +3,9 @@
 //! changes what socket clients get (and nothing for the controllers), and stopping the cluster
 //! ends every task.
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;

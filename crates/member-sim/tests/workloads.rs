@@ -1,4 +1,8 @@
 //! StatefulSet, DaemonSet and Job behaviour.
+
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 mod common;
 
 use common::{Sim, condition, container};

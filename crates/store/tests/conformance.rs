@@ -1,6 +1,9 @@
 //! The store crate's one integration-test binary: the conformance suite against every
 //! backend, plus redb-only tests (restart, crash safety, small watch ring).
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 #[path = "conformance/crash.rs"]
 mod crash;
 #[path = "conformance/model.rs"]

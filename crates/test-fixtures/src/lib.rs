@@ -1,10 +1,16 @@
 //! The one way tests find the repository's fixtures: `tests/fixtures` at the repository root, resolved from this
 //! crate's own `CARGO_MANIFEST_DIR`, so a clone of the repository needs nothing beside it. Every function panics
 //! with the path it tried, because these are only called from tests, where a missing fixture is a failure.
+//! Also the one way tests pick free loopback ports ([`free_port`], [`free_ports`]).
 // A library reports through its caller (return values, tracing), never by printing.
 #![warn(clippy::print_stdout)]
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 use std::path::{Component, Path, PathBuf};
+
+mod ports;
+pub use ports::{free_port, free_ports};
 
 use serde_json::Value;
 

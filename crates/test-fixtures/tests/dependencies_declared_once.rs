@@ -1,6 +1,9 @@
 //! Fails when the workspace's dependency declarations drift: a dependency two crates declare themselves (its
 //! version and source belong in `[workspace.dependencies]`, once), or a workspace dependency no crate uses.
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

@@ -3,6 +3,9 @@
 //! `CARGO_MANIFEST_DIR` joins resolve against), or the old `shared/fixtures` folder beside the clone. A clean clone
 //! in any directory must run the same tests this tree runs.
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 use std::path::{Path, PathBuf};
 
 use test_fixtures::{normalize, repository_root};

@@ -197,6 +197,39 @@ fn validate(
     namespace: Option<&str>,
     errors: &mut Vec<FieldError>,
 ) {
+    validate_selectors(req, spec, scope, namespace, errors);
+    placement::validate(req, &spec.placement, "spec.placement", errors);
+    for (i, name) in spec.dependent_overrides.iter().enumerate() {
+        if name.is_empty() {
+            errors.push(FieldError::required(
+                index("spec.dependentOverrides", i),
+                "an OverridePolicy name",
+            ));
+        }
+    }
+    validate_failover(spec, errors);
+    if let Some(suspension) = &spec.suspension
+        && suspension.dispatching.is_some()
+        && suspension.dispatching_on_clusters.is_some()
+    {
+        errors.push(FieldError::invalid(
+            "spec.suspension",
+            json!({"dispatching": suspension.dispatching}),
+            "dispatching and dispatchingOnClusters cannot be used together; use one of them",
+        ));
+    }
+    validate_schedule_priority(spec, errors);
+}
+
+/// `spec.resourceSelectors`: each names a kind, a namespaced policy selects its own namespace only, and
+/// preemption needs names.
+fn validate_selectors(
+    req: &mut Request<'_>,
+    spec: &PropagationSpec,
+    scope: Scope,
+    namespace: Option<&str>,
+    errors: &mut Vec<FieldError>,
+) {
     let selectors_path = "spec.resourceSelectors";
     if spec.resource_selectors.is_empty() {
         errors.push(FieldError::required(
@@ -250,102 +283,94 @@ fn validate(
             ));
         }
     }
-    placement::validate(req, &spec.placement, "spec.placement", errors);
-    for (i, name) in spec.dependent_overrides.iter().enumerate() {
-        if name.is_empty() {
-            errors.push(FieldError::required(
-                index("spec.dependentOverrides", i),
-                "an OverridePolicy name",
+}
+
+/// `spec.failover`: application failover needs the dependencies propagated and coherent purge settings;
+/// cluster failover never leaves workloads behind (`Never`).
+fn validate_failover(spec: &PropagationSpec, errors: &mut Vec<FieldError>) {
+    let Some(failover) = &spec.failover else {
+        return;
+    };
+    if let Some(application) = &failover.application {
+        let p = "spec.failover.application";
+        if !spec.propagate_deps {
+            errors.push(FieldError::invalid(
+                "spec.propagateDeps",
+                json!(spec.propagate_deps),
+                "must be true when spec.failover.application is set (the replacement needs the application's dependencies)",
             ));
         }
-    }
-    if let Some(failover) = &spec.failover {
-        if let Some(application) = &failover.application {
-            let p = "spec.failover.application";
-            if !spec.propagate_deps {
+        if let Some(seconds) = application.decision_conditions.toleration_seconds
+            && seconds < 0
+        {
+            errors.push(FieldError::invalid(
+                format!("{p}.decisionConditions.tolerationSeconds"),
+                json!(seconds),
+                "must be greater than or equal to 0",
+            ));
+        }
+        match (application.purge_mode, application.grace_period_seconds) {
+            (Some(PurgeMode::Gracefully) | None, Some(seconds)) if seconds <= 0 => {
                 errors.push(FieldError::invalid(
-                    "spec.propagateDeps",
-                    json!(spec.propagate_deps),
-                    "must be true when spec.failover.application is set (the replacement needs the application's dependencies)",
-                ));
-            }
-            if let Some(seconds) = application.decision_conditions.toleration_seconds
-                && seconds < 0
-            {
-                errors.push(FieldError::invalid(
-                    format!("{p}.decisionConditions.tolerationSeconds"),
+                    format!("{p}.gracePeriodSeconds"),
                     json!(seconds),
-                    "must be greater than or equal to 0",
-                ));
+                    "must be greater than 0",
+                ))
             }
-            match (application.purge_mode, application.grace_period_seconds) {
-                (Some(PurgeMode::Gracefully) | None, Some(seconds)) if seconds <= 0 => {
-                    errors.push(FieldError::invalid(
-                        format!("{p}.gracePeriodSeconds"),
-                        json!(seconds),
-                        "must be greater than 0",
-                    ))
-                }
-                (Some(mode @ (PurgeMode::Directly | PurgeMode::Never)), Some(_)) => {
-                    errors.push(FieldError::forbidden(
-                        format!("{p}.gracePeriodSeconds"),
-                        format!(
-                            "only allowed when purgeMode is Gracefully, not {}",
-                            mode.as_str()
-                        ),
-                    ))
-                }
-                _ => {}
+            (Some(mode @ (PurgeMode::Directly | PurgeMode::Never)), Some(_)) => {
+                errors.push(FieldError::forbidden(
+                    format!("{p}.gracePeriodSeconds"),
+                    format!(
+                        "only allowed when purgeMode is Gracefully, not {}",
+                        mode.as_str()
+                    ),
+                ))
             }
-            validate_state_preservation(
-                application.state_preservation.as_ref(),
-                &format!("{p}.statePreservation"),
-                errors,
-            );
+            _ => {}
         }
-        if let Some(cluster) = &failover.cluster {
-            let p = "spec.failover.cluster";
-            if cluster.purge_mode == Some(PurgeMode::Never) {
-                errors.push(FieldError::not_supported(
-                    format!("{p}.purgeMode"),
-                    json!("Never"),
-                    &["Directly", "Gracefully"],
-                ));
-            }
-            validate_state_preservation(
-                cluster.state_preservation.as_ref(),
-                &format!("{p}.statePreservation"),
-                errors,
-            );
-        }
+        validate_state_preservation(
+            application.state_preservation.as_ref(),
+            &format!("{p}.statePreservation"),
+            errors,
+        );
     }
-    if let Some(suspension) = &spec.suspension
-        && suspension.dispatching.is_some()
-        && suspension.dispatching_on_clusters.is_some()
+    if let Some(cluster) = &failover.cluster {
+        let p = "spec.failover.cluster";
+        if cluster.purge_mode == Some(PurgeMode::Never) {
+            errors.push(FieldError::not_supported(
+                format!("{p}.purgeMode"),
+                json!("Never"),
+                &["Directly", "Gracefully"],
+            ));
+        }
+        validate_state_preservation(
+            cluster.state_preservation.as_ref(),
+            &format!("{p}.statePreservation"),
+            errors,
+        );
+    }
+}
+
+/// `spec.schedulePriority`: only Kubernetes PriorityClasses, named.
+fn validate_schedule_priority(spec: &PropagationSpec, errors: &mut Vec<FieldError>) {
+    let Some(priority) = &spec.schedule_priority else {
+        return;
+    };
+    let p = "spec.schedulePriority";
+    if let Some(source) = priority.priority_class_source
+        && source != PriorityClassSource::KubePriorityClass
     {
-        errors.push(FieldError::invalid(
-            "spec.suspension",
-            json!({"dispatching": suspension.dispatching}),
-            "dispatching and dispatchingOnClusters cannot be used together; use one of them",
+        errors.push(FieldError::not_supported(
+            format!("{p}.priorityClassSource"),
+            json!(format!("{source:?}")),
+            &["KubePriorityClass"],
         ));
     }
-    if let Some(priority) = &spec.schedule_priority {
-        let p = "spec.schedulePriority";
-        if let Some(source) = priority.priority_class_source
-            && source != PriorityClassSource::KubePriorityClass
-        {
-            errors.push(FieldError::not_supported(
-                format!("{p}.priorityClassSource"),
-                json!(format!("{source:?}")),
-                &["KubePriorityClass"],
-            ));
-        }
-        if priority.priority_class_source.is_some() && priority.priority_class_name.is_empty() {
-            errors.push(FieldError::required(
-                format!("{p}.priorityClassName"),
-                "the name of a PriorityClass",
-            ));
-        }
+    if priority.priority_class_source.is_some() && priority.priority_class_name.is_empty() {
+        errors.push(FieldError::required(
+            format!("{p}.priorityClassName"),
+            "the name of a PriorityClass",
+        ));
     }
 }
 

@@ -186,30 +186,7 @@ fn evaluate_metric(
             ));
         }
     };
-    let metrics: BTreeMap<String, PodMetric> = observation
-        .usage
-        .iter()
-        .filter_map(|(pod, usage)| {
-            let mut found = false;
-            let value = usage
-                .containers
-                .iter()
-                .filter(|(name, _)| container.is_none_or(|c| c == name))
-                .filter_map(|(_, resources)| resources.get(resource.as_str()))
-                .inspect(|_| found = true)
-                .fold(0i64, |sum, v| sum.saturating_add(*v));
-            found.then(|| {
-                (
-                    pod.clone(),
-                    PodMetric {
-                        value,
-                        timestamp: usage.timestamp,
-                        window: usage.window,
-                    },
-                )
-            })
-        })
-        .collect();
+    let metrics = resource_usage(observation, resource, container);
     let inputs = MetricInputs {
         current_replicas: current,
         pods: &observation.pods,
@@ -219,21 +196,14 @@ fn evaluate_metric(
         calibration,
         now,
     };
-    let describe = |utilization: bool| match (container.is_some(), utilization) {
-        (false, true) => format!("{resource} resource utilization (percentage of request)"),
-        (false, false) => format!("{resource} resource"),
-        (true, true) => {
-            format!("{resource} container resource utilization (percentage of request)")
-        }
-        (true, false) => format!("{resource} container resource"),
-    };
     let computed = match (
         target.type_.as_str(),
         target.average_utilization,
         &target.average_value,
     ) {
         ("Utilization", Some(percent), _) => {
-            utilization_replicas(inputs, percent, &config.calculator).map(|p| (p, describe(true)))
+            utilization_replicas(inputs, percent, &config.calculator)
+                .map(|p| (p, describe(resource, container, true)))
         }
         ("AverageValue", _, Some(value)) => {
             let milli = apimachinery::Quantity::parse(&value.0)
@@ -244,7 +214,8 @@ fn evaluate_metric(
                         format!("the HPA was unable to compute the replica count: {e}"),
                     )
                 })?;
-            average_value_replicas(inputs, milli, &config.calculator).map(|p| (p, describe(false)))
+            average_value_replicas(inputs, milli, &config.calculator)
+                .map(|p| (p, describe(resource, container, false)))
         }
         (other, _, _) => {
             return Err((
@@ -261,16 +232,71 @@ fn evaluate_metric(
             format!("the HPA was unable to compute the replica count: {e}"),
         )
     })?;
+    let status = resource_metric_status(resource, container, &proposal);
+    Ok((proposal, status, name))
+}
+
+/// Each pod's usage of `resource` (in `container` only, when named), summed over its containers; pods that
+/// report none of it are left out.
+fn resource_usage(
+    observation: &Observation,
+    resource: &str,
+    container: Option<&str>,
+) -> BTreeMap<String, PodMetric> {
+    observation
+        .usage
+        .iter()
+        .filter_map(|(pod, usage)| {
+            let mut found = false;
+            let value = usage
+                .containers
+                .iter()
+                .filter(|(name, _)| container.is_none_or(|c| c == name))
+                .filter_map(|(_, resources)| resources.get(resource))
+                .inspect(|_| found = true)
+                .fold(0i64, |sum, v| sum.saturating_add(*v));
+            found.then(|| {
+                (
+                    pod.clone(),
+                    PodMetric {
+                        value,
+                        timestamp: usage.timestamp,
+                        window: usage.window,
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+/// The metric's name in the ScalingActive message and the scale Event.
+fn describe(resource: &str, container: Option<&str>, utilization: bool) -> String {
+    match (container.is_some(), utilization) {
+        (false, true) => format!("{resource} resource utilization (percentage of request)"),
+        (false, false) => format!("{resource} resource"),
+        (true, true) => {
+            format!("{resource} container resource utilization (percentage of request)")
+        }
+        (true, false) => format!("{resource} container resource"),
+    }
+}
+
+/// `status.currentMetrics` entry of a Resource or ContainerResource metric.
+fn resource_metric_status(
+    resource: &str,
+    container: Option<&str>,
+    proposal: &Proposal,
+) -> MetricStatus {
     let current_value = MetricValueStatus {
         average_utilization: proposal.utilization,
         average_value: Some(quantity(resource, proposal.average_value)),
         value: None,
     };
-    let status = match container {
+    match container {
         None => MetricStatus {
             type_: "Resource".into(),
             resource: Some(ResourceMetricStatus {
-                name: resource.clone(),
+                name: resource.to_string(),
                 current: current_value,
             }),
             ..Default::default()
@@ -278,14 +304,13 @@ fn evaluate_metric(
         Some(container) => MetricStatus {
             type_: "ContainerResource".into(),
             container_resource: Some(ContainerResourceMetricStatus {
-                name: resource.clone(),
+                name: resource.to_string(),
                 container: container.to_string(),
                 current: current_value,
             }),
             ..Default::default()
         },
-    };
-    Ok((proposal, status, name))
+    }
 }
 
 fn unserved(kind: &str) -> String {
@@ -378,63 +403,10 @@ pub fn evaluate(
         observed_generation: hpa.metadata.generation,
     };
     let mut conditions = old.conditions.clone().unwrap_or_default();
-    let done = |status: HorizontalPodAutoscalerStatus,
-                conditions: Vec<HorizontalPodAutoscalerCondition>,
-                scale_to: Option<i32>,
-                reason: String,
-                problem: Option<(&'static str, String)>| Decision {
-        scale_to,
-        reason,
-        status: HorizontalPodAutoscalerStatus {
-            conditions: Some(conditions),
-            ..status
-        },
-        problem,
+    let current = match scale_target_replicas(observation, &mut conditions, now) {
+        Ok(current) => current,
+        Err(problem) => return decision(status, conditions, None, String::new(), Some(problem)),
     };
-    let Some(current) = observation.template_replicas else {
-        let error = observation.target_error.clone().unwrap_or_default();
-        set_condition(
-            &mut conditions,
-            "AbleToScale",
-            false,
-            "FailedGetScaleTargetRef",
-            format!("the HPA controller was unable to get the target reference object: {error}"),
-            now,
-        );
-        return done(
-            status,
-            conditions,
-            None,
-            String::new(),
-            Some(("FailedGetScaleTargetRef", error)),
-        );
-    };
-    if observation.member_replicas == 0 {
-        let error = "failed to get replicas in any of clusters, possibly because all of clusters are not ready".to_string();
-        set_condition(
-            &mut conditions,
-            "AbleToScale",
-            false,
-            "FailedGetScale",
-            format!("the HPA controller was unable to get the target's current scale: {error}"),
-            now,
-        );
-        return done(
-            status,
-            conditions,
-            None,
-            String::new(),
-            Some(("FailedGetScale", error)),
-        );
-    }
-    set_condition(
-        &mut conditions,
-        "AbleToScale",
-        true,
-        "SucceededGetScale",
-        "the HPA controller was able to get the target's current scale".into(),
-        now,
-    );
     normalize::record_initial(history, current, now);
     let spec = &hpa.spec;
     let min = spec.min_replicas.unwrap_or(1);
@@ -458,106 +430,26 @@ pub fn evaluate(
         reason = "Current number of replicas below Spec.MinReplicas".into();
         min
     } else {
-        let calibration = f64::from(observation.member_replicas) / f64::from(current.max(1));
-        let mut best: Option<(i32, String)> = None;
-        let mut statuses = Vec::new();
-        let mut invalid: Vec<(&'static str, String)> = Vec::new();
-        for metric in &spec.metrics {
-            match evaluate_metric(metric, observation, current, calibration, config, now) {
-                Ok((proposal, metric_status, name)) => {
-                    statuses.push(metric_status);
-                    if best.as_ref().is_none_or(|(r, _)| proposal.replicas > *r) {
-                        best = Some((proposal.replicas, name));
-                    }
-                }
-                Err(failure) => {
-                    statuses.push(MetricStatus::default());
-                    invalid.push(failure);
-                }
-            }
-        }
-        let proposed = best.as_ref().map_or(0, |(r, _)| *r);
-        if let Some((first_reason, first_message)) = invalid.first().cloned() {
-            let error = format!(
-                "invalid metrics ({} invalid out of {}), first error is: {first_message}",
-                invalid.len(),
-                spec.metrics.len()
-            );
-            if invalid.len() >= spec.metrics.len() || proposed < current {
-                set_condition(
-                    &mut conditions,
-                    "ScalingActive",
-                    false,
-                    first_reason,
-                    first_message,
-                    now,
-                );
-                status.current_replicas = Some(current);
-                return done(
-                    status,
-                    conditions,
-                    None,
-                    String::new(),
-                    Some(("FailedComputeMetricsReplicas", error)),
-                );
-            }
-            problem = Some(("FailedComputeMetricsReplicas", error));
-        }
-        let metric_name = best.map(|(_, name)| name).unwrap_or_default();
-        set_condition(
-            &mut conditions,
-            "ScalingActive",
-            true,
-            "ValidMetricFound",
-            format!(
-                "the HPA was able to successfully calculate a replica count from {metric_name}"
-            ),
-            now,
-        );
-        metric_statuses = Some(statuses);
-        if proposed > current {
-            reason = format!("{metric_name} above target");
-        } else if proposed < current {
-            reason = "All metrics below target".into();
-        }
-        let bounds = Bounds {
+        match desired_from_metrics(
+            hpa,
+            observation,
+            history,
+            config,
             current,
-            min,
-            max: spec.max_replicas,
-        };
-        let normalized = match &spec.behavior {
-            None => normalize::without_behavior(
-                history,
-                bounds,
-                proposed,
-                config.downscale_stabilization,
-                now,
-            ),
-            Some(behavior) => {
-                let (up, down) =
-                    normalize::effective_behavior(behavior, config.downscale_stabilization);
-                normalize::with_behavior(history, bounds, proposed, (&up, &down), now)
+            &mut conditions,
+            now,
+        ) {
+            Ok(outcome) => {
+                reason = outcome.reason;
+                problem = outcome.problem;
+                metric_statuses = Some(outcome.statuses);
+                outcome.replicas
             }
-        };
-        let (able_reason, able_message) = normalized.able_to_scale;
-        set_condition(
-            &mut conditions,
-            "AbleToScale",
-            true,
-            able_reason,
-            able_message.into(),
-            now,
-        );
-        let (limit_reason, limit_message) = normalized.scaling_limited;
-        set_condition(
-            &mut conditions,
-            "ScalingLimited",
-            normalized.limited,
-            limit_reason,
-            limit_message.into(),
-            now,
-        );
-        normalized.replicas
+            Err(failure) => {
+                status.current_replicas = Some(current);
+                return decision(status, conditions, None, String::new(), Some(failure));
+            }
+        }
     };
     status.current_replicas = Some(current);
     status.desired_replicas = desired;
@@ -579,5 +471,233 @@ pub fn evaluate(
             normalize::record_scale(history, (&up, &down), current, new, now);
         }
     }
-    done(status, conditions, scale_to, reason, problem)
+    decision(status, conditions, scale_to, reason, problem)
+}
+
+fn decision(
+    status: HorizontalPodAutoscalerStatus,
+    conditions: Vec<HorizontalPodAutoscalerCondition>,
+    scale_to: Option<i32>,
+    reason: String,
+    problem: Option<(&'static str, String)>,
+) -> Decision {
+    Decision {
+        scale_to,
+        reason,
+        status: HorizontalPodAutoscalerStatus {
+            conditions: Some(conditions),
+            ..status
+        },
+        problem,
+    }
+}
+
+/// The template's replicas, when the target was read and some member runs it (AbleToScale says which);
+/// otherwise the problem to report.
+fn scale_target_replicas(
+    observation: &Observation,
+    conditions: &mut Vec<HorizontalPodAutoscalerCondition>,
+    now: Timestamp,
+) -> Result<i32, (&'static str, String)> {
+    let Some(current) = observation.template_replicas else {
+        let error = observation.target_error.clone().unwrap_or_default();
+        set_condition(
+            conditions,
+            "AbleToScale",
+            false,
+            "FailedGetScaleTargetRef",
+            format!("the HPA controller was unable to get the target reference object: {error}"),
+            now,
+        );
+        return Err(("FailedGetScaleTargetRef", error));
+    };
+    if observation.member_replicas == 0 {
+        let error = "failed to get replicas in any of clusters, possibly because all of clusters are not ready".to_string();
+        set_condition(
+            conditions,
+            "AbleToScale",
+            false,
+            "FailedGetScale",
+            format!("the HPA controller was unable to get the target's current scale: {error}"),
+            now,
+        );
+        return Err(("FailedGetScale", error));
+    }
+    set_condition(
+        conditions,
+        "AbleToScale",
+        true,
+        "SucceededGetScale",
+        "the HPA controller was able to get the target's current scale".into(),
+        now,
+    );
+    Ok(current)
+}
+
+/// What the metrics ask for, normalized.
+struct MetricsOutcome {
+    replicas: i32,
+    /// Why the replicas change (empty when they do not).
+    reason: String,
+    /// `status.currentMetrics`, one per metric (a default one for a metric that failed).
+    statuses: Vec<MetricStatus>,
+    /// Some metrics failed, but the others still scale.
+    problem: Option<(&'static str, String)>,
+}
+
+/// Every metric's proposal, the largest kept.
+struct Proposals {
+    /// The largest proposal and the metric's name.
+    best: Option<(i32, String)>,
+    statuses: Vec<MetricStatus>,
+    /// `(reason, message)` of each metric that failed.
+    invalid: Vec<(&'static str, String)>,
+}
+
+fn propose(
+    hpa: &FederatedHPA,
+    observation: &Observation,
+    current: i32,
+    config: &EvaluationConfig,
+    now: Timestamp,
+) -> Proposals {
+    let calibration = f64::from(observation.member_replicas) / f64::from(current.max(1));
+    let mut proposals = Proposals {
+        best: None,
+        statuses: Vec::new(),
+        invalid: Vec::new(),
+    };
+    for metric in &hpa.spec.metrics {
+        match evaluate_metric(metric, observation, current, calibration, config, now) {
+            Ok((proposal, metric_status, name)) => {
+                proposals.statuses.push(metric_status);
+                if proposals
+                    .best
+                    .as_ref()
+                    .is_none_or(|(r, _)| proposal.replicas > *r)
+                {
+                    proposals.best = Some((proposal.replicas, name));
+                }
+            }
+            Err(failure) => {
+                proposals.statuses.push(MetricStatus::default());
+                proposals.invalid.push(failure);
+            }
+        }
+    }
+    proposals
+}
+
+/// The replicas the metrics ask for within the bounds and behavior (ScalingActive, AbleToScale and
+/// ScalingLimited say how). Err: scaling stops, because every metric failed or the valid ones would scale
+/// down while others could not be read.
+fn desired_from_metrics(
+    hpa: &FederatedHPA,
+    observation: &Observation,
+    history: &mut History,
+    config: &EvaluationConfig,
+    current: i32,
+    conditions: &mut Vec<HorizontalPodAutoscalerCondition>,
+    now: Timestamp,
+) -> Result<MetricsOutcome, (&'static str, String)> {
+    let spec = &hpa.spec;
+    let Proposals {
+        best,
+        statuses,
+        invalid,
+    } = propose(hpa, observation, current, config, now);
+    let proposed = best.as_ref().map_or(0, |(r, _)| *r);
+    let mut problem = None;
+    if let Some((first_reason, first_message)) = invalid.first().cloned() {
+        let error = format!(
+            "invalid metrics ({} invalid out of {}), first error is: {first_message}",
+            invalid.len(),
+            spec.metrics.len()
+        );
+        if invalid.len() >= spec.metrics.len() || proposed < current {
+            set_condition(
+                conditions,
+                "ScalingActive",
+                false,
+                first_reason,
+                first_message,
+                now,
+            );
+            return Err(("FailedComputeMetricsReplicas", error));
+        }
+        problem = Some(("FailedComputeMetricsReplicas", error));
+    }
+    let metric_name = best.map(|(_, name)| name).unwrap_or_default();
+    set_condition(
+        conditions,
+        "ScalingActive",
+        true,
+        "ValidMetricFound",
+        format!("the HPA was able to successfully calculate a replica count from {metric_name}"),
+        now,
+    );
+    let reason = if proposed > current {
+        format!("{metric_name} above target")
+    } else if proposed < current {
+        "All metrics below target".into()
+    } else {
+        String::new()
+    };
+    let bounds = Bounds {
+        current,
+        min: spec.min_replicas.unwrap_or(1),
+        max: spec.max_replicas,
+    };
+    let replicas = normalize_proposal(hpa, history, config, bounds, proposed, conditions, now);
+    Ok(MetricsOutcome {
+        replicas,
+        reason,
+        statuses,
+        problem,
+    })
+}
+
+/// Applies the bounds, the stabilization window and the behavior's policies to a proposal.
+fn normalize_proposal(
+    hpa: &FederatedHPA,
+    history: &mut History,
+    config: &EvaluationConfig,
+    bounds: Bounds,
+    proposed: i32,
+    conditions: &mut Vec<HorizontalPodAutoscalerCondition>,
+    now: Timestamp,
+) -> i32 {
+    let normalized = match &hpa.spec.behavior {
+        None => normalize::without_behavior(
+            history,
+            bounds,
+            proposed,
+            config.downscale_stabilization,
+            now,
+        ),
+        Some(behavior) => {
+            let (up, down) =
+                normalize::effective_behavior(behavior, config.downscale_stabilization);
+            normalize::with_behavior(history, bounds, proposed, (&up, &down), now)
+        }
+    };
+    let (able_reason, able_message) = normalized.able_to_scale;
+    set_condition(
+        conditions,
+        "AbleToScale",
+        true,
+        able_reason,
+        able_message.into(),
+        now,
+    );
+    let (limit_reason, limit_message) = normalized.scaling_limited;
+    set_condition(
+        conditions,
+        "ScalingLimited",
+        normalized.limited,
+        limit_reason,
+        limit_message.into(),
+        now,
+    );
+    normalized.replicas
 }

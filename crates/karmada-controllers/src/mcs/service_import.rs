@@ -150,80 +150,104 @@ async fn reconcile(context: &Arc<Context>, key: ImportKey) -> Result<Action, Con
         return Ok(Action::await_change());
     };
     let reference = reference(&import);
-    match derived_service(&import) {
-        Some(desired) => {
-            let written = existing
-                .as_ref()
-                .is_none_or(|e| !derived_service_up_to_date(e, &desired));
-            let mut merged = desired.clone();
-            if let Some(existing) = &existing {
-                // Keep what the server allocated and what others added.
-                for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
-                    if let Some(value) = existing.pointer(&format!("/spec/{field}")) {
-                        merged["spec"][field] = value.clone();
-                    }
-                }
-            }
-            let result = writes::upsert(
-                &context.client,
-                &resources::service(),
-                &merged,
-                existing.as_ref(),
-                derived_service_up_to_date,
-            )
-            .await;
-            match result {
-                Ok(()) if written => {
-                    context
-                        .recorder
-                        .record(
-                            &reference,
-                            EventType::Normal,
-                            REASON_SYNC_DERIVED_SERVICE_SUCCEED,
-                            &format!("Sync derived service for serviceImport({name}) succeed."),
-                        )
-                        .await;
-                }
-                Ok(()) => {}
-                Err(err) => {
-                    context
-                        .recorder
-                        .record(
-                            &reference,
-                            EventType::Warning,
-                            REASON_SYNC_DERIVED_SERVICE_FAILED,
-                            &err.to_string(),
-                        )
-                        .await;
-                    return Err(err);
-                }
-            }
-            let status = derived_service_status(&import);
-            let current_status = existing
-                .as_ref()
-                .and_then(|e| e.get("status"))
-                .cloned()
-                .unwrap_or(json!({}));
-            if existing.is_some()
-                && current_status.get("loadBalancer") != status.get("loadBalancer")
-            {
-                merge_status(
-                    &context.client,
-                    &resources::service(),
-                    Some(namespace),
-                    &derived_name,
-                    None,
-                    status,
-                )
-                .await?;
-            }
+    sync_derived_service(context, &import, &key, existing, &reference).await?;
+    let backed = sync_status_clusters(context, &import, &key).await?;
+    warn_unless_backed(context, &key, backed, &reference).await;
+    Ok(Action::await_change())
+}
+
+/// Writes the import's derived Service (with an Event saying how it went) and its load balancer status, or
+/// deletes the one this import owns when the import derives none.
+async fn sync_derived_service(
+    context: &Context,
+    import: &ServiceImport,
+    (namespace, name): &ImportKey,
+    existing: Option<Value>,
+    reference: &k8s_openapi::api::core::v1::ObjectReference,
+) -> Result<(), ControllerError> {
+    let Some(desired) = derived_service(import) else {
+        if let Some(existing) = existing.filter(|s| owned_by_import(s, name)) {
+            writes::delete(&context.client, &resources::service(), &existing).await?;
         }
-        None => {
-            if let Some(existing) = existing.filter(|s| owned_by_import(s, name)) {
-                writes::delete(&context.client, &resources::service(), &existing).await?;
+        return Ok(());
+    };
+    let written = existing
+        .as_ref()
+        .is_none_or(|e| !derived_service_up_to_date(e, &desired));
+    let merged = keep_allocated(desired, existing.as_ref());
+    let result = writes::upsert(
+        &context.client,
+        &resources::service(),
+        &merged,
+        existing.as_ref(),
+        derived_service_up_to_date,
+    )
+    .await;
+    match result {
+        Ok(()) if written => {
+            context
+                .recorder
+                .record(
+                    reference,
+                    EventType::Normal,
+                    REASON_SYNC_DERIVED_SERVICE_SUCCEED,
+                    &format!("Sync derived service for serviceImport({name}) succeed."),
+                )
+                .await;
+        }
+        Ok(()) => {}
+        Err(err) => {
+            context
+                .recorder
+                .record(
+                    reference,
+                    EventType::Warning,
+                    REASON_SYNC_DERIVED_SERVICE_FAILED,
+                    &err.to_string(),
+                )
+                .await;
+            return Err(err);
+        }
+    }
+    let Some(existing) = existing else {
+        return Ok(());
+    };
+    let status = derived_service_status(import);
+    let current_status = existing.get("status").cloned().unwrap_or(json!({}));
+    if current_status.get("loadBalancer") != status.get("loadBalancer") {
+        merge_status(
+            &context.client,
+            &resources::service(),
+            Some(namespace),
+            &derived_service_name(name),
+            None,
+            status,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The desired derived Service with what the server allocated and what others added kept from the
+/// existing one.
+fn keep_allocated(mut desired: Value, existing: Option<&Value>) -> Value {
+    if let Some(existing) = existing {
+        for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
+            if let Some(value) = existing.pointer(&format!("/spec/{field}")) {
+                desired["spec"][field] = value.clone();
             }
         }
     }
+    desired
+}
+
+/// Records in `status.clusters` the clusters whose imported slices back the import; true when some do.
+async fn sync_status_clusters(
+    context: &Context,
+    import: &ServiceImport,
+    (namespace, name): &ImportKey,
+) -> Result<bool, ControllerError> {
+    let derived_name = derived_service_name(name);
     let slices: Vec<Value> = context
         .slices
         .state()
@@ -252,23 +276,34 @@ async fn reconcile(context: &Arc<Context>, key: ImportKey) -> Result<Action, Con
         )
         .await?;
     }
+    Ok(!backing.is_empty())
+}
+
+/// Warns once that no cluster backs the import; forgets the warning when one does.
+async fn warn_unless_backed(
+    context: &Context,
+    key: &ImportKey,
+    backed: bool,
+    reference: &k8s_openapi::api::core::v1::ObjectReference,
+) {
     let first_warning = {
         let mut warned = context
             .warned
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if backing.is_empty() {
-            warned.insert(key.clone())
-        } else {
-            warned.remove(&key);
+        if backed {
+            warned.remove(key);
             false
+        } else {
+            warned.insert(key.clone())
         }
     };
     if first_warning {
+        let (namespace, name) = key;
         context
             .recorder
             .record(
-                &reference,
+                reference,
                 EventType::Warning,
                 REASON_SERVICE_NOT_EXPORTED,
                 &format!(
@@ -278,7 +313,6 @@ async fn reconcile(context: &Arc<Context>, key: ImportKey) -> Result<Action, Con
             )
             .await;
     }
-    Ok(Action::await_change())
 }
 
 fn reference(import: &ServiceImport) -> k8s_openapi::api::core::v1::ObjectReference {

@@ -264,120 +264,12 @@ async fn reconcile(context: &Arc<Context>, key: McsKey) -> Result<Action, Contro
     let (providers, missing_providers) = resolve(&provider_names, &existing);
     let (consumers, missing_consumers) = resolve(&consumer_names, &existing);
     let reference = reference(&mcs);
-    let mut missing = Vec::new();
-    for (side, names) in [
-        ("Provider", &missing_providers),
-        ("Consumer", &missing_consumers),
-    ] {
-        for cluster in names.iter() {
-            let message = format!("{side} cluster {cluster} is not found");
-            context
-                .recorder
-                .record(
-                    &reference,
-                    EventType::Warning,
-                    EVENT_CLUSTER_NOT_FOUND,
-                    &message,
-                )
-                .await;
-            missing.push(message);
-        }
-    }
-
-    // Marker Works: the providers' member sides collect the Service's slices while one is there.
-    let current = markers(context, namespace, name);
-    for cluster in &providers {
-        let desired = marker_work(&mcs, cluster);
-        let have = current
-            .iter()
-            .find(|w| {
-                w.metadata
-                    .namespace
-                    .as_deref()
-                    .and_then(cluster_of_execution_namespace)
-                    == Some(cluster.as_str())
-            })
-            .map(serde_json::to_value)
-            .transpose()?;
-        writes::upsert(
-            &context.client,
-            &resources::work(),
-            &desired,
-            have.as_ref(),
-            |e, d| {
-                e.pointer("/spec/workload") == d.pointer("/spec/workload")
-                    && e.pointer("/metadata/labels").is_some_and(|l| {
-                        d.pointer("/metadata/labels")
-                            .and_then(Value::as_object)
-                            .into_iter()
-                            .flatten()
-                            .all(|(k, v)| l.get(k) == Some(v))
-                    })
-            },
-        )
-        .await?;
-    }
-    for marker in &current {
-        let cluster = marker
-            .metadata
-            .namespace
-            .as_deref()
-            .and_then(cluster_of_execution_namespace);
-        if cluster.is_none_or(|c| !providers.contains(c)) {
-            writes::delete(
-                &context.client,
-                &resources::work(),
-                &serde_json::to_value(marker)?,
-            )
-            .await?;
-        }
-    }
-
-    let applied = match context.services.get_named(Some(namespace), name) {
-        None => Err(format!("Service {namespace}/{name} does not exist")),
-        Some(service) => {
-            let mut service = value_of(&service)?;
-            if let Some(claimed) = claimed_service(&service, &mcs) {
-                writes::upsert(
-                    &context.client,
-                    &resources::service(),
-                    &claimed,
-                    Some(&service),
-                    |_, _| false,
-                )
-                .await?;
-                service = claimed;
-            }
-            let clusters: BTreeSet<String> = providers.union(&consumers).cloned().collect();
-            let existing_binding = match context
-                .bindings
-                .get_named(Some(namespace), &binding_name("Service", name))
-            {
-                Some(b) => Some(value_of(&b)?),
-                None => None,
-            };
-            let desired = service_binding(&service, &mcs, &clusters, existing_binding.as_ref());
-            writes::upsert(
-                &context.client,
-                &resources::resource_binding(),
-                &desired,
-                existing_binding.as_ref(),
-                binding_up_to_date,
-            )
-            .await?;
-            Ok(())
-        }
-    };
-    let (status, reason, message) = match &applied {
-        Ok(()) => {
-            let mut message = "Service is propagated to target clusters.".to_string();
-            if !missing.is_empty() {
-                message.push_str(&format!(" {}.", missing.join("; ")));
-            }
-            ("True", REASON_SERVICE_APPLIED_SUCCEED, message)
-        }
-        Err(error) => ("False", REASON_SERVICE_APPLIED_FAILED, error.clone()),
-    };
+    let missing =
+        report_missing_clusters(context, &reference, &missing_providers, &missing_consumers).await;
+    sync_markers(context, &mcs, &key, &providers).await?;
+    let clusters: BTreeSet<String> = providers.union(&consumers).cloned().collect();
+    let applied = sync_service_binding(context, &mcs, &key, &clusters).await?;
+    let (status, reason, message) = applied_condition(&applied, &missing);
     let changed = set_condition(
         &context.client,
         &mcs,
@@ -399,6 +291,156 @@ async fn reconcile(context: &Arc<Context>, key: McsKey) -> Result<Action, Contro
             .await;
     }
     Ok(Action::await_change())
+}
+
+/// A Warning event per named cluster that does not exist; their messages, for the condition.
+async fn report_missing_clusters(
+    context: &Context,
+    reference: &k8s_openapi::api::core::v1::ObjectReference,
+    missing_providers: &[String],
+    missing_consumers: &[String],
+) -> Vec<String> {
+    let mut missing = Vec::new();
+    for (side, names) in [
+        ("Provider", missing_providers),
+        ("Consumer", missing_consumers),
+    ] {
+        for cluster in names {
+            let message = format!("{side} cluster {cluster} is not found");
+            context
+                .recorder
+                .record(
+                    reference,
+                    EventType::Warning,
+                    EVENT_CLUSTER_NOT_FOUND,
+                    &message,
+                )
+                .await;
+            missing.push(message);
+        }
+    }
+    missing
+}
+
+/// Marker Works: the providers' member sides collect the Service's slices while one is there. One per
+/// provider; the others' deleted.
+async fn sync_markers(
+    context: &Context,
+    mcs: &MultiClusterService,
+    (namespace, name): &McsKey,
+    providers: &BTreeSet<String>,
+) -> Result<(), ControllerError> {
+    let current = markers(context, namespace, name);
+    for cluster in providers {
+        let desired = marker_work(mcs, cluster);
+        let have = current
+            .iter()
+            .find(|w| {
+                w.metadata
+                    .namespace
+                    .as_deref()
+                    .and_then(cluster_of_execution_namespace)
+                    == Some(cluster.as_str())
+            })
+            .map(serde_json::to_value)
+            .transpose()?;
+        writes::upsert(
+            &context.client,
+            &resources::work(),
+            &desired,
+            have.as_ref(),
+            marker_up_to_date,
+        )
+        .await?;
+    }
+    for marker in &current {
+        let cluster = marker
+            .metadata
+            .namespace
+            .as_deref()
+            .and_then(cluster_of_execution_namespace);
+        if cluster.is_none_or(|c| !providers.contains(c)) {
+            writes::delete(
+                &context.client,
+                &resources::work(),
+                &serde_json::to_value(marker)?,
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// A marker Work needs no write when its workload is the desired one and it carries the desired labels.
+fn marker_up_to_date(existing: &Value, desired: &Value) -> bool {
+    existing.pointer("/spec/workload") == desired.pointer("/spec/workload")
+        && existing.pointer("/metadata/labels").is_some_and(|l| {
+            desired
+                .pointer("/metadata/labels")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .all(|(k, v)| l.get(k) == Some(v))
+        })
+}
+
+/// Claims the Service and writes its binding over `clusters`. The inner error: why the Service could not be
+/// applied (it does not exist), for the condition.
+async fn sync_service_binding(
+    context: &Context,
+    mcs: &MultiClusterService,
+    (namespace, name): &McsKey,
+    clusters: &BTreeSet<String>,
+) -> Result<Result<(), String>, ControllerError> {
+    let Some(service) = context.services.get_named(Some(namespace), name) else {
+        return Ok(Err(format!("Service {namespace}/{name} does not exist")));
+    };
+    let mut service = value_of(&service)?;
+    if let Some(claimed) = claimed_service(&service, mcs) {
+        writes::upsert(
+            &context.client,
+            &resources::service(),
+            &claimed,
+            Some(&service),
+            |_, _| false,
+        )
+        .await?;
+        service = claimed;
+    }
+    let existing_binding = match context
+        .bindings
+        .get_named(Some(namespace), &binding_name("Service", name))
+    {
+        Some(b) => Some(value_of(&b)?),
+        None => None,
+    };
+    let desired = service_binding(&service, mcs, clusters, existing_binding.as_ref());
+    writes::upsert(
+        &context.client,
+        &resources::resource_binding(),
+        &desired,
+        existing_binding.as_ref(),
+        binding_up_to_date,
+    )
+    .await?;
+    Ok(Ok(()))
+}
+
+/// The `ServiceApplied` condition's status, reason and message.
+fn applied_condition(
+    applied: &Result<(), String>,
+    missing: &[String],
+) -> (&'static str, &'static str, String) {
+    match applied {
+        Ok(()) => {
+            let mut message = "Service is propagated to target clusters.".to_string();
+            if !missing.is_empty() {
+                message.push_str(&format!(" {}.", missing.join("; ")));
+            }
+            ("True", REASON_SERVICE_APPLIED_SUCCEED, message)
+        }
+        Err(error) => ("False", REASON_SERVICE_APPLIED_FAILED, error.clone()),
+    }
 }
 
 /// Sets one condition of a MultiClusterService's status (the others kept); whether anything changed.

@@ -1,6 +1,9 @@
 //! The runtime controllers against an in-process control plane and in-process member-sims (see [`support`]).
 //! One test binary for all of them: one link instead of one per file.
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 mod binding;
 mod dependencies;
 mod detector;

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{Owned, Run, Server, bin, cluster_json, free_port, ready_status, wait_within};
+use test_fixtures::free_port;
+
+use crate::harness::{Owned, Run, Server, bin, cluster_json, ready_status, wait_within};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
-use crate::harness::{Owned, bin, free_port, spawn_logged};
+use test_fixtures::free_port;
+
+use crate::harness::{Owned, bin, spawn_logged};
 use crate::plane::{Plane, wait_for};
 
 const DEADLINE: Duration = Duration::from_secs(60);

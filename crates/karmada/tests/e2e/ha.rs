@@ -13,7 +13,8 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client};
-use store_etcd::launch::{MemberCommand, free_loopback_ports, initial_cluster};
+use store_etcd::launch::{MemberCommand, initial_cluster};
+use test_fixtures::free_ports;
 
 use crate::harness::{Run, bin, karmadactl};
 
@@ -29,7 +30,7 @@ struct EtcdCluster {
 impl EtcdCluster {
     fn start(size: usize) -> EtcdCluster {
         let dir = tempfile::tempdir().expect("tempdir");
-        let ports = free_loopback_ports(size * 2).expect("free ports");
+        let ports = free_ports(size * 2);
         let names: Vec<String> = (0..size).map(|i| format!("m{i}")).collect();
         let peers: Vec<String> = ports
             .chunks(2)
@@ -142,7 +143,7 @@ struct Plane {
 impl Plane {
     async fn start(etcd: &EtcdCluster, count: usize) -> Plane {
         let dir = tempfile::tempdir().expect("tempdir");
-        let ports = free_loopback_ports(count + 1).expect("free ports");
+        let ports = free_ports(count + 1);
         let mut replicas = Vec::new();
         for (i, port) in ports[..count].iter().enumerate() {
             let data = dir.path().join(format!("replica-{i}"));
@@ -512,7 +513,7 @@ impl Drop for Deinit {
 
 /// Starts a plane with `karmadactl init EXTRA`, returns its kubeconfig.
 fn init(data: &Path, extra: &[&str]) -> PathBuf {
-    let port = free_loopback_ports(1).expect("free port")[0].to_string();
+    let port = test_fixtures::free_port().to_string();
     let mut args = vec![
         "init",
         "--karmada-data",

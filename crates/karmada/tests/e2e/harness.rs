@@ -299,15 +299,6 @@ pub fn bin(name: &str) -> PathBuf {
     bin
 }
 
-/// A loopback port free at the time of the call.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
 /// Polls `check` until it returns `Ok`, failing with `what` and the last observation after `deadline`.
 #[track_caller]
 pub fn wait_within<T>(

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::harness::Run;
+use test_fixtures::free_port;
 
 fn karmadactl() -> Command {
     // karmadactl lives beside the karmada binary in the target directory; `cargo build --bins`
@@ -15,11 +16,6 @@ fn karmadactl() -> Command {
     let bin = dir.join("karmadactl");
     assert!(bin.is_file(), "build karmadactl first: cargo build --bins");
     Command::new(bin)
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
 }
 
 struct Deinit(PathBuf);

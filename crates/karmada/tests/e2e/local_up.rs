@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{Run, bin, free_port, rows, wait_within};
+use test_fixtures::free_port;
+
+use crate::harness::{Run, bin, rows, wait_within};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 

@@ -186,74 +186,7 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
     progress.step("preparing data directory", &data_dir.display().to_string());
     std::fs::create_dir_all(data_dir.join(components::LOG_DIR))
         .with_context(|| format!("creating {}", data_dir.display()))?;
-
-    let kubeconfig = plane.kubeconfig();
-    let address = format!("{}:{}", plane.bind_address, plane.port);
-    match components::live_pid(data_dir, APISERVER) {
-        Some(pid) => {
-            progress.step("starting karmada-apiserver", &address);
-            let ready = wait_ready(&kubeconfig, None, data_dir, Duration::from_secs(10))
-                .await
-                .is_ok();
-            progress.note(&format!(
-                "karmada-apiserver is already running (pid {pid}, {})",
-                if ready { "ready" } else { "not ready yet" }
-            ));
-        }
-        None => {
-            components::ensure_port_free(&plane.bind_address, plane.port, "--port")?;
-            progress.step("starting karmada-apiserver", &address);
-            // A kubeconfig left by an earlier run must not pass for the new server's.
-            let _ = std::fs::remove_file(&kubeconfig);
-            let subcommand = if plane.all_in_one {
-                ALL_IN_ONE
-            } else {
-                "apiserver"
-            };
-            let mut args = os_args([
-                subcommand.as_ref(),
-                "--data-dir".as_ref(),
-                data_dir.as_os_str(),
-                "--bind-address".as_ref(),
-                plane.bind_address.as_ref(),
-                "--secure-port".as_ref(),
-                plane.port.to_string().as_ref(),
-            ]);
-            if plane.all_in_one {
-                args.extend(os_args([
-                    "--metrics-bind-address".as_ref(),
-                    "127.0.0.1:0".as_ref(),
-                    "--metrics-address-file".as_ref(),
-                    components::metrics_address_file(data_dir, APISERVER).as_os_str(),
-                ]));
-                if plane.enable_failover {
-                    args.extend(os_args(["--enable-failover".as_ref()]));
-                }
-                args.extend(plane.extra_args(ALL_IN_ONE).iter().map(OsString::from));
-                if plane.enable_scheduler_estimator {
-                    args.extend(os_args(["--enable-scheduler-estimator".as_ref()]));
-                }
-            }
-            let mut child = components::launch(Launch {
-                name: APISERVER,
-                binary: &plane.binary,
-                args,
-                data_dir,
-                exit_with_stdin: plane.exit_with_stdin,
-            })?;
-            if let Err(err) =
-                wait_ready(&kubeconfig, Some(&mut child), data_dir, READY_TIMEOUT).await
-            {
-                bail!(
-                    "the API server did not become ready within {}s: {err:#}; see {}",
-                    READY_TIMEOUT.as_secs(),
-                    components::log_file(data_dir, APISERVER).display()
-                );
-            }
-            progress.note(&format!("karmada-apiserver ready (pid {})", child.id()));
-        }
-    }
-
+    start_apiserver(plane, progress).await?;
     // An all-in-one API server (asked for now, or by an earlier init) runs the controllers itself.
     if components::live_pid(data_dir, APISERVER)
         .is_some_and(|pid| components::runs_subcommand(pid, ALL_IN_ONE))
@@ -264,6 +197,86 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
         );
         return Ok(());
     }
+    start_controllers(plane, progress).await
+}
+
+/// Starts the API server (or the all-in-one process) unless one runs already, and waits until it is ready.
+async fn start_apiserver(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result<()> {
+    let data_dir = &plane.data_dir;
+    let kubeconfig = plane.kubeconfig();
+    let address = format!("{}:{}", plane.bind_address, plane.port);
+    if let Some(pid) = components::live_pid(data_dir, APISERVER) {
+        progress.step("starting karmada-apiserver", &address);
+        let ready = wait_ready(&kubeconfig, None, data_dir, Duration::from_secs(10))
+            .await
+            .is_ok();
+        progress.note(&format!(
+            "karmada-apiserver is already running (pid {pid}, {})",
+            if ready { "ready" } else { "not ready yet" }
+        ));
+        return Ok(());
+    }
+    components::ensure_port_free(&plane.bind_address, plane.port, "--port")?;
+    progress.step("starting karmada-apiserver", &address);
+    // A kubeconfig left by an earlier run must not pass for the new server's.
+    let _ = std::fs::remove_file(&kubeconfig);
+    let mut child = components::launch(Launch {
+        name: APISERVER,
+        binary: &plane.binary,
+        args: apiserver_args(plane),
+        data_dir,
+        exit_with_stdin: plane.exit_with_stdin,
+    })?;
+    if let Err(err) = wait_ready(&kubeconfig, Some(&mut child), data_dir, READY_TIMEOUT).await {
+        bail!(
+            "the API server did not become ready within {}s: {err:#}; see {}",
+            READY_TIMEOUT.as_secs(),
+            components::log_file(data_dir, APISERVER).display()
+        );
+    }
+    progress.note(&format!("karmada-apiserver ready (pid {})", child.id()));
+    Ok(())
+}
+
+/// The API server's command line; an all-in-one one also takes the controllers' flags.
+fn apiserver_args(plane: &ControlPlane) -> Vec<OsString> {
+    let data_dir = &plane.data_dir;
+    let subcommand = if plane.all_in_one {
+        ALL_IN_ONE
+    } else {
+        "apiserver"
+    };
+    let mut args = os_args([
+        subcommand.as_ref(),
+        "--data-dir".as_ref(),
+        data_dir.as_os_str(),
+        "--bind-address".as_ref(),
+        plane.bind_address.as_ref(),
+        "--secure-port".as_ref(),
+        plane.port.to_string().as_ref(),
+    ]);
+    if plane.all_in_one {
+        args.extend(os_args([
+            "--metrics-bind-address".as_ref(),
+            "127.0.0.1:0".as_ref(),
+            "--metrics-address-file".as_ref(),
+            components::metrics_address_file(data_dir, APISERVER).as_os_str(),
+        ]));
+        if plane.enable_failover {
+            args.extend(os_args(["--enable-failover".as_ref()]));
+        }
+        args.extend(plane.extra_args(ALL_IN_ONE).iter().map(OsString::from));
+        if plane.enable_scheduler_estimator {
+            args.extend(os_args(["--enable-scheduler-estimator".as_ref()]));
+        }
+    }
+    args
+}
+
+/// Starts the controller-manager and the scheduler (each unless it runs already, or the binary lacks it) and
+/// waits until both have settled.
+async fn start_controllers(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result<()> {
+    let data_dir = &plane.data_dir;
     progress.step(
         "starting controllers",
         "karmada-controller-manager, karmada-scheduler",
@@ -284,43 +297,10 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
             ));
             continue;
         };
-        let mut command_args = os_args([
-            subcommand.as_ref(),
-            "--kubeconfig".as_ref(),
-            kubeconfig.as_os_str(),
-            "--context".as_ref(),
-            KARMADA_CONTEXT.as_ref(),
-            "--metrics-bind-address".as_ref(),
-            "127.0.0.1:0".as_ref(),
-        ]);
-        if plane.enable_failover && subcommand == "controller-manager" {
-            command_args.extend(os_args(["--enable-failover".as_ref()]));
-        }
-        // Beside the pid file, where `local-up --monitoring` finds what to scrape.
-        if help.contains("--metrics-address-file") {
-            command_args.extend(os_args([
-                "--metrics-address-file".as_ref(),
-                components::metrics_address_file(data_dir, name).as_os_str(),
-            ]));
-        }
-        command_args.extend(plane.extra_args(subcommand).iter().map(OsString::from));
-        if plane.enable_scheduler_estimator && subcommand == "scheduler" {
-            command_args.extend(os_args(["--enable-scheduler-estimator".as_ref()]));
-        }
-        // The controller-manager signs Pull-mode agents' certificates with the API server's CA.
-        if help.contains("--cluster-signing-cert-file") {
-            let pki = data_dir.join("pki");
-            command_args.extend(os_args([
-                "--cluster-signing-cert-file".as_ref(),
-                pki.join("ca.crt").as_os_str(),
-                "--cluster-signing-key-file".as_ref(),
-                pki.join("ca.key").as_os_str(),
-            ]));
-        }
         let child = components::launch(Launch {
             name,
             binary: &plane.binary,
-            args: command_args,
+            args: controller_args(plane, name, subcommand, &help),
             data_dir,
             exit_with_stdin: plane.exit_with_stdin,
         })?;
@@ -336,6 +316,52 @@ pub async fn up(plane: &ControlPlane, progress: &mut Progress) -> anyhow::Result
         progress.note(&format!("{name} started (pid {})", child.id()));
     }
     Ok(())
+}
+
+/// The command line of the controller-manager or the scheduler; `help` is the binary's help for the
+/// subcommand, so flags an older build lacks are left out.
+fn controller_args(
+    plane: &ControlPlane,
+    name: &str,
+    subcommand: &str,
+    help: &str,
+) -> Vec<OsString> {
+    let data_dir = &plane.data_dir;
+    let kubeconfig = plane.kubeconfig();
+    let mut command_args = os_args([
+        subcommand.as_ref(),
+        "--kubeconfig".as_ref(),
+        kubeconfig.as_os_str(),
+        "--context".as_ref(),
+        KARMADA_CONTEXT.as_ref(),
+        "--metrics-bind-address".as_ref(),
+        "127.0.0.1:0".as_ref(),
+    ]);
+    if plane.enable_failover && subcommand == "controller-manager" {
+        command_args.extend(os_args(["--enable-failover".as_ref()]));
+    }
+    // Beside the pid file, where `local-up --monitoring` finds what to scrape.
+    if help.contains("--metrics-address-file") {
+        command_args.extend(os_args([
+            "--metrics-address-file".as_ref(),
+            components::metrics_address_file(data_dir, name).as_os_str(),
+        ]));
+    }
+    command_args.extend(plane.extra_args(subcommand).iter().map(OsString::from));
+    if plane.enable_scheduler_estimator && subcommand == "scheduler" {
+        command_args.extend(os_args(["--enable-scheduler-estimator".as_ref()]));
+    }
+    // The controller-manager signs Pull-mode agents' certificates with the API server's CA.
+    if help.contains("--cluster-signing-cert-file") {
+        let pki = data_dir.join("pki");
+        command_args.extend(os_args([
+            "--cluster-signing-cert-file".as_ref(),
+            pki.join("ca.crt").as_os_str(),
+            "--cluster-signing-key-file".as_ref(),
+            pki.join("ca.key").as_os_str(),
+        ]));
+    }
+    command_args
 }
 
 /// One estimator per Push cluster already joined, reading the member with the control plane's credentials.

@@ -413,9 +413,12 @@ pub fn find_prometheus() -> anyhow::Result<PathBuf> {
 }
 
 fn free_port() -> anyhow::Result<u16> {
-    let listener =
-        std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port for Prometheus")?;
-    Ok(listener.local_addr()?.port())
+    let ports =
+        store_etcd::launch::free_loopback_ports(1).context("finding a free port for Prometheus")?;
+    ports
+        .first()
+        .copied()
+        .context("finding a free port for Prometheus")
 }
 
 /// A plain HTTP/1.0 GET of `path` from `address`: the status code and the body.

@@ -154,10 +154,7 @@ async fn configuration_errors_say_what_is_accepted() {
 #[tokio::test]
 async fn an_unreachable_etcd_is_a_backend_error_naming_the_endpoints() {
     // A port nothing listens on: bind, note it, release it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
+    let port = test_fixtures::free_port();
     let endpoint = format!("http://127.0.0.1:{port}");
     let options = EtcdOptions {
         endpoints: vec![endpoint.clone()],
@@ -303,10 +300,7 @@ async fn raw_create_rate_with_16_clients() {
 #[tokio::test]
 async fn a_dead_endpoint_beside_a_live_one_does_not_stop_the_store() {
     let etcd = server().await;
-    let dead_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
+    let dead_port = test_fixtures::free_port();
     let store = connect(EtcdOptions {
         endpoints: vec![format!("http://127.0.0.1:{dead_port}"), etcd.url.clone()],
         ..etcd.options("")

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use store::Store;
-use store_etcd::launch::{MemberCommand, free_loopback_ports, initial_cluster};
+use store_etcd::launch::{MemberCommand, initial_cluster};
 use store_etcd::{EtcdOptions, EtcdStore, EtcdTls};
 use tempfile::TempDir;
+use test_fixtures::free_ports;
 
 /// Longest wait for a fresh etcd to answer.
 const START_WAIT: Duration = Duration::from_secs(30);
@@ -45,7 +46,7 @@ impl Member {
 
 /// Members of a fresh cluster of `size`, on free ports.
 fn plan(size: usize) -> anyhow::Result<Vec<Member>> {
-    let ports = free_loopback_ports(size * 2)?;
+    let ports = free_ports(size * 2);
     let names: Vec<String> = (0..size)
         .map(|i| {
             if size == 1 {

@@ -4,6 +4,9 @@
 //! TLS client certificates, snapshots, the raw write rate, and failover in a 3-member cluster.
 //! A missing `etcd` binary fails the tests with a pointer to scripts/setup.sh.
 
+// Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 mod certs;
 mod conformance;
 mod etcd_specific;
