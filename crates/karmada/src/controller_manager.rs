@@ -522,7 +522,8 @@ impl Controllers {
     /// FederatedResourceQuota, the workload rebalancer, failover and the descheduler.
     fn spawn_quota_and_rebalancing(&self, tasks: &mut JoinSet<()>, shared: &Shared) {
         let client = &self.client;
-        if self.enabled("federatedResourceQuotaSync") || self.enabled("federatedResourceQuotaStatus")
+        if self.enabled("federatedResourceQuotaSync")
+            || self.enabled("federatedResourceQuotaStatus")
         {
             tasks.spawn(
                 karmada_controllers::federatedresourcequota::controller::run(
