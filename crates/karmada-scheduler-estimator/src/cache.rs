@@ -192,6 +192,14 @@ impl AnswerCache {
         );
     }
 
+    /// Drops `cluster`'s answer for `shape` (its estimator failed to answer again: as Karmada, a cluster whose
+    /// estimator does not answer gets the general estimate alone).
+    pub fn forget(&self, cluster: &str, shape: &Shape) {
+        if let Some(answers) = self.lock().get_mut(cluster) {
+            answers.remove(&shape.hash);
+        }
+    }
+
     /// The scheduler placed `delta` more replicas of `placed` on `cluster` (negative: it took some away): every
     /// answer kept for the cluster loses what those replicas can take of its room.
     pub fn assume(&self, cluster: &str, placed: &Shape, delta: i64) {

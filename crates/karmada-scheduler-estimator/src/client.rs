@@ -9,6 +9,7 @@
 //! estimator on another port is found again.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -82,6 +83,8 @@ pub struct EstimatorClients {
     refreshes: Mutex<Refreshes>,
     /// Members dialled ahead of their first question ([`Self::connect_ahead`]), until the dial ends.
     dialling: Mutex<std::collections::HashSet<String>>,
+    /// Clusters a decision had to ask itself (nothing kept, nothing asked ahead): each such wait is a round.
+    asked_by_decisions: AtomicU64,
 }
 
 /// A member and the shape of the replica requirements asked about.
@@ -113,6 +116,7 @@ impl EstimatorClients {
             in_flight: Mutex::default(),
             refreshes: Mutex::default(),
             dialling: Mutex::default(),
+            asked_by_decisions: AtomicU64::default(),
         })
     }
 
@@ -126,6 +130,7 @@ impl EstimatorClients {
             in_flight: Mutex::default(),
             refreshes: Mutex::default(),
             dialling: Mutex::default(),
+            asked_by_decisions: AtomicU64::default(),
         })
     }
 
@@ -325,6 +330,32 @@ impl EstimatorClients {
         clusters: &[Arc<str>],
         requirements: Option<&ReplicaRequirements>,
     ) -> AccurateEstimates {
+        self.ask(clusters, requirements, true).await
+    }
+
+    /// [`Self::estimates`] ahead of the decisions that will need them (a binding of `requirements` was queued):
+    /// a decision made meanwhile waits for this round rather than starting its own, and one made after finds
+    /// the answers kept. Not counted in [`Self::asked_by_decisions`].
+    pub async fn ask_ahead(
+        self: &Arc<Self>,
+        clusters: &[Arc<str>],
+        requirements: Option<&ReplicaRequirements>,
+    ) -> AccurateEstimates {
+        self.ask(clusters, requirements, false).await
+    }
+
+    /// How many cluster answers decisions have asked for themselves (nothing kept for them): each decision
+    /// that did waited for a round to its estimators.
+    pub fn asked_by_decisions(&self) -> u64 {
+        self.asked_by_decisions.load(Ordering::Relaxed)
+    }
+
+    async fn ask(
+        self: &Arc<Self>,
+        clusters: &[Arc<str>],
+        requirements: Option<&ReplicaRequirements>,
+        decision: bool,
+    ) -> AccurateEstimates {
         let shape = &Shape::of(requirements);
         // One look at the cache for every cluster (a binding asks about all feasible members at once).
         let kept = self.answers.lookup_all(clusters, shape, Instant::now());
@@ -335,6 +366,11 @@ impl EstimatorClients {
             .map(|(cluster, _)| &**cluster)
             .collect();
         self.refresh(&stale, shape, requirements);
+        if decision {
+            let missing = kept.iter().filter(|l| **l == Lookup::Missing).count();
+            self.asked_by_decisions
+                .fetch_add(missing as u64, Ordering::Relaxed);
+        }
         let calls = clusters
             .iter()
             .zip(kept)
@@ -371,11 +407,26 @@ impl EstimatorClients {
                     .or_default(),
             )
         });
-        let turn = match &gate {
-            Some(gate) => Some(Arc::clone(gate).lock_owned().await),
-            None => None,
+        let (turn, waited) = match &gate {
+            Some(gate) => match Arc::clone(gate).try_lock_owned() {
+                Ok(turn) => (Some(turn), false),
+                Err(_) => {
+                    drop(Arc::clone(gate).lock_owned().await);
+                    (None, true)
+                }
+            },
+            None => (None, false),
         };
-        // Answered while this one waited for its turn.
+        if waited {
+            // Another caller was asking: its answer, or its failure, is this caller's too (waiters do not ask
+            // again one after another, each waiting out the timeout).
+            self.release(gate, cluster, shape);
+            return match self.answers.lookup(cluster, shape, Instant::now()) {
+                Lookup::Fresh(kept) | Lookup::Stale(kept) => Some(kept),
+                Lookup::Missing => None,
+            };
+        }
+        // Answered between the look at the cache and this turn.
         if turn.is_some()
             && let Some(kept) = self.answers.get(cluster, shape, Instant::now())
         {
@@ -392,9 +443,15 @@ impl EstimatorClients {
                     .put(cluster, shape, i64::from(answer), Instant::now());
                 Some(i64::from(answer))
             }
-            Ok(_) => None,
+            // Karmada's -1 or no answer: the cluster gets the general estimate alone, so what was kept from
+            // an earlier answer goes (a failed refresh does not keep serving it).
+            Ok(_) => {
+                self.answers.forget(cluster, shape);
+                None
+            }
             Err(err) => {
                 tracing::debug!(%err, "no accurate estimate");
+                self.answers.forget(cluster, shape);
                 None
             }
         }

@@ -12,8 +12,10 @@
 use karmada_scheduler::explain::ANNOTATION_EXPLANATION;
 use karmada_scheduler::patch::SchedulingResult;
 use karmada_scheduler::trigger::ScheduleTrigger;
+use kube::api::DynamicObject;
 use serde_json::{Value, json};
 
+use crate::cluster::status_controller::ANNOTATION_API_LATENCY;
 use crate::runtime::status_write;
 
 /// `schedule_type` label of `karmada_scheduler_schedule_attempts_total` and the e2e histogram. Karmada names
@@ -28,9 +30,9 @@ pub fn schedule_type(trigger: ScheduleTrigger) -> &'static str {
     }
 }
 
-fn ready_status(cluster: &Value) -> Option<&str> {
-    cluster
-        .pointer("/status/conditions")?
+fn ready_status(status: Option<&Value>) -> Option<&str> {
+    status?
+        .get("conditions")?
         .as_array()?
         .iter()
         .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))?
@@ -41,19 +43,40 @@ fn ready_status(cluster: &Value) -> Option<&str> {
 /// Whether a Cluster update can change where bindings go: labels, spec (taints, region, ...), deletion,
 /// readiness, API enablements or the measured API latency (which ClusterLatency filters and scores by; the
 /// status controller rewrites it only when it moves by half). Resource summaries alone (every status
-/// heartbeat) do not requeue.
-pub fn cluster_changed(old: &Value, new: &Value) -> bool {
-    let at = |object: &Value, pointer: &str| object.pointer(pointer).cloned();
-    [
-        "/metadata/labels",
-        "/metadata/deletionTimestamp",
-        "/metadata/annotations/cluster.karmada.io~1api-latency",
-        "/spec",
-        "/status/apiEnablements",
-    ]
-    .iter()
-    .any(|pointer| at(old, pointer) != at(new, pointer))
-        || ready_status(old) != ready_status(new)
+/// heartbeat) do not requeue. Compared in place (nothing serialized or cloned): every member's status write
+/// comes through here.
+pub fn cluster_changed(old: &DynamicObject, new: &DynamicObject) -> bool {
+    old.metadata.labels != new.metadata.labels
+        || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+        || latency(old) != latency(new)
+        || old.data.get("spec") != new.data.get("spec")
+        || status_field(old, "apiEnablements") != status_field(new, "apiEnablements")
+        || ready_status(old.data.get("status")) != ready_status(new.data.get("status"))
+}
+
+fn latency(object: &DynamicObject) -> Option<&String> {
+    object
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ANNOTATION_API_LATENCY))
+}
+
+fn status_field<'a>(object: &'a DynamicObject, field: &str) -> Option<&'a Value> {
+    object
+        .data
+        .get("status")
+        .and_then(|status| status.get(field))
+}
+
+/// Whether a Cluster update changed anything the scheduler reads at all (a write that moved only the
+/// resourceVersion or managedFields did not: its cluster needs no new snapshot).
+pub fn cluster_content_changed(old: &DynamicObject, new: &DynamicObject) -> bool {
+    old.data != new.data
+        || old.metadata.labels != new.metadata.labels
+        || old.metadata.annotations != new.metadata.annotations
+        || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+        || old.metadata.generation != new.metadata.generation
 }
 
 /// The writes for one decision.
@@ -417,6 +440,27 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_write_that_moves_only_its_version_changes_nothing_read() {
+        let cluster =
+            |value: Value| -> DynamicObject { serde_json::from_value(value).expect("cluster") };
+        let at = |version: &str, cpu: &str| {
+            cluster(json!({
+                "metadata": {"name": "a", "resourceVersion": version, "labels": {"region": "eu"},
+                             "managedFields": [{"manager": "status", "operation": "Update",
+                                                "time": format!("2026-01-01T00:00:0{version}Z")}]},
+                "spec": {"taints": []},
+                "status": {"resourceSummary": {"allocatable": {"cpu": cpu}}}
+            }))
+        };
+        assert!(!cluster_content_changed(&at("1", "4"), &at("2", "4")));
+        assert!(cluster_content_changed(&at("1", "4"), &at("2", "8")));
+        assert!(
+            !cluster_changed(&at("1", "4"), &at("2", "8")),
+            "a summary is re-read, nothing requeued"
+        );
+    }
+
+    #[test]
     fn cluster_changes_that_requeue() {
         let base = json!({
             "metadata": {"name": "a", "labels": {"region": "eu"}},
@@ -464,8 +508,15 @@ mod tests {
                 true,
             ),
         ];
+        let object = |value: &Value| -> DynamicObject {
+            serde_json::from_value(value.clone()).expect("cluster")
+        };
         for (name, new, expected) in cases {
-            assert_eq!(cluster_changed(&base, &new), expected, "{name}");
+            assert_eq!(
+                cluster_changed(&object(&base), &object(&new)),
+                expected,
+                "{name}"
+            );
         }
     }
 

@@ -22,14 +22,17 @@
 //! the feasible clusters' estimators are asked before Select, and their answers bound the general estimate.
 //! With the PriorityBasedScheduling gate the queue takes higher `spec.schedulePriority.priority` first.
 //!
-//! Invariants: nothing is scheduled before the caches (bindings, clusters, profiles) hold their first list; the
-//! core is pure and fast (microseconds per binding for tens of clusters), so it runs on the worker itself.
+//! Invariants: nothing is scheduled before the caches (bindings, clusters, profiles) hold their first list and,
+//! with estimators, before the waiting bindings' estimator rounds are answered or timed out
+//! ([`super::ask_ahead`]); the core is pure and fast (microseconds per binding for tens of clusters), so it runs
+//! on the worker itself.
 
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -49,9 +52,10 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::ask_ahead::{AskedKinds, unobserved_kind};
 use super::decision::{
-    binding_writes, cluster_changed, observed_generation_write, schedule_type, scheduler_error,
-    spec_patch, status_patch,
+    binding_writes, cluster_changed, cluster_content_changed, observed_generation_write,
+    schedule_type, scheduler_error, spec_patch, status_patch,
 };
 use super::metrics::{
     EVENT_BINDING_ADD, EVENT_BINDING_UPDATE, EVENT_CLUSTER_CHANGED, EVENT_POLICY_CHANGED,
@@ -170,6 +174,12 @@ struct Runner {
     /// The resourceVersion of each binding as the runner's own spec write left it, until its watch event is
     /// seen: that event reports the placement just made, not a change to schedule for.
     own_writes: OwnWrites<BindingKey, String>,
+    /// Kinds of binding whose estimators were asked ahead lately ([`super::ask_ahead`]).
+    asked_kinds: AskedKinds,
+    /// The rounds asked ahead, owned here.
+    asking: Mutex<tokio::task::JoinSet<()>>,
+    /// The workers run (before, the start asks ahead for every waiting binding itself).
+    working: AtomicBool,
 }
 
 /// Why the runner could not start.
@@ -207,6 +217,9 @@ pub async fn run(
         config,
         metrics,
         profiles,
+        asked_kinds: AskedKinds::default(),
+        asking: Mutex::default(),
+        working: AtomicBool::new(false),
     });
     let mut tasks = tokio::task::JoinSet::new();
     tasks.spawn(runner.queue.clone().run_timers(cancel.clone()));
@@ -242,6 +255,8 @@ pub async fn run(
     tokio::select! {
         () = cancel.cancelled() => {}
         () = synced => {
+            runner.ask_before_start(&cancel).await;
+            runner.working.store(true, Ordering::Release);
             for _ in 0..runner.config.workers.max(1) {
                 tasks.spawn(worker(Arc::clone(&runner), cancel.clone()));
             }
@@ -357,6 +372,9 @@ async fn watch_bindings(
             }
         }
         writer.apply_watcher_event(&event);
+        if runner.working.load(Ordering::Acquire) {
+            runner.spawn_asks(&ready, &cancel);
+        }
         for key in ready {
             let priority = runner.priority_of(&key);
             tokio::select! {
@@ -444,54 +462,70 @@ async fn watch_clusters(
     let reader = writer.as_reader();
     let stream = watcher(api, watcher::Config::default()).default_backoff();
     futures::pin_mut!(stream);
-    // The parsed clusters by name: an event re-parses only the cluster it names, so a status period of N
-    // clusters costs N parses, not N² (every member's status write used to re-parse them all).
-    let mut parsed: BTreeMap<String, ClusterSnapshot> = BTreeMap::new();
     loop {
         let Some(event) = next_event(&mut stream, &cancel, "cluster", &resource.kind).await else {
             return;
         };
-        let requeue = match &event {
+        // Compared with the cached version in place: with many members a status write arrives every few
+        // milliseconds, and most change nothing placement depends on (or nothing at all the scheduler reads).
+        let (requeue, changed) = match &event {
             watcher::Event::Apply(object) => {
                 match reader.get(&ObjectRef::from_obj_with(object, resource.clone())) {
-                    None => true,
-                    Some(old) => match (typed::to_json(&old), typed::to_json(object)) {
-                        (Ok(old), Ok(new)) => cluster_changed(&old, &new),
-                        _ => true,
-                    },
+                    None => (true, true),
+                    Some(old) => (
+                        cluster_changed(&old, object),
+                        cluster_content_changed(&old, object),
+                    ),
                 }
             }
-            watcher::Event::Delete(_) | watcher::Event::InitDone => true,
-            watcher::Event::Init | watcher::Event::InitApply(_) => false,
+            watcher::Event::Delete(_) | watcher::Event::InitDone => (true, true),
+            watcher::Event::Init | watcher::Event::InitApply(_) => (false, false),
         };
         writer.apply_watcher_event(&event);
+        if !changed {
+            continue;
+        }
         match &event {
             watcher::Event::Init | watcher::Event::InitApply(_) => continue,
             watcher::Event::InitDone => {
-                parsed = reader
+                let mut parsed: Vec<ClusterSnapshot> = reader
                     .state()
                     .iter()
                     .filter_map(|object| snapshot_of(object))
-                    .map(|snapshot| (snapshot.name.to_string(), snapshot))
                     .collect();
+                parsed.sort_by(|a, b| a.name.cmp(&b.name));
+                runner.publish_snapshots(|snapshots| *snapshots = parsed);
             }
+            // An event re-parses only the cluster it names, and the published list is updated in place when no
+            // decision holds it (a status period of N clusters costs N parses, not N² parses or N² copies).
             watcher::Event::Apply(object) => {
                 let name = object.metadata.name.clone().unwrap_or_default();
-                match snapshot_of(object) {
-                    Some(snapshot) => parsed.insert(name, snapshot),
-                    None => parsed.remove(&name),
-                };
+                let snapshot = snapshot_of(object);
+                runner.publish_snapshots(|snapshots| {
+                    let at = snapshots.binary_search_by(|s| (*s.name).cmp(name.as_str()));
+                    match (at, snapshot) {
+                        (Ok(i), Some(snapshot)) => snapshots[i] = snapshot,
+                        (Err(i), Some(snapshot)) => snapshots.insert(i, snapshot),
+                        (Ok(i), None) => {
+                            snapshots.remove(i);
+                        }
+                        (Err(_), None) => {}
+                    }
+                });
             }
             watcher::Event::Delete(object) => {
-                parsed.remove(object.metadata.name.as_deref().unwrap_or_default());
+                let name = object.metadata.name.as_deref().unwrap_or_default();
+                runner.publish_snapshots(|snapshots| {
+                    snapshots.retain(|s| &*s.name != name);
+                });
             }
         }
-        runner.publish_snapshots(&parsed);
         if let Some(estimators) = &runner.config.estimators {
             let skip_pull = runner.config.skip_estimators_in_pull_mode;
+            let snapshots = runner.snapshots();
             estimators.connect_ahead(
-                parsed
-                    .values()
+                snapshots
+                    .iter()
                     .filter(|s| !(skip_pull && s.cluster.spec.sync_mode == ClusterSyncMode::Pull))
                     .map(|s| &*s.name),
             );
@@ -651,13 +685,14 @@ impl Runner {
         true
     }
 
-    /// Publishes the clusters for the next decisions (in name order, as the store lists them).
-    fn publish_snapshots(&self, parsed: &BTreeMap<String, ClusterSnapshot>) {
-        let snapshots: Vec<ClusterSnapshot> = parsed.values().cloned().collect();
-        *self
+    /// Publishes the clusters for the next decisions (kept in name order, as the store lists them), changed by
+    /// `change`: in place, unless a decision still holds the list (then on a copy).
+    fn publish_snapshots(&self, change: impl FnOnce(&mut Vec<ClusterSnapshot>)) {
+        let mut snapshots = self
             .snapshots
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = Arc::new(snapshots);
+            .unwrap_or_else(PoisonError::into_inner);
+        change(Arc::make_mut(&mut snapshots));
     }
 
     fn snapshots(&self) -> Arc<Vec<ClusterSnapshot>> {
@@ -774,6 +809,25 @@ impl Runner {
         }
     }
 
+    /// The clusters whose estimators a decision of `request` asks: the feasible ones (less Pull-mode clusters
+    /// with `--disable-scheduler-estimator-in-pull-mode`); `None` when there are none.
+    fn estimator_targets(
+        &self,
+        request: &ScheduleRequest<'_>,
+        framework: &karmada_scheduler::framework::Framework,
+        snapshots: &[ClusterSnapshot],
+    ) -> Option<Vec<Arc<str>>> {
+        let mut candidates = estimator_candidates(framework, request, snapshots).ok()?;
+        if self.config.skip_estimators_in_pull_mode {
+            candidates.retain(|name| {
+                snapshots
+                    .iter()
+                    .any(|s| s.name == *name && s.cluster.spec.sync_mode != ClusterSyncMode::Pull)
+            });
+        }
+        (!candidates.is_empty()).then_some(candidates)
+    }
+
     /// The feasible clusters' estimators' answers (none without `--enable-scheduler-estimator`), and how long
     /// asking took.
     async fn accurate_estimates(
@@ -789,24 +843,160 @@ impl Runner {
             return (None, Duration::ZERO);
         };
         let started = Instant::now();
-        let mut candidates = match estimator_candidates(framework, request, snapshots) {
-            Ok(candidates) => candidates,
-            Err(_) => return (None, Duration::ZERO),
-        };
-        if candidates.is_empty() {
+        let Some(candidates) = self.estimator_targets(request, framework, snapshots) else {
             return (None, Duration::ZERO);
-        }
-        if self.config.skip_estimators_in_pull_mode {
-            candidates.retain(|name| {
-                snapshots
-                    .iter()
-                    .any(|s| s.name == *name && s.cluster.spec.sync_mode != ClusterSyncMode::Pull)
-            });
-        }
+        };
         let answers = estimators
             .estimates(&candidates, request.spec.replica_requirements.as_ref())
             .await;
         (Some(answers), started.elapsed())
+    }
+
+    /// The rounds to ask ahead for the queued `keys` ([`super::ask_ahead`]): one per kind of binding not asked
+    /// about within the answers' ttl, for bindings whose spec the scheduler has not observed.
+    fn ask_ahead(&self, keys: &[BindingKey]) -> Vec<futures::future::BoxFuture<'static, ()>> {
+        let Some(estimators) = &self.config.estimators else {
+            return Vec::new();
+        };
+        let ttl = estimators.config().cache_ttl;
+        let snapshots = self.snapshots();
+        if ttl.is_zero() || snapshots.is_empty() {
+            return Vec::new();
+        }
+        let now = Instant::now();
+        let mut rounds = Vec::new();
+        for key in keys {
+            let store = if key.cluster_scoped {
+                &self.cluster_bindings
+            } else {
+                &self.bindings
+            };
+            let namespace = (!key.cluster_scoped).then_some(key.namespace.as_str());
+            let Some(object) = store.get_named(namespace, &key.name) else {
+                continue;
+            };
+            let Some(kind) = unobserved_kind(&object) else {
+                continue;
+            };
+            if !self.asked_kinds.claim(kind, now, ttl) {
+                continue;
+            }
+            match self.ask_targets(key, &object, &snapshots) {
+                Some((clusters, requirements)) => {
+                    let estimators = Arc::clone(estimators);
+                    rounds.push(Box::pin(async move {
+                        estimators.ask_ahead(&clusters, requirements.as_ref()).await;
+                    })
+                        as futures::future::BoxFuture<'static, ()>);
+                }
+                None => self.asked_kinds.unclaim(kind),
+            }
+        }
+        rounds
+    }
+
+    /// The clusters a decision of the binding would ask, and its replica requirements; `None` when it would
+    /// ask none (not this scheduler's, nothing to schedule, no feasible cluster).
+    fn ask_targets(
+        &self,
+        key: &BindingKey,
+        object: &CompactObject,
+        snapshots: &[ClusterSnapshot],
+    ) -> Option<(Vec<Arc<str>>, Option<karmada_api::ReplicaRequirements>)> {
+        let binding = super::view::read(object, &binding_resource(key.cluster_scoped)).ok()?;
+        let wanted = if binding.spec.scheduler_name.is_empty() {
+            DEFAULT_SCHEDULER_NAME
+        } else {
+            binding.spec.scheduler_name.as_str()
+        };
+        let Some(Choice::Run(framework)) = self.profiles.choose(wanted) else {
+            return None;
+        };
+        if !served_by(&binding.metadata, &binding.spec, wanted) {
+            return None;
+        }
+        let terminating = |name: &str| snapshots.iter().any(|s| &*s.name == name && s.deleting());
+        let trigger = schedule_trigger(
+            &binding.metadata,
+            &binding.spec,
+            binding.status.as_ref(),
+            terminating,
+        )?;
+        let placement = binding.spec.placement.clone().unwrap_or_default();
+        let prepared = prepare(&placement, "spec.placement").ok()?;
+        let request = ScheduleRequest {
+            spec: &binding.spec,
+            placement: &placement,
+            prepared: &prepared,
+            workload: None,
+            observed_affinity: binding
+                .status
+                .as_ref()
+                .map(|s| s.scheduler_observed_affinity_name.as_str())
+                .filter(|name| !name.is_empty()),
+            fresh: trigger == ScheduleTrigger::FreshSchedule,
+            keep_empty: self.config.enable_empty_workload_propagation,
+            scheduler_name: wanted,
+            accurate: None,
+        };
+        let clusters = self.estimator_targets(&request, &framework, snapshots)?;
+        Some((clusters, binding.spec.replica_requirements.clone()))
+    }
+
+    /// Asks ahead for `keys` in the background (the runner owns the rounds).
+    fn spawn_asks(&self, keys: &[BindingKey], cancel: &CancellationToken) {
+        let rounds = self.ask_ahead(keys);
+        if rounds.is_empty() {
+            return;
+        }
+        let mut asking = self.asking.lock().unwrap_or_else(PoisonError::into_inner);
+        while asking.try_join_next().is_some() {}
+        for round in rounds {
+            let cancel = cancel.clone();
+            asking.spawn(async move {
+                tokio::select! {
+                    () = cancel.cancelled() => {}
+                    () = round => {}
+                }
+            });
+        }
+    }
+
+    /// Before the workers start: asks ahead for every binding waiting, and waits for the answers (each call is
+    /// bounded by `--scheduler-estimator-timeout`, and so is the whole), so that the first decisions, taken all
+    /// at once by the workers, find them kept instead of each waiting for a round.
+    async fn ask_before_start(&self, cancel: &CancellationToken) {
+        let Some(estimators) = &self.config.estimators else {
+            return;
+        };
+        let mut keys: Vec<BindingKey> = self
+            .bindings
+            .state()
+            .iter()
+            .map(|b| key_of(b, false))
+            .collect();
+        keys.extend(
+            self.cluster_bindings
+                .state()
+                .iter()
+                .map(|b| key_of(b, true)),
+        );
+        let rounds = self.ask_ahead(&keys);
+        if rounds.is_empty() {
+            return;
+        }
+        let started = Instant::now();
+        let count = rounds.len();
+        let bound = estimators.config().timeout;
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            _ = tokio::time::timeout(bound, futures::future::join_all(rounds)) => {}
+        }
+        tracing::info!(
+            rounds = count,
+            elapsed = ?started.elapsed(),
+            "asked the estimators about the waiting bindings before the first decisions"
+        );
     }
 
     #[allow(clippy::too_many_arguments)]

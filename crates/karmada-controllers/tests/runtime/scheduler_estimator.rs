@@ -89,12 +89,23 @@ async fn summary(cp: &ControlPlane, cluster: &str, allocated_cpu: &str) {
 
 /// A Deployment `name` in `apps` of `replicas` replicas of 2 cpu, and a policy placing it by `placement`.
 async fn workload_placed(cp: &ControlPlane, name: &str, replicas: i64, placement: Value) {
+    workload_requesting(cp, name, replicas, placement, "2").await;
+}
+
+/// [`workload_placed`] with replicas requesting `cpu`.
+async fn workload_requesting(
+    cp: &ControlPlane,
+    name: &str,
+    replicas: i64,
+    placement: Value,
+    cpu: &str,
+) {
     let mut deploy = fixture("seed-001/nginx-deploy.yaml");
     deploy["metadata"]["name"] = json!(name);
     deploy["metadata"]["namespace"] = json!("apps");
     deploy["spec"]["replicas"] = json!(replicas);
     deploy["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] =
-        json!({"cpu": "2"});
+        json!({"cpu": cpu});
     cp.create("deployments", deploy).await;
     cp.create(
         "propagationpolicies",
@@ -526,4 +537,149 @@ async fn estimators_are_dialled_when_their_clusters_appear() {
         matches!(accepted, Ok(Ok(_))),
         "the estimator was not dialled ahead: {accepted:?}"
     );
+}
+
+/// MaxAvailableReplicas requests an estimator registered in `registry` has answered.
+fn max_available_requests(registry: &Registry) -> u64 {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).expect("encode");
+    text.lines()
+        .find(|l| {
+            l.starts_with("karmada_scheduler_estimator_estimating_request_total")
+                && l.contains("type=\"MaxAvailableReplicas\"")
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0)
+}
+
+/// A Deployment of 2 replicas requesting `cpu`, divided over every member by available replicas.
+async fn sized_workload(cp: &ControlPlane, name: &str, cpu: &str) {
+    let placement = json!({"replicaScheduling": {"replicaSchedulingType": "Divided",
+        "replicaDivisionPreference": "Weighted",
+        "weightPreference": {"dynamicWeight": "AvailableReplicas"}}});
+    workload_requesting(cp, name, 2, placement, cpu).await;
+}
+
+#[tokio::test]
+async fn bindings_waiting_at_the_start_are_asked_ahead_not_by_their_decisions() {
+    let cp = ControlPlane::start().await;
+    let (one, two) = (member("one").await, member("two").await);
+    cp.join(&one).await;
+    cp.join(&two).await;
+    summary(&cp, "one", "0").await;
+    summary(&cp, "two", "0").await;
+    let estimators = CancellationToken::new();
+    let (mut first, mut second) = (Registry::default(), Registry::default());
+    let addresses = HashMap::from([
+        (
+            "one".to_string(),
+            start_estimator_with(&one, EstimatorMetrics::register(&mut first), &estimators).await,
+        ),
+        (
+            "two".to_string(),
+            start_estimator_with(&two, EstimatorMetrics::register(&mut second), &estimators).await,
+        ),
+    ]);
+    let requests = || max_available_requests(&first) + max_available_requests(&second);
+    start_detector(&cp, DetectorConfig::default());
+    namespace(&cp, "apps").await;
+    // Four bindings of two requirement shapes wait before the scheduler starts.
+    let names: Vec<String> = (0..4).map(|i| format!("waiting-{i}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        sized_workload(&cp, name, if i % 2 == 0 { "500m" } else { "1" }).await;
+    }
+    for name in &names {
+        support::eventually(
+            &format!("{name}'s binding has its requirements"),
+            || async {
+                let b = get_binding(&cp, "apps", &format!("{name}-deployment")).await?;
+                let cpu = if name.ends_with(['0', '2']) {
+                    "500m"
+                } else {
+                    "1"
+                };
+                (b["spec"]["replicaRequirements"]["resourceRequest"]["cpu"] == cpu).then_some(())
+            },
+        )
+        .await;
+    }
+    let clients = EstimatorClients::fixed(
+        addresses,
+        EstimatorClientConfig {
+            cache_ttl: std::time::Duration::from_secs(600),
+            ..EstimatorClientConfig::default()
+        },
+    );
+    start(
+        &cp,
+        SchedulerConfig {
+            estimators: Some(std::sync::Arc::clone(&clients)),
+            ..SchedulerConfig::default()
+        },
+        cp.cancel.child_token(),
+    );
+    for name in &names {
+        scheduled(&cp, &format!("{name}-deployment")).await;
+    }
+    assert_eq!(
+        clients.asked_by_decisions(),
+        0,
+        "every decision found its answers asked ahead"
+    );
+    assert_eq!(requests(), 4, "each member asked once per shape");
+
+    // A shape first seen after the start: asked ahead when its binding is queued, and its decision waits for
+    // that round rather than starting another.
+    sized_workload(&cp, "later", "2").await;
+    let binding = scheduled(&cp, "later-deployment").await;
+    assert_eq!(
+        binding["spec"]["replicaRequirements"]["resourceRequest"]["cpu"], "2",
+        "{binding}"
+    );
+    assert_eq!(requests(), 6, "one more call per member for the new shape");
+    estimators.cancel();
+}
+
+#[tokio::test]
+async fn a_refresh_that_fails_leaves_the_general_estimate_alone() {
+    let small = member("small").await;
+    let estimator = CancellationToken::new();
+    let address = start_estimator(&small, &estimator).await;
+    let clients = EstimatorClients::fixed(
+        HashMap::from([("small".to_string(), address)]),
+        EstimatorClientConfig {
+            cache_ttl: std::time::Duration::from_secs(600),
+            timeout: std::time::Duration::from_secs(1),
+            ..EstimatorClientConfig::default()
+        },
+    );
+    let requirements: karmada_api::ReplicaRequirements =
+        serde_json::from_value(json!({"resourceRequest": {"cpu": "2"}})).expect("requirements");
+    let clusters: [Arc<str>; 1] = [Arc::from("small")];
+    let answer = clients.estimates(&clusters, Some(&requirements)).await;
+    assert_eq!(answer.get("small"), Some(&4));
+    estimator.cancel();
+    support::eventually("the estimator stopped answering", || async {
+        clients
+            .max_available_replicas("small", Some(&requirements))
+            .await
+            .is_err()
+            .then_some(())
+    })
+    .await;
+    // Room freed: the kept answer is served while its refresh is asked for, and the refresh fails. The answer
+    // kept (for 600 s otherwise) goes, and the member is left to the general estimate, as Karmada does for an
+    // estimator that does not answer.
+    clients.assume("small", Some(&requirements), -1);
+    let served = clients.estimates(&clusters, Some(&requirements)).await;
+    assert_eq!(served.get("small"), Some(&4), "served while refreshed");
+    support::eventually("the failed refresh dropped the kept answer", || async {
+        clients
+            .estimates(&clusters, Some(&requirements))
+            .await
+            .is_empty()
+            .then_some(())
+    })
+    .await;
 }
