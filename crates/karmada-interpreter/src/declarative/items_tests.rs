@@ -62,3 +62,52 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// The VM keeps the keys and texts of the last status built; items built after others (of other fields,
+    /// other texts) still match their JSON form.
+    #[test]
+    fn items_built_after_others_in_one_vm_match_their_json_form(
+        earlier in prop::collection::vec(item(), 0..4),
+        items in prop::collection::vec(item(), 0..4),
+    ) {
+        let as_json = serde_json::to_value(&items).expect("items serialize");
+        let lua = Lua::new();
+        let eager = eager_to_lua(&lua, &as_json)
+            .and_then(|v| eager_from_lua(&lua, v))
+            .map_err(|e| e.to_string());
+        let lua = Lua::new();
+        status_items(&lua, &earlier).expect("earlier items");
+        let direct = status_items(&lua, &items)
+            .and_then(|v| from_lua(&lua, v))
+            .map_err(|e| e.to_string());
+        prop_assert_eq!(&direct, &eager, "after {:?}", earlier);
+    }
+}
+
+#[test]
+fn members_reporting_the_same_fields_with_other_texts_keep_their_own() {
+    let items: Vec<AggregatedStatusItem> = ["a", "b", "a"]
+        .iter()
+        .enumerate()
+        .map(|(i, revision)| AggregatedStatusItem {
+            cluster_name: format!("member{i}"),
+            status: Some(
+                serde_json::json!({"replicas": i, "updateRevision": revision, "ready": true}),
+            ),
+            applied: true,
+            ..AggregatedStatusItem::default()
+        })
+        .collect();
+    let lua = Lua::new();
+    let list = status_items(&lua, &items).expect("items");
+    let revisions = run(
+        &lua,
+        "local out = {} for i, item in ipairs(obj) do out[i] = item.status.updateRevision .. item.status.replicas end return out",
+        list,
+    )
+    .and_then(|v| from_lua(&lua, v))
+    .expect("script");
+    assert_eq!(revisions, serde_json::json!(["a0", "b1", "a2"]));
+}

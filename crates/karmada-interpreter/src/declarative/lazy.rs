@@ -26,6 +26,11 @@ fn is_scalar(value: &Value) -> bool {
     !matches!(value, Value::Array(_) | Value::Object(_))
 }
 
+/// Whether `map` crosses whole rather than as a proxy: a small object of scalars.
+pub(super) fn is_small(map: &Map<String, Value>) -> bool {
+    map.len() <= EAGER_FIELDS && map.values().all(is_scalar)
+}
+
 /// Nesting deeper than this is refused (a table that contains itself would never end).
 const MAX_DEPTH: usize = 128;
 
@@ -73,14 +78,14 @@ impl Node {
 }
 
 /// What one VM keeps for its proxies.
-struct Context {
+pub(super) struct Context {
     /// proxy table → its [`Node`] (weak keys: a proxy nobody holds is collected with its entry).
     nodes: Table,
     proxy_metatable: Table,
     array_metatable: Table,
 }
 
-fn context(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, Context>> {
+pub(super) fn context(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, Context>> {
     if let Some(context) = lua.app_data_ref::<Context>() {
         return Ok(context);
     }
@@ -267,7 +272,7 @@ fn convert(lua: &Lua, json: &Value, node: &dyn Fn() -> Node) -> mlua::Result<Lua
         }
         // A small object of scalars is cheaper whole than through a proxy (one callback per field read, and
         // another for each absent field asked about).
-        Value::Object(map) if map.len() <= EAGER_FIELDS && map.values().all(is_scalar) => {
+        Value::Object(map) if is_small(map) => {
             // One call for the whole table: keys and values pushed straight, no per-field round trip.
             let fields = map
                 .iter()
