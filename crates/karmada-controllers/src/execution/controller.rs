@@ -112,6 +112,19 @@ struct Context {
     rechecks: Rechecks,
 }
 
+impl Context {
+    /// Applies manifests to `member`, the client of the cluster `cluster_name`.
+    fn applier<'a>(&'a self, cluster_name: &'a str, member: &'a kube::Client) -> MemberApplier<'a> {
+        MemberApplier {
+            cluster: cluster_name,
+            member,
+            resources: &self.resources,
+            interpreter: &self.config.interpreter,
+            settled: &self.settled,
+        }
+    }
+}
+
 type Reconciling = Pin<Box<dyn Future<Output = Result<Action, ControllerError>> + Send>>;
 
 /// Runs until `cancel` fires.
@@ -482,13 +495,7 @@ async fn apply_manifests(
         Ok(member) => member,
         Err(err) => return Applying::Refused(err.to_string()),
     };
-    let applier = MemberApplier {
-        cluster: cluster_name,
-        member: &member,
-        resources: &ctx.resources,
-        interpreter: &ctx.config.interpreter,
-        settled: &ctx.settled,
-    };
+    let applier = ctx.applier(cluster_name, &member);
     let mut outcomes = Vec::new();
     let attempt = Instant::now();
     for manifest in &work.spec.workload.manifests {
@@ -652,13 +659,7 @@ async fn clean_member(
         .client(cluster)
         .await
         .map_err(|e| ApplyError::Failed(e.to_string()))?;
-    let applier = MemberApplier {
-        cluster: cluster_name,
-        member: &member,
-        resources: &ctx.resources,
-        interpreter: &ctx.config.interpreter,
-        settled: &ctx.settled,
-    };
+    let applier = ctx.applier(cluster_name, &member);
     let preserve = work.spec.preserve_resources_on_deletion == Some(true);
     for manifest in &work.spec.workload.manifests {
         if preserve {

@@ -658,8 +658,8 @@ impl Runner {
         }
     }
 
-    /// Queues every binding (a cluster or profile changed); `false` once `cancel` fires.
-    async fn requeue_all(&self, event: &str, cancel: &CancellationToken) -> bool {
+    /// Every ResourceBinding and ClusterResourceBinding the caches hold.
+    fn all_keys(&self) -> Vec<BindingKey> {
         let mut keys: Vec<BindingKey> = self
             .bindings
             .state()
@@ -672,7 +672,12 @@ impl Runner {
                 .iter()
                 .map(|b| key_of(b, true)),
         );
-        for key in keys {
+        keys
+    }
+
+    /// Queues every binding (a cluster or profile changed); `false` once `cancel` fires.
+    async fn requeue_all(&self, event: &str, cancel: &CancellationToken) -> bool {
+        for key in self.all_keys() {
             // A change is news: retry failed bindings now rather than after their backoff.
             self.backoff.forget(&key);
             self.metrics.incoming(event);
@@ -969,18 +974,7 @@ impl Runner {
         let Some(estimators) = &self.config.estimators else {
             return;
         };
-        let mut keys: Vec<BindingKey> = self
-            .bindings
-            .state()
-            .iter()
-            .map(|b| key_of(b, false))
-            .collect();
-        keys.extend(
-            self.cluster_bindings
-                .state()
-                .iter()
-                .map(|b| key_of(b, true)),
-        );
+        let keys = self.all_keys();
         let rounds = self.ask_ahead(&keys);
         if rounds.is_empty() {
             return;
