@@ -9,6 +9,7 @@
 
 // Tests may run long (a scenario reads top to bottom); product functions may not (workspace lints).
 #![cfg_attr(test, allow(clippy::too_many_lines))]
+#![warn(clippy::print_stdout)]
 
 pub mod api;
 pub mod assets;
