@@ -435,18 +435,7 @@ async fn bindings_decided_together_ask_an_estimator_once() {
     let metrics = EstimatorMetrics::register(&mut registry);
     let estimators = CancellationToken::new();
     let address = start_estimator_with(&small, metrics, &estimators).await;
-    let requests = || {
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
-        text.lines()
-            .find(|l| {
-                l.starts_with("karmada_scheduler_estimator_estimating_request_total")
-                    && l.contains("type=\"MaxAvailableReplicas\"")
-            })
-            .and_then(|l| l.rsplit(' ').next())
-            .and_then(|n| n.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
+    let requests = || max_available_requests(&registry);
     let requirements: karmada_api::ReplicaRequirements =
         serde_json::from_value(json!({"resourceRequest": {"cpu": "2"}})).expect("requirements");
     let clusters: [Arc<str>; 1] = [Arc::from("small")];
