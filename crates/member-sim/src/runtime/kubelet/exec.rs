@@ -28,6 +28,13 @@ const ERROR: u8 = 3;
 /// v5: the client will send no more on the channel in the next byte.
 const CLOSE: u8 = 255;
 
+/// How long a container runtime takes to start an exec'd process before it can print. The
+/// delay is load-bearing: client-go's WebSocket executor starts its reader before it creates
+/// the stream pipes, and drops a message for a stream it has not created yet ("Unknown stream
+/// id"). A real runtime's start-up latency hides that race; answering instantly exposes it
+/// on a loaded machine.
+const EXEC_START: std::time::Duration = std::time::Duration::from_millis(200);
+
 const V5: &str = "v5.channel.k8s.io";
 const V4: &str = "v4.channel.k8s.io";
 
@@ -212,11 +219,17 @@ impl Session {
     }
 
     async fn exec(mut self, argv: Vec<String>, view: Container) {
-        if self.streams.stdin && self.streams.tty && shell::reads_stdin(&argv) {
+        let reads_stdin = self.streams.stdin && shell::reads_stdin(&argv);
+        if !reads_stdin || self.streams.tty {
+            // Nothing arrives from the client before the first output: give it the runtime's
+            // start-up time to set up its streams (see EXEC_START).
+            tokio::time::sleep(EXEC_START).await;
+        }
+        if reads_stdin && self.streams.tty {
             return self.interactive(argv, view).await;
         }
         let mut stdin = Vec::new();
-        if self.streams.stdin && shell::reads_stdin(&argv) {
+        if reads_stdin {
             loop {
                 match self.next().await {
                     Incoming::Stdin(bytes) => stdin.extend_from_slice(&bytes),
