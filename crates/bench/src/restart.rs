@@ -204,6 +204,25 @@ fn steady(queues: &BTreeMap<String, Queue>, workloads: u32, members: u32) -> boo
             .all(|q| q.depth == 0.0 && q.unfinished == 0.0)
 }
 
+/// What brought bindings to the scheduler's queue, by event (`karmada_scheduler_queue_incoming_bindings_total`):
+/// a restart should take each binding once, not again for every Cluster write it sees.
+fn incoming_bindings(metrics: &str) -> String {
+    let prefix = "karmada_scheduler_queue_incoming_bindings_total{event=\"";
+    let counts: Vec<String> = metrics
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix(prefix)?;
+            let (event, value) = rest.split_once("\"} ")?;
+            Some(format!("{event} {}", value.trim()))
+        })
+        .collect();
+    if counts.is_empty() {
+        "none".into()
+    } else {
+        counts.join(", ")
+    }
+}
+
 /// The metrics address a restarted component published.
 async fn published(path: &Path) -> anyhow::Result<SocketAddr> {
     wait_for_file(path, "a component's metrics address", RESTART_TIMEOUT).await?;
@@ -338,6 +357,16 @@ async fn measure_on(federation: &mut Federation, args: &Args) -> anyhow::Result<
     ];
     let (steady_at, steady_queues) = wait_steady(&addresses, workloads, members).await?;
     let to_steady = steady_at.saturating_duration_since(spawned);
+    let scheduler_incoming = incoming_bindings(&scrape_metrics(addresses[1]).await?);
+    let every_queue = steady_queues
+        .iter()
+        .map(|(name, q)| format!("{name} {:.0}", q.adds))
+        .collect::<Vec<_>>()
+        .join(", ");
+    progress(
+        &setup,
+        &format!("items taken by every queue: {every_queue}"),
+    );
     let cpu_at_steady = federation.cpu_seconds();
     let rss_at_steady = federation.rss_each();
     settle(federation, quiet).await?;
@@ -402,7 +431,8 @@ async fn measure_on(federation: &mut Federation, args: &Args) -> anyhow::Result<
             target: "≤ 30 s (Karmada: about 5 minutes)".into(),
             note: format!(
                 "from the new processes' spawn until every template, binding and Work was reconciled and every \
-                 queue empty (items taken: {queue_detail}); CPU until then {cpu_detail}; RSS then {} MiB",
+                 queue empty (items taken: {queue_detail}; scheduler's queue took {scheduler_incoming}); CPU until \
+                 then {cpu_detail}; RSS then {} MiB",
                 rss_detail(&rss_at_steady)
             ),
         },
@@ -486,6 +516,21 @@ workqueue_depth{name=\"execution-controller\",controller=\"execution-controller\
 workqueue_adds_total{name=\"execution-controller\",controller=\"execution-controller\"} 30
 workqueue_depth{name=\"work-status-controller\",controller=\"work-status-controller\",priority=\"\"} 2
 ";
+
+    #[test]
+    fn the_schedulers_incoming_bindings_are_listed_by_event() {
+        let metrics = "\
+# TYPE karmada_scheduler_queue_incoming_bindings_total counter
+karmada_scheduler_queue_incoming_bindings_total{event=\"BindingAdd\"} 10000
+karmada_scheduler_queue_incoming_bindings_total{event=\"ClusterChanged\"} 30000
+karmada_scheduler_schedule_attempts_total{result=\"scheduled\",schedule_type=\"ReconcileSchedule\"} 40000
+";
+        assert_eq!(
+            incoming_bindings(metrics),
+            "BindingAdd 10000, ClusterChanged 30000"
+        );
+        assert_eq!(incoming_bindings(METRICS), "none");
+    }
 
     #[test]
     fn steady_needs_every_owned_object_taken_and_every_queue_empty() {

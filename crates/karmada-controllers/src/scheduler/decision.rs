@@ -41,14 +41,14 @@ fn ready_status(status: Option<&Value>) -> Option<&str> {
 }
 
 /// Whether a Cluster update can change where bindings go: labels, spec (taints, region, ...), deletion,
-/// readiness, API enablements or the measured API latency (which ClusterLatency filters and scores by; the
-/// status controller rewrites it only when it moves by half). Resource summaries alone (every status
-/// heartbeat) do not requeue. Compared in place (nothing serialized or cloned): every member's status write
-/// comes through here.
-pub fn cluster_changed(old: &DynamicObject, new: &DynamicObject) -> bool {
+/// readiness, API enablements, or the measured API latency when `latency_read` (a plugin in use, such as
+/// ClusterLatency, filters and scores by it; the status controller rewrites it only when it moves by half).
+/// Resource summaries alone (every status heartbeat) do not requeue. Compared in place (nothing serialized or
+/// cloned): every member's status write comes through here.
+pub fn cluster_changed(old: &DynamicObject, new: &DynamicObject, latency_read: bool) -> bool {
     old.metadata.labels != new.metadata.labels
         || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
-        || latency(old) != latency(new)
+        || (latency_read && latency(old) != latency(new))
         || old.data.get("spec") != new.data.get("spec")
         || status_field(old, "apiEnablements") != status_field(new, "apiEnablements")
         || ready_status(old.data.get("status")) != ready_status(new.data.get("status"))
@@ -455,7 +455,7 @@ mod tests {
         assert!(!cluster_content_changed(&at("1", "4"), &at("2", "4")));
         assert!(cluster_content_changed(&at("1", "4"), &at("2", "8")));
         assert!(
-            !cluster_changed(&at("1", "4"), &at("2", "8")),
+            !cluster_changed(&at("1", "4"), &at("2", "8"), true),
             "a summary is re-read, nothing requeued"
         );
     }
@@ -512,12 +512,31 @@ mod tests {
             serde_json::from_value(value.clone()).expect("cluster")
         };
         for (name, new, expected) in cases {
-            assert_eq!(
-                cluster_changed(&object(&base), &object(&new)),
-                expected,
-                "{name}"
-            );
+            for latency_read in [false, true] {
+                assert_eq!(
+                    cluster_changed(&object(&base), &object(&new), latency_read),
+                    expected,
+                    "{name}"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn a_latency_change_requeues_only_when_a_plugin_reads_it() {
+        let at = |latency: &str| -> DynamicObject {
+            serde_json::from_value(json!({
+                "metadata": {"name": "a", "annotations": {ANNOTATION_API_LATENCY: latency}},
+                "spec": {},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]}
+            }))
+            .expect("cluster")
+        };
+        assert!(cluster_changed(&at("3ms"), &at("40ms"), true));
+        assert!(
+            !cluster_changed(&at("3ms"), &at("40ms"), false),
+            "no framework in use reads the latency: nothing to requeue"
+        );
     }
 
     #[test]

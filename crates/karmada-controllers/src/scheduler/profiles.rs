@@ -103,6 +103,18 @@ impl Profiles {
     }
 
     /// The plugin set for bindings naming `scheduler_name`, or `None` when this scheduler does not serve it.
+    /// Whether the default plugin set or any live profile runs the plugin named `plugin`.
+    pub fn any_runs(&self, plugin: &str) -> bool {
+        let runs = |framework: &Framework| framework.plugins.iter().any(|p| &*p.name == plugin);
+        runs(&self.default)
+            || self
+                .by_name
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .values()
+                .any(|built| built.as_ref().is_ok_and(|framework| runs(framework)))
+    }
+
     pub fn choose(&self, scheduler_name: &str) -> Option<Choice> {
         let profiles = self.by_name.read().unwrap_or_else(PoisonError::into_inner);
         match profiles.get(scheduler_name) {
@@ -158,11 +170,19 @@ mod tests {
             "not served before the profile exists"
         );
 
+        assert!(
+            !profiles.any_runs("ClusterLatency"),
+            "opt-in: not in the default set"
+        );
         profiles.apply(&profile(
             "latency-sensitive",
             1,
             json!({"plugins": {"schedule": {"enabled": [{"name": "ClusterLatency"}]}}}),
         ));
+        assert!(
+            profiles.any_runs("ClusterLatency"),
+            "a live profile runs it"
+        );
         let Some(Choice::Run(framework)) = profiles.choose("latency-sensitive") else {
             panic!("the profile runs");
         };

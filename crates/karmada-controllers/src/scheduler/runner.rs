@@ -37,6 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use karmada_api::{Cluster, ClusterSyncMode, ResourceBinding};
+use karmada_scheduler::custom::clusterlatency;
 use karmada_scheduler::framework::DEFAULT_SCHEDULER_NAME;
 use karmada_scheduler::patch::scheduling_result;
 use karmada_scheduler::placement::prepare;
@@ -473,7 +474,11 @@ async fn watch_clusters(
                 match reader.get(&ObjectRef::from_obj_with(object, resource.clone())) {
                     None => (true, true),
                     Some(old) => (
-                        cluster_changed(&old, object),
+                        cluster_changed(
+                            &old,
+                            object,
+                            runner.profiles.any_runs(clusterlatency::NAME),
+                        ),
                         cluster_content_changed(&old, object),
                     ),
                 }
