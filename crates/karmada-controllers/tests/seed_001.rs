@@ -90,9 +90,9 @@ fn seed_001_end_to_end_through_the_pure_cores() {
     let binding: ResourceBinding = serde_json::from_value(binding_json).expect("binding");
 
     // Binding controller core: one Work per cluster.
-    let clusters: Vec<Cluster> = clusters_json
+    let clusters: Vec<std::sync::Arc<Cluster>> = clusters_json
         .iter()
-        .map(|c| serde_json::from_value(c.clone()).expect("cluster"))
+        .map(|c| std::sync::Arc::new(serde_json::from_value(c.clone()).expect("cluster")))
         .collect();
     let works = desired_works(WorkInput {
         scope: BindingScope::Namespaced,

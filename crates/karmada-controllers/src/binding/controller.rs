@@ -116,6 +116,9 @@ struct Context {
     override_policies: Cache,
     cluster_override_policies: Cache,
     clusters: Cache,
+    /// The clusters in typed form, converted once per resourceVersion: every render reads all of them, and a
+    /// Cluster's status makes it large.
+    typed_clusters: typed::TypedMemo<karmada_api::Cluster>,
     templates: TemplateReader,
     backoff: Backoffs<(bool, String, String)>,
     cancel: CancellationToken,
@@ -217,6 +220,7 @@ pub async fn run(client: kube::Client, config: BindingConfig, cancel: Cancellati
         override_policies,
         cluster_override_policies,
         clusters,
+        typed_clusters: typed::TypedMemo::default(),
         templates: TemplateReader::new(client.clone(), config.informers.clone()),
         backoff: Backoffs::new(Duration::from_secs(60)),
         cancel: cancel.clone(),

@@ -53,7 +53,7 @@ pub struct WorkInput<'a> {
     /// The resource template the binding refers to.
     pub template: &'a Value,
     /// Member clusters by name (target clusters must be among them, for override targeting).
-    pub clusters: &'a [Cluster],
+    pub clusters: &'a [std::sync::Arc<Cluster>],
     pub cluster_override_policies: &'a [ClusterOverridePolicy],
     pub override_policies: &'a [OverridePolicy],
     pub interpreter: &'a Interpreter,

@@ -8,9 +8,11 @@ use serde_json::json;
 
 use super::*;
 
-fn cluster(name: &str) -> Cluster {
-    serde_json::from_value(json!({"metadata": {"name": name}, "spec": {"syncMode": "Push"}}))
-        .expect("cluster")
+fn cluster(name: &str) -> std::sync::Arc<Cluster> {
+    std::sync::Arc::new(
+        serde_json::from_value(json!({"metadata": {"name": name}, "spec": {"syncMode": "Push"}}))
+            .expect("cluster"),
+    )
 }
 
 fn seed_template() -> Value {

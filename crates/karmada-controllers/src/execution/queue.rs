@@ -130,21 +130,12 @@ pub fn spec_changes(
 }
 
 /// What makes an object worth reconciling again: its spec and metadata, not its status. The spec is hashed as
-/// text, without decoding it.
+/// text, without decoding it, once per event object ([`CompactObject::spec_hash`]).
 pub fn spec_and_metadata(object: &CompactObject) -> Option<u64> {
-    #[derive(serde::Deserialize)]
-    struct SpecText<'a> {
-        #[serde(borrow)]
-        spec: Option<&'a serde_json::value::RawValue>,
-    }
-    let json = object.json().unwrap_or_default();
-    let spec = serde_json::from_str::<SpecText<'_>>(&json)
-        .ok()
-        .and_then(|s| s.spec.map(serde_json::value::RawValue::get));
     let mut hasher = std::hash::DefaultHasher::new();
     let metadata = object.metadata();
     (
-        spec,
+        object.spec_hash(),
         &metadata.generation,
         &metadata
             .deletion_timestamp

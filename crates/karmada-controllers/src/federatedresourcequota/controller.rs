@@ -110,24 +110,28 @@ pub async fn run(client: kube::Client, cancel: CancellationToken) {
         ),
     )
     .boxed();
+    // Only the namespace of a binding event is read: its metadata is all that is decoded.
     let binding_events = watcher(
-        resources::all(&client, &resources::resource_binding()),
+        resources::all_metadata(&client, &resources::resource_binding()),
         watcher::Config::default(),
     )
+    .map(|event| {
+        event.map(|event| {
+            Source::Binding(match event {
+                watcher::Event::Apply(binding) | watcher::Event::Delete(binding) => {
+                    binding.metadata.namespace
+                }
+                // A relist may hide anything: treat it as a change everywhere.
+                _ => None,
+            })
+        })
+    })
     .boxed();
     let changes = stream::select_all([
         tagged(quota_events, |_| Source::Quota),
         tagged(cluster_events, |_| Source::Cluster),
         tagged(work_events, |_| Source::QuotaWork),
-        tagged(binding_events, |event| {
-            Source::Binding(match event {
-                watcher::Event::Apply(binding) | watcher::Event::Delete(binding) => {
-                    binding.metadata.namespace.clone()
-                }
-                // A relist may hide anything: treat it as a change everywhere.
-                _ => None,
-            })
-        }),
+        binding_events,
     ])
     .default_backoff();
     let mut changes = std::pin::pin!(changes);

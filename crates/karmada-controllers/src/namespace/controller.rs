@@ -84,8 +84,9 @@ pub async fn run(client: kube::Client, config: NamespaceSyncConfig, cancel: Canc
             watcher::Config::default(),
             move |_| every_namespace(&on_policy),
         )
+        // Only a Work's owner references are read: its metadata is all that is decoded.
         .watches_with(
-            resources::all(&client, &resources::work()),
+            resources::all_metadata(&client, &resources::work()),
             resources::work(),
             watcher::Config::default(),
             |work| owning_namespace(&work),
@@ -152,7 +153,9 @@ impl ClusterFingerprints {
 }
 
 /// The Namespace a Work was created for (its controlling owner reference).
-fn owning_namespace(work: &DynamicObject) -> Option<ObjectRef<Namespace>> {
+fn owning_namespace(
+    work: &kube::core::PartialObjectMeta<DynamicObject>,
+) -> Option<ObjectRef<Namespace>> {
     work.metadata
         .owner_references
         .as_ref()?
@@ -427,14 +430,17 @@ mod tests {
 
     #[test]
     fn works_map_to_their_namespace() {
-        let owned: DynamicObject = serde_json::from_value(json!({
+        // Read as the watch reads it: metadata only, the body skipped.
+        let owned: kube::core::PartialObjectMeta<DynamicObject> = serde_json::from_value(json!({
             "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
             "metadata": {"name": "x-1", "namespace": "karmada-es-a",
                          "ownerReferences": [{"apiVersion": "v1", "kind": "Namespace", "name": "x", "uid": "u"}]},
+            "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "Namespace"}]}},
+            "status": {"conditions": [{"type": "Applied", "status": "True"}]},
         }))
         .expect("work");
         assert_eq!(owning_namespace(&owned), Some(ObjectRef::new("x")));
-        let other: DynamicObject = serde_json::from_value(json!({
+        let other: kube::core::PartialObjectMeta<DynamicObject> = serde_json::from_value(json!({
             "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
             "metadata": {"name": "nginx-1", "namespace": "karmada-es-a"},
         }))

@@ -40,6 +40,9 @@ struct Inner {
     whole: bool,
     /// A hash of the annotations left out of `annotations` for their size, if any.
     large_annotations: Option<u64>,
+    /// A hash of the `spec` text, computed on first use: several subscribers of one watch fingerprint each
+    /// event, and finding the spec means unpacking and scanning the whole body.
+    spec_hash: std::sync::OnceLock<Option<u64>>,
 }
 
 /// Annotation values longer than this are kept only in the compressed body.
@@ -80,6 +83,7 @@ impl CompactObject {
             dictionary,
             whole,
             large_annotations,
+            spec_hash: std::sync::OnceLock::new(),
         })))
     }
 
@@ -120,6 +124,23 @@ impl CompactObject {
         metadata.labels = self.0.labels.as_ref().map(Pairs::to_map);
         metadata.annotations = self.0.annotations.as_ref().map(Pairs::to_map);
         metadata
+    }
+
+    /// A hash of the object's `spec` as JSON text (`None` without a spec or when the body does not decode),
+    /// computed once per object however many subscribers ask.
+    pub fn spec_hash(&self) -> Option<u64> {
+        *self.0.spec_hash.get_or_init(|| {
+            #[derive(serde::Deserialize)]
+            struct SpecText<'a> {
+                #[serde(borrow)]
+                spec: Option<&'a serde_json::value::RawValue>,
+            }
+            let json = self.unpack().ok()?;
+            let spec = serde_json::from_slice::<SpecText<'_>>(&json).ok()?.spec?;
+            let mut hasher = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(spec.get(), &mut hasher);
+            Some(std::hash::Hasher::finish(&hasher))
+        })
     }
 
     /// The object's JSON text.
@@ -399,6 +420,43 @@ mod tests {
             "status": {"conditions": [{"type": "Applied", "status": "True"}]}
         }))
         .expect("work")
+    }
+
+    #[test]
+    fn the_spec_hash_follows_the_spec_text_only() {
+        let hash = |edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut object = serde_json::to_value(work()).expect("json");
+            edit(&mut object);
+            let dynamic: DynamicObject = serde_json::from_value(object).expect("dynamic");
+            let compact = CompactObject::from_dynamic(&dynamic).expect("compact");
+            let first = compact.spec_hash();
+            assert_eq!(compact.clone().spec_hash(), first, "asked again: the same");
+            first
+        };
+        let base = hash(&|_| {});
+        assert!(base.is_some());
+        assert_eq!(
+            hash(&|o| o["status"] = json!({"conditions": []})),
+            base,
+            "status"
+        );
+        assert_eq!(
+            hash(&|o| o["metadata"]["labels"] = json!({"c": "d"})),
+            base,
+            "metadata"
+        );
+        assert_ne!(
+            hash(&|o| o["spec"]["workload"]["manifests"][0]["spec"]["replicas"] = json!(3)),
+            base,
+            "spec"
+        );
+        assert_eq!(
+            hash(&|o| {
+                o.as_object_mut().expect("object").remove("spec");
+            }),
+            None,
+            "no spec"
+        );
     }
 
     /// A raw object and kube's `DynamicObject` of the same text make the same compact object, with and without

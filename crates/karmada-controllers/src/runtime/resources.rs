@@ -124,6 +124,15 @@ pub fn all(client: &kube::Client, resource: &ApiResource) -> Api<DynamicObject> 
     Api::all_with(client.clone(), resource)
 }
 
+/// Every object of `resource`, read for its metadata only: a watch that needs names, namespaces or owners
+/// skips each body while decoding instead of building it (a Work's or binding's status is most of its text).
+pub fn all_metadata(
+    client: &kube::Client,
+    resource: &ApiResource,
+) -> Api<kube::core::PartialObjectMeta<DynamicObject>> {
+    Api::all_with(client.clone(), resource)
+}
+
 /// Every object of `resource`, read as [`RawObject`]s: what a watch into a compact cache takes.
 pub fn all_raw(client: &kube::Client, resource: &ApiResource) -> Api<RawObject> {
     Api::all_with(client.clone(), resource)

@@ -60,6 +60,30 @@ impl<T: DeserializeOwned> TypedMemo<T> {
             object.metadata.name.as_deref().unwrap_or_default()
         );
         let version = object.metadata.resource_version.clone();
+        self.remembered(key, version, || to_typed::<T>(object))
+    }
+
+    /// A cached compact object as `T`, converted once per resourceVersion (see [`Self::typed`]).
+    pub fn typed_compact(
+        &self,
+        object: &crate::runtime::CompactObject,
+    ) -> Result<std::sync::Arc<T>, ControllerError> {
+        let metadata = object.metadata();
+        let key = format!(
+            "{}/{}",
+            metadata.namespace().unwrap_or_default(),
+            metadata.name()
+        );
+        let version = metadata.resource_version.as_deref().map(str::to_string);
+        self.remembered(key, version, || object.decode::<T>())
+    }
+
+    fn remembered(
+        &self,
+        key: String,
+        version: Option<String>,
+        convert: impl FnOnce() -> Result<T, ControllerError>,
+    ) -> Result<std::sync::Arc<T>, ControllerError> {
         let lock = || {
             self.converted
                 .lock()
@@ -71,7 +95,7 @@ impl<T: DeserializeOwned> TypedMemo<T> {
         {
             return Ok(typed.clone());
         }
-        let typed = std::sync::Arc::new(to_typed::<T>(object)?);
+        let typed = std::sync::Arc::new(convert()?);
         if let Some(version) = version {
             lock().insert(key, (version, typed.clone()));
         }
@@ -108,5 +132,27 @@ mod tests {
             "new version: converted"
         );
         assert!(!std::sync::Arc::ptr_eq(&first, &changed));
+    }
+
+    #[test]
+    fn compact_objects_are_converted_once_per_resource_version_too() {
+        let memo = TypedMemo::<k8s_openapi::api::core::v1::ConfigMap>::default();
+        let compact = |version: &str, value: &str| {
+            crate::runtime::CompactObject::from_dynamic(&config_map(version, value))
+                .expect("compact")
+        };
+        let first = memo.typed_compact(&compact("1", "a")).expect("typed");
+        let again = memo.typed_compact(&compact("1", "a")).expect("typed");
+        assert!(
+            std::sync::Arc::ptr_eq(&first, &again),
+            "same version: reused"
+        );
+        let changed = memo.typed_compact(&compact("2", "b")).expect("typed");
+        assert_eq!(changed.data.as_ref().expect("data")["k"], "b");
+        assert_eq!(
+            changed.metadata.resource_version.as_deref(),
+            Some("2"),
+            "the whole object, metadata included"
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! read resourceVersion.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use karmada_api::policy::{ANNOTATION_APPLIED_CLUSTER_OVERRIDES, ANNOTATION_APPLIED_OVERRIDES};
@@ -58,7 +59,12 @@ pub(super) async fn render(
         )));
     };
     let template = typed::to_json(&template)?;
-    let clusters: Vec<Cluster> = typed_all(&ctx.clusters);
+    let clusters: Vec<Arc<Cluster>> = ctx
+        .clusters
+        .state()
+        .iter()
+        .filter_map(|c| ctx.typed_clusters.typed_compact(c).ok())
+        .collect();
     let cluster_override_policies: Vec<ClusterOverridePolicy> =
         typed_all(&ctx.cluster_override_policies);
     let override_policies: Vec<OverridePolicy> = typed_all(&ctx.override_policies);
@@ -76,7 +82,7 @@ pub(super) async fn render(
     .map_err(|e| Rendering::Failed(e.to_string()))?;
     let mut wrote = false;
     for work in &desired.works {
-        match upsert_work(ctx, &work.work).await? {
+        match upsert_work(ctx, &work.work, existing).await? {
             Upserted::Written => wrote = true,
             Upserted::Unchanged => {}
             Upserted::Pending => return Err(Rendering::Retry(Duration::from_millis(500))),
@@ -118,30 +124,43 @@ pub fn merge_work(live: &Work, desired: &Work) -> Work {
     merged
 }
 
+/// Creates `desired`, or updates the live Work when the merge changes it. `existing` holds the binding's
+/// Works already decoded for this reconcile; another cached Work of that name (made for someone else) is
+/// decoded here.
 pub(super) async fn upsert_work(
     ctx: &Context,
     desired: &Work,
+    existing: &[Work],
 ) -> Result<Upserted, ControllerError> {
     let namespace = desired.metadata.namespace.clone().unwrap_or_default();
     let name = desired.metadata.name.clone().unwrap_or_default();
     let api = resources::namespaced(&ctx.client, &resources::work(), &namespace);
-    let cached = ctx.works.get_named(Some(&namespace), &name);
-    let Some(cached) = cached else {
-        let body = typed::to_dynamic(desired, &resources::work())?;
-        // AlreadyExists is a 409: the controller retries once the cache has caught up.
-        api.create(&PostParams::default(), &body).await?;
-        return Ok(Upserted::Written);
+    let decoded = existing.iter().find(|w| {
+        w.metadata.namespace.as_deref() == Some(namespace.as_str())
+            && w.metadata.name.as_deref() == Some(name.as_str())
+    });
+    let live: std::borrow::Cow<'_, Work> = match decoded {
+        Some(work) => std::borrow::Cow::Borrowed(work),
+        None => match ctx.works.get_named(Some(&namespace), &name) {
+            Some(cached) => std::borrow::Cow::Owned(cached.decode()?),
+            None => {
+                let body = typed::to_dynamic(desired, &resources::work())?;
+                // AlreadyExists is a 409: the controller retries once the cache has caught up.
+                api.create(&PostParams::default(), &body).await?;
+                return Ok(Upserted::Written);
+            }
+        },
     };
-    let live: Work = cached.decode()?;
+    let live: &Work = &live;
     if live.metadata.deletion_timestamp.is_some() {
         return Ok(Upserted::Pending);
     }
-    let merged = merge_work(&live, desired);
-    if merged == live {
+    let merged = merge_work(live, desired);
+    if merged == *live {
         return Ok(Upserted::Unchanged);
     }
     if tracing::enabled!(tracing::Level::DEBUG) {
-        let (old, new) = (serde_json::to_value(&live)?, serde_json::to_value(&merged)?);
+        let (old, new) = (serde_json::to_value(live)?, serde_json::to_value(&merged)?);
         tracing::debug!(work = %name, namespace, differs_at = %first_difference(&old, &new, String::new()), "updating Work");
     }
     let body = typed::to_dynamic(&merged, &resources::work())?;
