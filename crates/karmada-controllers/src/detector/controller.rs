@@ -586,14 +586,18 @@ impl Detector {
         };
         let name = binding_name(&key.gvk.kind, &key.name);
         let existing = match self.cached_binding(key, &resource, &name)? {
-            Cached::Found(existing) => Some(*existing),
+            Cached::Found(existing) => Some(existing),
             Cached::NotYetSeen => return Ok(Written::NotYetSeen),
             // The shared cache has listed and lacks it: create straight away; a binding created meanwhile
             // by someone else answers AlreadyExists and is read below.
             Cached::Absent => None,
-            Cached::Unknown => api.get_opt(&name).await?,
+            Cached::Unknown => api
+                .get_opt(&name)
+                .await?
+                .map(|b| typed::to_json(&b))
+                .transpose()?,
         };
-        let existing = match existing {
+        let existing_json = match existing {
             Some(existing) => existing,
             None => {
                 let body = typed::to_dynamic(&desired, &resource)?;
@@ -609,7 +613,9 @@ impl Detector {
                         return Ok(Written::Yes);
                     }
                     // Gone again by the time it is read: the 409 requeues the template at once.
-                    Err(err) if err.is_already_exists() => api.get_opt(&name).await?.ok_or(err)?,
+                    Err(err) if err.is_already_exists() => {
+                        typed::to_json(&api.get_opt(&name).await?.ok_or(err)?)?
+                    }
                     Err(err) => return Err(err),
                 }
             }
@@ -618,29 +624,24 @@ impl Detector {
             .pointer("/metadata/uid")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let other_controller = existing
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|o| o.controller == Some(true) && o.uid != uid);
-        if let Some(owner) = other_controller {
+        if let Some(owner) = other_controller(&existing_json, uid) {
             return Err(ControllerError::Invalid(format!(
                 "binding {name} is controlled by {} {} (uid {}), not this template; waiting for it to be garbage collected",
                 owner.kind, owner.name, owner.uid
             )));
         }
-        let mut current = typed::to_json(&existing)?;
         // A claim by another policy (preemption, or a claim released earlier) gives way to the new one.
-        if let Some(Claim::Propagation { id, .. } | Claim::Cluster { id, .. }) =
-            current_claim(&current)
-            && current_claim(&desired).is_some_and(|wanted| !same_claim_id(&wanted, &id))
-            && let Some(patch) = unclaim(&current, &id)
-        {
-            current = apimachinery::merge_patch(&current, &patch);
-        }
-        let existing_json = typed::to_json(&existing)?;
-        let mut updated = update_binding(&current, &desired);
+        let unclaimed = match current_claim(&existing_json) {
+            Some(Claim::Propagation { id, .. } | Claim::Cluster { id, .. })
+                if current_claim(&desired).is_some_and(|wanted| !same_claim_id(&wanted, &id)) =>
+            {
+                unclaim(&existing_json, &id)
+                    .map(|patch| apimachinery::merge_patch(&existing_json, &patch))
+            }
+            _ => None,
+        };
+        let current = unclaimed.as_ref().unwrap_or(&existing_json);
+        let mut updated = update_binding(current, &desired);
         if edit.is_none() {
             keep_recorded_resource_version(&mut updated, &existing_json);
         }
@@ -670,7 +671,8 @@ const UNSEEN_RETRY: Duration = Duration::from_millis(50);
 
 /// What the process's shared binding cache knows of one binding.
 enum Cached {
-    Found(Box<DynamicObject>),
+    /// As JSON, with apiVersion and kind.
+    Found(Value),
     /// Created by this detector, not in the cache yet.
     NotYetSeen,
     Absent,
@@ -706,16 +708,32 @@ impl Detector {
             }
             Some(cached) => {
                 self.created_unseen.seen(&created);
-                let mut object = cached.to_dynamic()?;
-                object.types = Some(kube::api::TypeMeta {
-                    api_version: resource.api_version.clone(),
-                    kind: resource.kind.clone(),
-                });
-                Ok(Cached::Found(Box::new(object)))
+                // Decoded to JSON in one step: the comparison reads JSON, and a binding's aggregated status
+                // makes it large.
+                let mut object: Value = cached.decode()?;
+                if let Some(map) = object.as_object_mut() {
+                    map.insert("apiVersion".into(), json!(resource.api_version));
+                    map.insert("kind".into(), json!(resource.kind));
+                }
+                Ok(Cached::Found(object))
             }
             None => Ok(Cached::Absent),
         }
     }
+}
+
+/// The controller owner of `binding` when it is not the template with `uid`.
+fn other_controller(
+    binding: &Value,
+    uid: &str,
+) -> Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference> {
+    let owners = binding.pointer("/metadata/ownerReferences")?;
+    serde_json::from_value::<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>(
+        owners.clone(),
+    )
+    .ok()?
+    .into_iter()
+    .find(|o| o.controller == Some(true) && o.uid != uid)
 }
 
 fn binding_key(key: &TemplateKey, binding_name: &str) -> (String, String) {
@@ -765,5 +783,22 @@ mod tests {
         .expect("cpp");
         assert_eq!(policy_name(PolicyRef::Namespaced(&pp)), "ns/p");
         assert_eq!(policy_name(PolicyRef::Cluster(&cpp)), "c");
+    }
+
+    #[test]
+    fn a_binding_controlled_by_another_template_is_named() {
+        let binding = |owners: Value| json!({"metadata": {"name": "b", "ownerReferences": owners}});
+        let owner = |uid: &str, controller: bool| json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "d", "uid": uid, "controller": controller});
+        assert!(other_controller(&binding(json!([owner("t1", true)])), "t1").is_none());
+        assert!(
+            other_controller(&binding(json!([owner("t0", false)])), "t1").is_none(),
+            "an owner that is not the controller"
+        );
+        let other = other_controller(&binding(json!([owner("t0", true)])), "t1").expect("other");
+        assert_eq!(
+            (other.kind.as_str(), other.uid.as_str()),
+            ("Deployment", "t0")
+        );
+        assert!(other_controller(&json!({"metadata": {}}), "t1").is_none());
     }
 }
