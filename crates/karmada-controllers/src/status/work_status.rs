@@ -280,8 +280,8 @@ fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
 }
 
 /// The manifest of `work` that describes `object` (same apiVersion, kind, namespace and name).
-fn manifest_of<'a>(work: &'a Work, object: &Value) -> Option<&'a Value> {
-    work.spec.workload.manifests.iter().find(|m| {
+fn manifest_of<'a>(spec: &'a karmada_api::work::WorkSpec, object: &Value) -> Option<&'a Value> {
+    spec.workload.manifests.iter().find(|m| {
         ["/apiVersion", "/kind", "/metadata/name"]
             .iter()
             .all(|p| text(m, p) == text(object, p))
@@ -333,13 +333,23 @@ async fn on_member_event(ctx: &Context, event: Event<Value>, ready: &AtomicBool)
     };
     let mut wake = ctx.wake.clone();
     let _ = wake.send(reference).await;
-    let Ok(work) = work.decode::<Work>() else {
-        return;
-    };
-    if work.metadata.deletion_timestamp.is_some() || work.spec.suspend_dispatching == Some(true) {
+    if work.metadata().deletion_timestamp.is_some() {
         return;
     }
-    let Some(manifest) = manifest_of(&work, object) else {
+    // The spec alone: every member event comes here (a restart's lists bring one per object), and the
+    // Work's status, which holds the member objects' own statuses, is most of its text.
+    #[derive(serde::Deserialize)]
+    struct SpecOnly {
+        #[serde(default)]
+        spec: karmada_api::work::WorkSpec,
+    }
+    let Ok(SpecOnly { spec }) = work.decode::<SpecOnly>() else {
+        return;
+    };
+    if spec.suspend_dispatching == Some(true) {
+        return;
+    }
+    let Some(manifest) = manifest_of(&spec, object) else {
         return;
     };
     if deleted || drifted(&ctx.config.interpreter, manifest, object) {
@@ -632,10 +642,10 @@ mod tests {
         ];
         let object = manifest(3);
         assert_eq!(
-            manifest_of(&work, &object),
+            manifest_of(&work.spec, &object),
             Some(&work.spec.workload.manifests[1])
         );
         let other = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "default"}});
-        assert_eq!(manifest_of(&work, &other), None);
+        assert_eq!(manifest_of(&work.spec, &other), None);
     }
 }
