@@ -45,21 +45,13 @@ enum Step {
 }
 
 /// The JSON a proxy's node reads from.
+#[derive(Clone)]
 enum Root {
     /// A copy, for JSON that does not outlive the conversion (a `kube` function's result, tests).
     Copied(Arc<Value>),
     /// The caller's JSON, lent for one call: a scoped userdata, destroyed when the call ends, so a proxy kept
     /// past its call reads nothing freed and gets an error instead.
     Lent(AnyUserData),
-}
-
-impl Clone for Root {
-    fn clone(&self) -> Self {
-        match self {
-            Self::Copied(root) => Self::Copied(Arc::clone(root)),
-            Self::Lent(root) => Self::Lent(root.clone()),
-        }
-    }
 }
 
 /// The JSON object behind one proxy table.
