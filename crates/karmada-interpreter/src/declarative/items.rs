@@ -10,17 +10,22 @@
 use std::cell::RefCell;
 
 use karmada_api::work::{AggregatedStatusItem, ResourceHealth};
-use mlua::{Either, Lua, LuaSerdeExt, LuaString, Table, Value as LuaValue};
+use mlua::{Either, Lua, LuaSerdeExt, LuaString, Scope, Table, Value as LuaValue};
 use serde_json::{Map, Value};
 
-use super::lazy::{Scalar, Sized, context, is_small, scalar, to_lua};
+use super::lazy::{Scalar, Sized, context, is_small, lend, scalar};
 
-/// The items as a Lua list (an empty one still an array).
-pub fn status_items(lua: &Lua, items: &[AggregatedStatusItem]) -> mlua::Result<LuaValue> {
+/// The items as a Lua list (an empty one still an array); statuses other than small ones are lent for
+/// `scope` (the call).
+pub fn status_items<'s, 'env>(
+    lua: &Lua,
+    scope: &'s Scope<'s, 'env>,
+    items: &'env [AggregatedStatusItem],
+) -> mlua::Result<LuaValue> {
     let keys = keys(lua)?;
     let tables = items
         .iter()
-        .map(|item| item_table(lua, &keys, item))
+        .map(|item| item_table(lua, &keys, scope, item))
         .collect::<mlua::Result<Vec<Table>>>()?;
     let list = lua.create_sequence_from(tables)?;
     list.set_metatable(Some(lua.array_metatable()))?;
@@ -70,7 +75,12 @@ fn keys(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, Keys>> {
 type Field<'a> = Either<Either<bool, &'a str>, LuaValue>;
 
 /// One item's table, made in one call (its fields pushed straight).
-fn item_table(lua: &Lua, keys: &Keys, item: &AggregatedStatusItem) -> mlua::Result<Table> {
+fn item_table<'s, 'env>(
+    lua: &Lua,
+    keys: &Keys,
+    scope: &'s Scope<'s, 'env>,
+    item: &'env AggregatedStatusItem,
+) -> mlua::Result<Table> {
     fn text(s: &str) -> Option<Field<'_>> {
         Some(Either::Left(Either::Right(s)))
     }
@@ -78,7 +88,7 @@ fn item_table(lua: &Lua, keys: &Keys, item: &AggregatedStatusItem) -> mlua::Resu
         Some(Value::Object(map)) if is_small(map) => Some(Either::Right(LuaValue::Table(
             small_status(lua, keys, map)?,
         ))),
-        Some(status) => Some(Either::Right(to_lua(lua, status)?)),
+        Some(status) => Some(Either::Right(lend(lua, scope, status)?)),
         None => None,
     };
     let fields: [(&LuaString, Option<Field<'_>>); 5] = [

@@ -9,6 +9,15 @@ use super::items::status_items;
 use super::lazy::from_lua;
 use super::lazy_tests::{eager_from_lua, eager_to_lua, json, run};
 
+/// `items` built in a scope (as a call lends them) and handed to `then` within it.
+fn built<R>(
+    lua: &Lua,
+    items: &[AggregatedStatusItem],
+    then: impl FnOnce(mlua::Value) -> mlua::Result<R>,
+) -> mlua::Result<R> {
+    lua.scope(|scope| then(status_items(lua, scope, items)?))
+}
+
 const SCRIPTS: &[&str] = &[
     "return obj",
     "return #obj",
@@ -54,9 +63,7 @@ proptest! {
                 .and_then(|v| eager_from_lua(&lua, v))
                 .map_err(|e| e.to_string());
             let lua = Lua::new();
-            let direct = status_items(&lua, &items)
-                .and_then(|v| run(&lua, script, v))
-                .and_then(|v| from_lua(&lua, v))
+            let direct = built(&lua, &items, |v| from_lua(&lua, run(&lua, script, v)?))
                 .map_err(|e| e.to_string());
             prop_assert_eq!(&direct, &eager, "script {} on {}", script, as_json);
         }
@@ -78,10 +85,8 @@ proptest! {
             .and_then(|v| eager_from_lua(&lua, v))
             .map_err(|e| e.to_string());
         let lua = Lua::new();
-        status_items(&lua, &earlier).expect("earlier items");
-        let direct = status_items(&lua, &items)
-            .and_then(|v| from_lua(&lua, v))
-            .map_err(|e| e.to_string());
+        built(&lua, &earlier, |_| Ok(())).expect("earlier items");
+        let direct = built(&lua, &items, |v| from_lua(&lua, v)).map_err(|e| e.to_string());
         prop_assert_eq!(&direct, &eager, "after {:?}", earlier);
     }
 }
@@ -101,13 +106,45 @@ fn members_reporting_the_same_fields_with_other_texts_keep_their_own() {
         })
         .collect();
     let lua = Lua::new();
-    let list = status_items(&lua, &items).expect("items");
-    let revisions = run(
-        &lua,
-        "local out = {} for i, item in ipairs(obj) do out[i] = item.status.updateRevision .. item.status.replicas end return out",
-        list,
-    )
-    .and_then(|v| from_lua(&lua, v))
+    let revisions = built(&lua, &items, |list| {
+        let out = run(
+            &lua,
+            "local out = {} for i, item in ipairs(obj) do out[i] = item.status.updateRevision .. item.status.replicas end return out",
+            list,
+        )?;
+        from_lua(&lua, out)
+    })
     .expect("script");
     assert_eq!(revisions, serde_json::json!(["a0", "b1", "a2"]));
+}
+
+/// Small statuses reuse the keys of the last one built: keys that are not plain names (quotes, backslashes,
+/// line breaks, Lua keywords, other scripts, empty) come back as they were, and so do many shapes in turn.
+#[test]
+fn status_keys_of_any_text_and_many_shapes_come_back_as_they_were() {
+    let odd = serde_json::json!({"a\"b": 1, "back\\slash": "x\"y", "line\nbreak": true, "end": 2.5,
+                                 "9lives": "n", "": "empty", "ключ": "значение", "nul\u{0}": null});
+    let mut items = vec![AggregatedStatusItem {
+        cluster_name: "odd".into(),
+        status: Some(odd.clone()),
+        ..AggregatedStatusItem::default()
+    }];
+    items.extend((0..80).map(|i| AggregatedStatusItem {
+        cluster_name: format!("member{i}"),
+        status: Some(serde_json::json!({format!("field{i}"): i, "shared": "same"})),
+        applied: i % 2 == 0,
+        ..AggregatedStatusItem::default()
+    }));
+    let lua = Lua::new();
+    for _ in 0..2 {
+        let back = built(&lua, &items, |v| from_lua(&lua, v)).expect("items");
+        let expected = eager_to_lua(
+            &lua,
+            &serde_json::to_value(&items).expect("items serialize"),
+        )
+        .and_then(|v| eager_from_lua(&lua, v))
+        .expect("eager");
+        assert_eq!(back, expected);
+        assert_eq!(back[0]["status"]["back\\slash"], "x\"y");
+    }
 }

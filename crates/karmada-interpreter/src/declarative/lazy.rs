@@ -3,8 +3,11 @@
 //! three fields, not for the whole object, twice (in and back out). What a script never touched comes back
 //! out as the original JSON, without a trip through Lua.
 //!
-//! A proxy's JSON lives in a [`Node`] (the shared root and the path to the object), found through a
-//! weak-keyed table from the proxy. A node remembers the keys it handed to Lua: those are read back from the
+//! A proxy's JSON lives in a [`Node`] (the root and the path to the object), kept on the Rust side and found
+//! through a table from the proxy to the node's number. The caller's JSON is lent, not copied ([`lend`]), for
+//! the call; when it ends ([`end_call`]) the nodes and that table are emptied, so the collector has no
+//! userdata or finalizer per proxy, and a proxy a script kept past its call raises an error when read instead
+//! of reading freed data. A node remembers the keys it handed to Lua: those are read back from the
 //! table itself (assigned, changed or removed by the script), the others from the JSON. Writes of new keys
 //! pass `__newindex`, which records them the same way. `pairs` and `next` (Lua 5.1 has no `__pairs`) are
 //! replaced by versions that convert a proxy's remaining fields first; `rawget` and friends are not available
@@ -15,7 +18,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mlua::{AnyUserData, Either, Function, Lua, LuaSerdeExt, Table, UserData, Value as LuaValue};
+use mlua::{AnyUserData, Either, Function, Lua, LuaSerdeExt, Scope, Table, Value as LuaValue};
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
@@ -41,9 +44,19 @@ enum Step {
     Index(usize),
 }
 
+/// The JSON a proxy's node reads from.
+#[derive(Clone)]
+enum Root {
+    /// A copy, for JSON that does not outlive the conversion (a `kube` function's result, tests).
+    Copied(Arc<Value>),
+    /// The caller's JSON, lent for one call: a scoped userdata, destroyed when the call ends, so a proxy kept
+    /// past its call reads nothing freed and gets an error instead.
+    Lent(AnyUserData),
+}
+
 /// The JSON object behind one proxy table.
 struct Node {
-    root: Arc<Value>,
+    root: Root,
     path: Vec<Step>,
     /// Keys handed to Lua (or written by the script): the table holds their current value.
     taken: Mutex<HashSet<Box<str>>>,
@@ -51,36 +64,56 @@ struct Node {
     complete: AtomicBool,
 }
 
-impl UserData for Node {}
-
 impl Node {
-    fn object(&self) -> Option<&Map<String, Value>> {
-        let mut value = &*self.root;
-        for step in &self.path {
-            value = match step {
-                Step::Key(key) => value.get(&**key)?,
-                Step::Index(index) => value.get(*index)?,
-            };
+    fn new(root: Root) -> Self {
+        Self {
+            root,
+            path: Vec::new(),
+            taken: Mutex::default(),
+            complete: AtomicBool::new(false),
         }
-        value.as_object()
+    }
+
+    /// Calls `f` with the node's object (`None` when the path no longer leads to one).
+    fn with_object<R>(&self, f: impl FnOnce(Option<&Map<String, Value>>) -> R) -> mlua::Result<R> {
+        let walk = |root: &Value| {
+            let mut value = Some(root);
+            for step in &self.path {
+                value = value.and_then(|value| match step {
+                    Step::Key(key) => value.get(&**key),
+                    Step::Index(index) => value.get(*index),
+                });
+            }
+            f(value.and_then(Value::as_object))
+        };
+        match &self.root {
+            Root::Copied(root) => Ok(walk(root)),
+            Root::Lent(root) => root
+                .borrow_scoped::<Value, R>(walk)
+                .map_err(|error| match error {
+                    mlua::Error::UserDataDestructed | mlua::Error::UserDataTypeMismatch => {
+                        mlua::Error::runtime(STALE)
+                    }
+                    other => other,
+                }),
+        }
     }
 
     fn child(&self, step: Step) -> Self {
         let mut path = self.path.clone();
         path.push(step);
         Self {
-            root: Arc::clone(&self.root),
             path,
-            taken: Mutex::default(),
-            complete: AtomicBool::new(false),
+            ..Self::new(self.root.clone())
         }
     }
 }
 
 /// What one VM keeps for its proxies.
 pub(super) struct Context {
-    /// proxy table → its [`Node`] (weak keys: a proxy nobody holds is collected with its entry).
+    /// proxy table → the index of its [`Node`] in `slab`, for the proxies of the current call.
     nodes: Table,
+    slab: Mutex<Vec<Arc<Node>>>,
     proxy_metatable: Table,
     array_metatable: Table,
 }
@@ -90,15 +123,13 @@ pub(super) fn context(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, Context>> 
         return Ok(context);
     }
     let nodes = lua.create_table()?;
-    let weak = lua.create_table()?;
-    weak.raw_set("__mode", "k")?;
-    nodes.set_metatable(Some(weak))?;
     let proxy_metatable = lua.create_table()?;
     proxy_metatable.raw_set("__index", lua.create_function(index)?)?;
     proxy_metatable.raw_set("__newindex", lua.create_function(new_index)?)?;
     replace_iteration(lua, &nodes)?;
     lua.set_app_data(Context {
         nodes,
+        slab: Mutex::default(),
         proxy_metatable,
         array_metatable: lua.array_metatable(),
     });
@@ -133,12 +164,37 @@ fn replace_iteration(lua: &Lua, nodes: &Table) -> mlua::Result<()> {
     Ok(())
 }
 
-fn node_of(lua: &Lua, table: &Table) -> mlua::Result<Option<AnyUserData>> {
-    let context = context(lua)?;
+/// Forgets the proxies of the call that ends: the table of proxies is emptied and the nodes dropped. Proxies
+/// a script kept read as errors afterwards ([`STALE`]).
+pub(super) fn end_call(lua: &Lua) -> mlua::Result<()> {
+    let Some(context) = lua.app_data_ref::<Context>() else {
+        return Ok(());
+    };
+    let mut slab = context.slab.lock();
+    if !slab.is_empty() {
+        slab.clear();
+        context.nodes.clear()?;
+    }
+    Ok(())
+}
+
+/// A proxy read after its call ended.
+const STALE: &str = "an object given to an earlier call was read after that call ended: a script gets its \
+                     objects afresh on every call and cannot keep them for the next (e.g. in a global)";
+
+/// The node of `table` when it is a proxy of the current call.
+fn node_of(context: &Context, table: &Table) -> mlua::Result<Option<Arc<Node>>> {
     match context.nodes.raw_get::<LuaValue>(table)? {
-        LuaValue::UserData(node) => Ok(Some(node)),
+        LuaValue::Integer(index) => Ok(usize::try_from(index)
+            .ok()
+            .and_then(|index| context.slab.lock().get(index).cloned())),
         _ => Ok(None),
     }
+}
+
+/// The node of `table`, which carries the proxy metatable: a proxy of an earlier call has none.
+fn live_node_of(lua: &Lua, table: &Table) -> mlua::Result<Arc<Node>> {
+    node_of(&*context(lua)?, table)?.ok_or_else(|| mlua::Error::runtime(STALE))
 }
 
 /// Lifts the VM's memory limit while a callback converts JSON the caller gave (its size is the caller's, not
@@ -168,10 +224,7 @@ fn index(lua: &Lua, (table, key): (Table, LuaValue)) -> mlua::Result<LuaValue> {
     let LuaValue::String(key) = key else {
         return Ok(LuaValue::Nil);
     };
-    let Some(node) = node_of(lua, &table)? else {
-        return Ok(LuaValue::Nil);
-    };
-    let node = node.borrow::<Node>()?;
+    let node = live_node_of(lua, &table)?;
     let text = key.to_str()?;
     if node.taken.lock().contains(&*text) {
         // Handed over earlier and removed since.
@@ -189,11 +242,16 @@ fn hand_over(
     key: &str,
     lua_key: LuaValue,
 ) -> mlua::Result<LuaValue> {
-    let Some(json) = node.object().and_then(|object| object.get(key)) else {
+    let value = node.with_object(|object| {
+        let Some(json) = object.and_then(|object| object.get(key)) else {
+            return Ok(None);
+        };
+        let _unlimited = Unlimited::new(lua)?;
+        convert(lua, json, &|| Ok(node.child(Step::Key(Arc::from(key))))).map(Some)
+    })??;
+    let Some(value) = value else {
         return Ok(LuaValue::Nil);
     };
-    let _unlimited = Unlimited::new(lua)?;
-    let value = convert(lua, json, &|| node.child(Step::Key(Arc::from(key))))?;
     node.taken.lock().insert(key.into());
     match lua_key {
         LuaValue::Nil => table.raw_set(key, value.clone())?,
@@ -204,24 +262,21 @@ fn hand_over(
 
 /// Hands over every field of `table` if it is a proxy.
 fn hand_over_all(lua: &Lua, table: &Table) -> mlua::Result<()> {
-    let Some(node) = node_of(lua, table)? else {
+    let Some(node) = node_of(&*context(lua)?, table)? else {
         return Ok(());
     };
-    let node = node.borrow::<Node>()?;
     if node.complete.load(Ordering::Relaxed) {
         return Ok(());
     }
-    let keys: Vec<String> = node
-        .object()
-        .map(|object| {
-            let taken = node.taken.lock();
-            object
-                .keys()
-                .filter(|k| !taken.contains(k.as_str()))
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
+    let keys: Vec<String> = node.with_object(|object| {
+        let taken = node.taken.lock();
+        object
+            .into_iter()
+            .flat_map(Map::keys)
+            .filter(|k| !taken.contains(k.as_str()))
+            .cloned()
+            .collect()
+    })?;
     for key in keys {
         hand_over(lua, &node, table, &key, LuaValue::Nil)?;
     }
@@ -231,10 +286,8 @@ fn hand_over_all(lua: &Lua, table: &Table) -> mlua::Result<()> {
 
 /// `__newindex`: a key the table does not hold is being written; from now on the table holds it.
 fn new_index(lua: &Lua, (table, key, value): (Table, LuaValue, LuaValue)) -> mlua::Result<()> {
-    if let LuaValue::String(text) = &key
-        && let Some(node) = node_of(lua, &table)?
-    {
-        let node = node.borrow::<Node>()?;
+    let node = live_node_of(lua, &table)?;
+    if let LuaValue::String(text) = &key {
         node.taken.lock().insert(text.to_str()?.as_ref().into());
     }
     table.raw_set(key, value)
@@ -244,16 +297,39 @@ fn new_index(lua: &Lua, (table, key, value): (Table, LuaValue, LuaValue)) -> mlu
 /// and small objects of scalars converted.
 pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
     let root = std::cell::OnceCell::new();
-    convert(lua, value, &|| Node {
-        root: Arc::clone(root.get_or_init(|| Arc::new(value.clone()))),
-        path: Vec::new(),
-        taken: Mutex::default(),
-        complete: AtomicBool::new(false),
+    convert(lua, value, &|| {
+        Ok(Node::new(Root::Copied(Arc::clone(
+            root.get_or_init(|| Arc::new(value.clone())),
+        ))))
+    })
+}
+
+/// `value` as a Lua value, like [`to_lua`], but its proxies read `value` itself rather than a copy, for as
+/// long as `scope` lasts (one call); afterwards reading a field not handed over yet is an error.
+pub fn lend<'s, 'env>(
+    lua: &Lua,
+    scope: &'s Scope<'s, 'env>,
+    value: &'env Value,
+) -> mlua::Result<LuaValue> {
+    let root = std::cell::OnceCell::new();
+    convert(lua, value, &|| {
+        let root = match root.get() {
+            Some(root) => AnyUserData::clone(root),
+            None => {
+                let made = scope.create_any_userdata_ref(value)?;
+                root.get_or_init(|| made).clone()
+            }
+        };
+        Ok(Node::new(Root::Lent(root)))
     })
 }
 
 /// `json` as Lua; `node` makes the proxy's node when `json` is an object.
-fn convert(lua: &Lua, json: &Value, node: &dyn Fn() -> Node) -> mlua::Result<LuaValue> {
+fn convert(
+    lua: &Lua,
+    json: &Value,
+    node: &dyn Fn() -> mlua::Result<Node>,
+) -> mlua::Result<LuaValue> {
     Ok(match json {
         Value::Null => LuaValue::Nil,
         Value::Bool(b) => LuaValue::Boolean(*b),
@@ -265,7 +341,9 @@ fn convert(lua: &Lua, json: &Value, node: &dyn Fn() -> Node) -> mlua::Result<Lua
         Value::Array(items) => {
             let table = lua.create_table_with_capacity(items.len(), 0)?;
             for (i, item) in items.iter().enumerate() {
-                set(lua, &table, i + 1, item, &|| node().child(Step::Index(i)))?;
+                set(lua, &table, i + 1, item, &|| {
+                    Ok(node()?.child(Step::Index(i)))
+                })?;
             }
             table.set_metatable(Some(context(lua)?.array_metatable.clone()))?;
             LuaValue::Table(table)
@@ -280,12 +358,16 @@ fn convert(lua: &Lua, json: &Value, node: &dyn Fn() -> Node) -> mlua::Result<Lua
             LuaValue::Table(lua.create_table_from(Sized(fields, map.len()))?)
         }
         Value::Object(_) => {
+            let node = Arc::new(node()?);
             let context = context(lua)?;
             let table = lua.create_table()?;
             table.set_metatable(Some(context.proxy_metatable.clone()))?;
-            context
-                .nodes
-                .raw_set(&table, lua.create_userdata(node())?)?;
+            let index = {
+                let mut slab = context.slab.lock();
+                slab.push(node);
+                slab.len() - 1
+            };
+            context.nodes.raw_set(&table, index)?;
             LuaValue::Table(table)
         }
     })
@@ -329,7 +411,7 @@ fn set(
     table: &Table,
     key: impl mlua::IntoLua,
     json: &Value,
-    node: &dyn Fn() -> Node,
+    node: &dyn Fn() -> mlua::Result<Node>,
 ) -> mlua::Result<()> {
     match json {
         Value::Null => Ok(()),
@@ -388,7 +470,8 @@ fn supported(value: &LuaValue) -> bool {
 
 fn read_table(lua: &Lua, table: &Table, depth: usize) -> mlua::Result<Value> {
     let context = context(lua)?;
-    let is_array_marked = table.metatable().as_ref() == Some(&context.array_metatable);
+    let metatable = table.metatable();
+    let is_array_marked = metatable.as_ref() == Some(&context.array_metatable);
     let length = table.raw_len();
     if is_array_marked || length > 0 {
         let mut items = Vec::with_capacity(length);
@@ -398,16 +481,24 @@ fn read_table(lua: &Lua, table: &Table, depth: usize) -> mlua::Result<Value> {
         return Ok(Value::Array(items));
     }
     let mut untouched_fields = Vec::new();
-    if let LuaValue::UserData(node) = context.nodes.raw_get::<LuaValue>(table)? {
-        let node = node.borrow::<Node>()?;
-        let taken = node.taken.lock();
-        for (key, value) in node.object().into_iter().flatten() {
-            if !taken.contains(key.as_str())
-                && let Some(value) = untouched(value)
-            {
-                untouched_fields.push((key.clone(), value));
-            }
+    let node = match node_of(&context, table)? {
+        Some(node) => Some(node),
+        None if metatable.as_ref() == Some(&context.proxy_metatable) => {
+            return Err(mlua::Error::runtime(STALE));
         }
+        None => None,
+    };
+    if let Some(node) = node {
+        let taken = node.taken.lock();
+        node.with_object(|object| {
+            for (key, value) in object.into_iter().flatten() {
+                if !taken.contains(key.as_str())
+                    && let Some(value) = untouched(value)
+                {
+                    untouched_fields.push((key.clone(), value));
+                }
+            }
+        })?;
     }
     drop(context);
     let mut held: Vec<(String, LuaValue)> = Vec::new();

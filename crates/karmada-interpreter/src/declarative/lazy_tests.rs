@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value};
 
 use super::convert::{from_lua, to_lua};
+use super::lazy::lend;
 
 pub(super) fn eager_to_lua(lua: &Lua, value: &Value) -> mlua::Result<mlua::Value> {
     let options = mlua::serde::SerializeOptions::new()
@@ -131,6 +132,11 @@ proptest! {
                 .and_then(|v| from_lua(&lua, v))
                 .map_err(|e| e.to_string());
             prop_assert_eq!(&lazy, &eager, "script {} on {}", script, object);
+            let lua = Lua::new();
+            let lent = lua
+                .scope(|scope| from_lua(&lua, run(&lua, script, lend(&lua, scope, &object)?)?))
+                .map_err(|e| e.to_string());
+            prop_assert_eq!(&lent, &eager, "lent: script {} on {}", script, object);
         }
     }
 }
@@ -151,6 +157,39 @@ fn untouched_objects_come_back_without_a_trip_through_lua() {
         back,
         serde_json::json!({"spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}, "x": 2})
     );
+}
+
+/// A lent object's proxies read the caller's JSON only during the call: kept past it (in a global), the
+/// fields handed over stay, the others are an error saying why, not a read of freed data.
+#[test]
+fn lent_objects_kept_past_their_call_are_refused() {
+    let lua = Lua::new();
+    let object = serde_json::json!({"metadata": {"name": "web", "labels": {"app": "web"}}, "spec": {"replicas": 2}});
+    let name = lua
+        .scope(|scope| {
+            let value = lend(&lua, scope, &object)?;
+            lua.globals().set("kept", value)?;
+            lua.load("return kept.metadata.name").eval::<String>()
+        })
+        .expect("read in the call");
+    assert_eq!(name, "web");
+    assert_eq!(
+        lua.load("return kept.metadata.name")
+            .eval::<String>()
+            .expect("handed over earlier"),
+        "web"
+    );
+    for script in [
+        "return kept.spec",
+        "return kept.metadata.labels",
+        "for k in pairs(kept) do end",
+    ] {
+        let err = lua.load(script).exec().expect_err(script).to_string();
+        assert!(err.contains("after that call ended"), "{script}: {err}");
+    }
+    let kept: mlua::Value = lua.globals().get("kept").expect("kept");
+    let err = from_lua(&lua, kept).expect_err("read back").to_string();
+    assert!(err.contains("after that call ended"), "{err}");
 }
 
 #[test]

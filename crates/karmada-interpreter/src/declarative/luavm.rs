@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, VmState};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, Scope, StdLib, Table, VmState};
 use parking_lot::Mutex;
 
 use super::kube;
@@ -148,10 +148,11 @@ impl LuaVm {
     }
 
     /// Calls `script`'s function with the arguments `args` builds, and converts its results with `results`.
-    pub fn call<R>(
+    /// Both run inside one scope, which `args` may lend the caller's data to (it ends with the call).
+    pub fn call<'env, R>(
         &self,
         script: &Script,
-        args: impl FnOnce(&Lua) -> mlua::Result<MultiValue>,
+        args: impl for<'s> FnOnce(&Lua, &'s Scope<'s, 'env>) -> mlua::Result<MultiValue>,
         results: impl FnOnce(&Lua, MultiValue) -> Result<R, LuaError>,
     ) -> Result<R, LuaError> {
         let mut vm = match self.idle.lock().pop() {
@@ -276,23 +277,35 @@ impl Vm {
         }
     }
 
-    fn call<R>(
+    fn call<'env, R>(
         &mut self,
         script: &Script,
         limits: Limits,
-        args: impl FnOnce(&Lua) -> mlua::Result<MultiValue>,
+        args: impl for<'s> FnOnce(&Lua, &'s Scope<'s, 'env>) -> mlua::Result<MultiValue>,
         results: impl FnOnce(&Lua, MultiValue) -> Result<R, LuaError>,
     ) -> Result<R, LuaError> {
         let function = self.function(script, limits)?;
-        // The arguments and results are converted without a memory limit: their size is the caller's, not
-        // the script's, and without a limit mlua writes tables without a protected call per field.
-        self.disarm()?;
-        let args = args(&self.lua).map_err(|e| self.classify(e, limits))?;
-        self.arm(limits)?;
-        let returned = function.call::<MultiValue>(args);
-        self.disarm()?;
-        let returned = returned.map_err(|e| self.classify(e, limits))?;
-        results(&self.lua, returned)
+        let vm = &*self;
+        let lua = &vm.lua;
+        // What `args` lends is readable until the results are read, and not after.
+        let outcome = lua.scope(|scope| {
+            Ok((|| {
+                // The arguments and results are converted without a memory limit: their size is the
+                // caller's, not the script's, and without a limit mlua writes tables without a protected
+                // call per field.
+                vm.disarm()?;
+                let args = args(lua, scope).map_err(|e| vm.classify(e, limits))?;
+                vm.arm(limits)?;
+                let returned = function.call::<MultiValue>(args);
+                vm.disarm()?;
+                let returned = returned.map_err(|e| vm.classify(e, limits))?;
+                results(lua, returned)
+            })())
+        });
+        let ended = super::lazy::end_call(lua);
+        let outcome = outcome.map_err(|e| self.classify(e, limits))?;
+        ended.map_err(|e| self.classify(e, limits))?;
+        outcome
     }
 }
 

@@ -3,22 +3,23 @@
 
 use karmada_api::ReplicaRequirements;
 use karmada_api::work::AggregatedStatusItem;
-use mlua::{Lua, MultiValue};
+use mlua::{Lua, MultiValue, Scope};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::convert::{from_lua, restore_empty_arrays, to_lua};
+use super::convert::{from_lua, restore_empty_arrays};
 use super::items::status_items;
+use super::lazy::lend;
 use super::{ConfigurableInterpreter, LuaError};
 use crate::interpreter::{Component, DependentObjectReference, ReplicaInfo, ResourceInterpreter};
 use crate::{InterpretError, Operation, Target};
 
 impl ConfigurableInterpreter {
-    fn run<R>(
+    fn run<'env, R>(
         &self,
         object: &Value,
         operation: Operation,
-        args: impl FnOnce(&Lua) -> mlua::Result<MultiValue>,
+        args: impl for<'s> FnOnce(&Lua, &'s Scope<'s, 'env>) -> mlua::Result<MultiValue>,
         results: impl FnOnce(&Lua, MultiValue) -> Result<R, LuaError>,
     ) -> Result<R, InterpretError> {
         let target = Target::of(object)?;
@@ -74,10 +75,15 @@ fn object_result(
     Ok(object)
 }
 
-fn args(lua: &Lua, values: &[&Value]) -> mlua::Result<MultiValue> {
+/// The objects as arguments, lent for the call (not copied).
+fn args<'s, 'env>(
+    lua: &Lua,
+    scope: &'s Scope<'s, 'env>,
+    values: &[&'env Value],
+) -> mlua::Result<MultiValue> {
     values
         .iter()
-        .map(|value| to_lua(lua, value))
+        .map(|value| lend(lua, scope, value))
         .collect::<mlua::Result<MultiValue>>()
 }
 
@@ -87,7 +93,7 @@ impl ResourceInterpreter for ConfigurableInterpreter {
     }
 
     fn get_replicas(&self, object: &Value) -> Result<ReplicaInfo, InterpretError> {
-        self.run(object, Operation::InterpretReplica, |lua| args(lua, &[object]), |lua, values| {
+        self.run(object, Operation::InterpretReplica, |lua, scope| args(lua, scope, &[object]), |lua, values| {
             let mut values = values.into_iter();
             let replicas = match values.next().unwrap_or(mlua::Value::Nil) {
                 mlua::Value::Integer(n) => n as f64,
@@ -125,7 +131,7 @@ impl ResourceInterpreter for ConfigurableInterpreter {
         self.run(
             object,
             Operation::InterpretComponent,
-            |lua| args(lua, &[object]),
+            |lua, scope| args(lua, scope, &[object]),
             |lua, values| match first(values) {
                 mlua::Value::Nil => Ok(Vec::new()),
                 table @ mlua::Value::Table(_) => decode(lua, table, "GetComponents"),
@@ -141,8 +147,8 @@ impl ResourceInterpreter for ConfigurableInterpreter {
         self.run(
             object,
             Operation::ReviseReplica,
-            |lua| {
-                let mut values = args(lua, &[object])?;
+            |lua, scope| {
+                let mut values = args(lua, scope, &[object])?;
                 values.push_back(mlua::Value::Number(replicas as f64));
                 Ok(values)
             },
@@ -154,7 +160,7 @@ impl ResourceInterpreter for ConfigurableInterpreter {
         self.run(
             desired,
             Operation::Retain,
-            |lua| args(lua, &[desired, observed]),
+            |lua, scope| args(lua, scope, &[desired, observed]),
             |lua, values| object_result(lua, first(values), desired, "Retain"),
         )
     }
@@ -163,7 +169,7 @@ impl ResourceInterpreter for ConfigurableInterpreter {
         self.run(
             object,
             Operation::InterpretStatus,
-            |lua| args(lua, &[object]),
+            |lua, scope| args(lua, scope, &[object]),
             |lua, values| match first(values) {
                 mlua::Value::Nil => Ok(None),
                 table @ mlua::Value::Table(_) => {
@@ -190,10 +196,10 @@ impl ResourceInterpreter for ConfigurableInterpreter {
         self.run(
             template,
             Operation::AggregateStatus,
-            |lua| {
+            |lua, scope| {
                 Ok(MultiValue::from_iter([
-                    to_lua(lua, template)?,
-                    status_items(lua, items)?,
+                    lend(lua, scope, template)?,
+                    status_items(lua, scope, items)?,
                 ]))
             },
             |lua, values| object_result(lua, first(values), template, "AggregateStatus"),
@@ -204,7 +210,7 @@ impl ResourceInterpreter for ConfigurableInterpreter {
         self.run(
             object,
             Operation::InterpretHealth,
-            |lua| args(lua, &[object]),
+            |lua, scope| args(lua, scope, &[object]),
             |_, values| match first(values) {
                 mlua::Value::Boolean(healthy) => Ok(healthy),
                 other => Err(LuaError::Result(format!(
@@ -222,7 +228,7 @@ impl ResourceInterpreter for ConfigurableInterpreter {
         self.run(
             object,
             Operation::InterpretDependency,
-            |lua| args(lua, &[object]),
+            |lua, scope| args(lua, scope, &[object]),
             |lua, values| match first(values) {
                 mlua::Value::Nil => Ok(Vec::new()),
                 table @ mlua::Value::Table(_) => decode(lua, table, "GetDependencies"),

@@ -323,3 +323,22 @@ fn kube_quantity_helpers() {
         Some(json!({"mem": 1024, "sum": "2600m"}))
     );
 }
+
+/// The objects a call gets are lent to it, not copied: a script that keeps one for its next call (Karmada
+/// runs every call in a fresh VM, where nothing is kept) gets an error saying so, never another call's data.
+#[test]
+fn objects_kept_by_a_script_for_its_next_call_are_refused() {
+    let interpreter = layer_with(json!({
+        "statusAggregation": script("function AggregateStatus(desired, items)\n  if kept ~= nil then\n    desired.status = {earlier = kept.spec.replicas}\n    return desired\n  end\n  kept = desired\n  desired.status = {clusters = #items}\n  return desired\nend"),
+    }));
+    let first = interpreter
+        .aggregate_status(&widget(6), &[])
+        .expect("first call");
+    assert_eq!(first["status"], json!({"clusters": 0}));
+    assert_eq!(first["spec"]["replicas"], 6);
+    let err = interpreter
+        .aggregate_status(&widget(7), &[])
+        .expect_err("a kept object")
+        .to_string();
+    assert!(err.contains("after that call ended"), "{err}");
+}
