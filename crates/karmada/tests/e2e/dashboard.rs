@@ -120,23 +120,28 @@ async fn logout(browser: &Client) {
     text_of(browser, "#login").await;
 }
 
+/// Clicks `css` once the page shows it: after a form is submitted the next page may still be loading (the
+/// old page's element may also go stale under the click), so both are retried until the deadline.
 async fn click(browser: &Client, css: &str) {
-    browser
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {css}: {e}"));
+    eventually!(format!("a clickable {css}"), async {
+        let element = browser
+            .find(Locator::Css(css))
+            .await
+            .map_err(|e| e.to_string())?;
+        element.click().await.map_err(|e| e.to_string())
+    });
 }
 
+/// Types `text` into `css` once the page shows it (see [`click`]).
 async fn fill(browser: &Client, css: &str, text: &str) {
-    let field = browser
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"));
-    field.clear().await.expect("clear");
-    field.send_keys(text).await.expect("type");
+    eventually!(format!("a field {css}"), async {
+        let field = browser
+            .find(Locator::Css(css))
+            .await
+            .map_err(|e| e.to_string())?;
+        field.clear().await.map_err(|e| e.to_string())?;
+        field.send_keys(text).await.map_err(|e| e.to_string())
+    });
 }
 
 /// Opens `path`, reads the confirmation question, confirms, and returns (question, the result or error text).
