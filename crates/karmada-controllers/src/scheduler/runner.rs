@@ -724,17 +724,22 @@ impl Runner {
         }
     }
 
-    /// One binding.
-    async fn reconcile(&self, key: &BindingKey) -> Result<Next, ControllerError> {
-        let started = Instant::now();
-        let resource = binding_resource(key.cluster_scoped);
+    /// The binding `key` names, as its cache holds it.
+    fn cached(&self, key: &BindingKey) -> Option<Arc<CompactObject>> {
         let store = if key.cluster_scoped {
             &self.cluster_bindings
         } else {
             &self.bindings
         };
         let namespace = (!key.cluster_scoped).then_some(key.namespace.as_str());
-        let Some(object) = store.get_named(namespace, &key.name) else {
+        store.get_named(namespace, &key.name)
+    }
+
+    /// One binding.
+    async fn reconcile(&self, key: &BindingKey) -> Result<Next, ControllerError> {
+        let started = Instant::now();
+        let resource = binding_resource(key.cluster_scoped);
+        let Some(object) = self.cached(key) else {
             return Ok(Next::Done);
         };
         if object.metadata().deletion_timestamp.is_some() {
@@ -876,13 +881,7 @@ impl Runner {
         let now = Instant::now();
         let mut rounds = Vec::new();
         for key in keys {
-            let store = if key.cluster_scoped {
-                &self.cluster_bindings
-            } else {
-                &self.bindings
-            };
-            let namespace = (!key.cluster_scoped).then_some(key.namespace.as_str());
-            let Some(object) = store.get_named(namespace, &key.name) else {
+            let Some(object) = self.cached(key) else {
                 continue;
             };
             let Some(kind) = unobserved_kind(&object) else {
