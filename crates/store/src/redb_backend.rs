@@ -8,7 +8,9 @@
 //! - `meta`: `revision` (newest committed) and `compacted`.
 //!
 //! Writes go through one writer thread that group-commits (the `writer` module); a write call
-//! returns only after its transaction is durable. Reads run on the blocking pool, each in one
+//! returns only after its transaction is durable: synced to the write-ahead journal beside the
+//! file (`<file>.journal`, the `journal` module) or committed durably at a checkpoint. Opening
+//! the store replays what the journal holds beyond the last checkpoint. Reads run on the blocking pool, each in one
 //! redb read transaction, which is an MVCC snapshot: a range at the current revision is
 //! consistent without any locking against writers.
 //!
@@ -30,6 +32,7 @@
 
 pub mod backup;
 mod codec;
+mod journal;
 mod range;
 mod writer;
 
@@ -38,9 +41,10 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use bytes::Bytes;
-use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadTransaction, ReadableDatabase, TableDefinition};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::watch_hub::{ColdLog, EventRing, RingCapacity};
@@ -49,8 +53,9 @@ use crate::{
     WatchStream,
 };
 use codec::{decode_event, decode_kv, event_key};
+pub use journal::journal_path;
 use range::range_in;
-use writer::{WriteOp, WriteOutcome, WriteRequest};
+use writer::{Checkpoints, WriteOp, WriteOutcome, WriteRequest};
 
 const KV: TableDefinition<&str, &[u8]> = TableDefinition::new("kv");
 const EVENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("events");
@@ -80,6 +85,11 @@ pub struct RedbOptions {
     pub write_queue_depth: usize,
     /// Most writes committed in one transaction.
     pub max_batch: usize,
+    /// Longest time between durable redb commits while writes arrive; the batches between
+    /// them are made durable by the journal.
+    pub checkpoint_interval: Duration,
+    /// Most journal bytes between durable redb commits.
+    pub checkpoint_journal_bytes: u64,
 }
 
 /// Defaults sized so an API server holding 100,000 objects stays under 300 MB (the benchmark in
@@ -93,6 +103,10 @@ impl Default for RedbOptions {
             watch_cache_bytes: 8 * 1024 * 1024,
             write_queue_depth: 4096,
             max_batch: 1024,
+            // etcd commits its backend every 100 ms; a second bounds the memory redb holds
+            // for commits not yet durable in its file, and the journal's replay.
+            checkpoint_interval: Duration::from_secs(1),
+            checkpoint_journal_bytes: journal::PREALLOCATED * 3 / 4,
         }
     }
 }
@@ -104,6 +118,8 @@ pub struct RedbStore {
     ring: Arc<EventRing>,
     writes: Option<mpsc::Sender<WriteRequest>>,
     writer: Option<JoinHandle<()>>,
+    /// Writes the open replayed from the journal (acknowledged after the last checkpoint).
+    replayed: usize,
 }
 
 impl RedbStore {
@@ -114,7 +130,11 @@ impl RedbStore {
             .set_cache_size(options.cache_size_bytes)
             .create(path.as_ref())
             .map_err(backend_error)?;
-        let (revision, compacted) = initialize(&db)?;
+        initialize(&db)?;
+        let journal_file = journal_path(path.as_ref());
+        let (epoch, replayed) = journal::recover(&db, &journal_file)?;
+        let journal = journal::Journal::open(&journal_file, epoch)?;
+        let (revision, compacted) = read_counters(&db.begin_read().map_err(backend_error)?)?;
         let db = Arc::new(db);
         let ring = Arc::new(EventRing::new(
             revision,
@@ -129,9 +149,13 @@ impl RedbStore {
             let db = db.clone();
             let ring = ring.clone();
             let max_batch = options.max_batch.max(1);
+            let checkpoints = Checkpoints {
+                interval: options.checkpoint_interval,
+                journal_bytes: options.checkpoint_journal_bytes,
+            };
             std::thread::Builder::new()
                 .name("store-writer".to_string())
-                .spawn(move || writer::run(db, ring, requests, max_batch))
+                .spawn(move || writer::run(db, ring, requests, max_batch, journal, checkpoints))
                 .map_err(|e| StoreError::Backend(format!("cannot start writer thread: {e}")))?
         };
         Ok(RedbStore {
@@ -139,7 +163,14 @@ impl RedbStore {
             ring,
             writes: Some(writes),
             writer: Some(writer),
+            replayed,
         })
+    }
+
+    /// How many writes opening the store replayed from its journal: those acknowledged after
+    /// the last checkpoint of a process that did not close the store.
+    pub fn replayed_from_journal(&self) -> usize {
+        self.replayed
     }
 
     async fn write(&self, op: WriteOp) -> StoreResult<WriteOutcome> {
@@ -185,24 +216,14 @@ impl Drop for RedbStore {
     }
 }
 
-/// Creates missing tables; returns the committed (revision, compacted).
-fn initialize(db: &Database) -> StoreResult<(Revision, Revision)> {
+/// Creates missing tables.
+fn initialize(db: &Database) -> StoreResult<()> {
     let txn = db.begin_write().map_err(backend_error)?;
-    let counters = {
-        txn.open_table(KV).map_err(backend_error)?;
-        txn.open_table(EVENTS).map_err(backend_error)?;
-        let meta = txn.open_table(META).map_err(backend_error)?;
-        let get = |name| -> StoreResult<u64> {
-            Ok(meta
-                .get(name)
-                .map_err(backend_error)?
-                .map(|v| v.value())
-                .unwrap_or(0))
-        };
-        (get(REVISION)?, get(COMPACTED)?)
-    };
+    txn.open_table(KV).map_err(backend_error)?;
+    txn.open_table(EVENTS).map_err(backend_error)?;
+    txn.open_table(META).map_err(backend_error)?;
     txn.commit().map_err(backend_error)?;
-    Ok(counters)
+    Ok(())
 }
 
 fn read_counters(txn: &ReadTransaction) -> StoreResult<(Revision, Revision)> {

@@ -44,6 +44,8 @@ pub fn backup_file(source: &Path, out: &Path) -> StoreResult<Revision> {
             source.display()
         ))
     })?;
+    // Writes acknowledged after the last checkpoint are in the journal only.
+    super::journal::recover(&db, &super::journal_path(source))?;
     let txn = db.begin_read().map_err(backend_error)?;
     copy_snapshot(&txn, out)
 }

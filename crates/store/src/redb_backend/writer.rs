@@ -2,14 +2,23 @@
 //!
 //! Callers send [`WriteRequest`]s over a bounded channel. The thread takes the first waiting
 //! request plus every request already queued behind it (up to `max_batch`), applies them in
-//! order inside ONE write transaction, commits once with `Durability::Immediate`, and only then
-//! appends the events to the watch ring and answers every caller. One fsync thus covers many
-//! writes, while each request still gets its own revision and its own precondition check.
+//! order inside ONE write transaction, makes that transaction durable, and only then appends the
+//! events to the watch ring and answers every caller. One sync thus covers many writes, while
+//! each request still gets its own revision and its own precondition check.
+//!
+//! A batch is made durable in one of two ways (see `journal`): most batches append their event
+//! records to the journal, sync it, and then commit to redb without durability; a checkpoint
+//! (due after [`Checkpoints::interval`] or [`Checkpoints::journal_bytes`], and for every
+//! compaction) commits durably and starts the journal's next epoch. When the queue closes, a
+//! last checkpoint leaves nothing to replay.
 //!
 //! Invariants:
-//! - no caller hears success before the transaction holding its write is durable;
-//! - if the commit fails, every request of the batch fails and nothing is published;
-//! - revisions are assigned in request order, one per successful mutation, none for failures.
+//! - no caller hears success before the batch holding its write is durable (journal synced, or
+//!   redb committed durably);
+//! - if the batch fails, every request of the batch fails and nothing is published;
+//! - revisions are assigned in request order, one per successful mutation, none for failures;
+//! - a batch synced to the journal that redb then refuses stops the writer: every later write
+//!   fails until the store is reopened (and replays it).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +28,7 @@ use redb::{Database, Durability, ReadableTable, Table};
 use tokio::sync::{mpsc, oneshot};
 
 use super::codec::{decode_kv, encode_event, encode_kv};
+use super::journal::{JOURNAL_EPOCH, Journal, next_epoch};
 use super::{COMPACTED, EVENTS, KV, META, REVISION, backend_error};
 use crate::watch_hub::EventRing;
 use crate::{EventKind, KeyValue, Revision, StoreError, StoreResult, WatchEvent};
@@ -61,13 +71,29 @@ pub(super) struct WriteRequest {
 /// at the same 100 ms ("apply request took too long"), and the figures say which stage was slow.
 const SLOW_BATCH: Duration = Duration::from_millis(100);
 
-/// Runs until every sender is dropped, then returns (dropping its handle on the database).
+/// When the writer commits durably instead of journaling.
+#[derive(Clone, Copy, Debug)]
+pub struct Checkpoints {
+    /// Longest time between durable commits while writes arrive.
+    pub interval: Duration,
+    /// Most journal bytes between durable commits.
+    pub journal_bytes: u64,
+}
+
+/// Runs until every sender is dropped, then checkpoints and returns (dropping its handle on
+/// the database).
 pub(super) fn run(
     db: Arc<Database>,
     ring: Arc<EventRing>,
     mut requests: mpsc::Receiver<WriteRequest>,
     max_batch: usize,
+    mut journal: Journal,
+    checkpoints: Checkpoints,
 ) {
+    let mut last_checkpoint = Instant::now();
+    // Set when redb refused a batch the journal already holds: answering later writes would
+    // put revisions after one that only a reopen can restore.
+    let mut stopped: Option<String> = None;
     while let Some(first) = requests.blocking_recv() {
         let mut batch = vec![first];
         while batch.len() < max_batch {
@@ -76,10 +102,27 @@ pub(super) fn run(
                 Err(_) => break,
             }
         }
+        if let Some(reason) = &stopped {
+            fail_batch(batch, reason);
+            continue;
+        }
         let started = Instant::now();
         let mut timings = BatchTimings::default();
-        match apply_batch(&db, &batch, &mut timings) {
+        let durability = if batch
+            .iter()
+            .any(|r| matches!(r.op, WriteOp::Compact { .. }))
+            || journal.len() >= checkpoints.journal_bytes
+            || last_checkpoint.elapsed() >= checkpoints.interval
+        {
+            Persistence::Checkpoint
+        } else {
+            Persistence::Journal
+        };
+        match apply_batch(&db, &batch, &mut journal, durability, &mut timings) {
             Ok(applied) => {
+                if matches!(durability, Persistence::Checkpoint) {
+                    last_checkpoint = Instant::now();
+                }
                 log_if_slow(&batch, started, &timings, applied.compacted.is_some());
                 ring.append(applied.events);
                 if let Some(revision) = applied.compacted {
@@ -90,16 +133,70 @@ pub(super) fn run(
                     let _ = request.reply.send(outcome);
                 }
             }
-            Err(error) => {
+            Err(BatchError::Failed(error)) => {
                 tracing::error!(%error, writes = batch.len(), "store write batch failed");
-                for request in batch {
-                    let _ = request
-                        .reply
-                        .send(Err(StoreError::Backend(error.to_string())));
-                }
+                fail_batch(batch, &error.to_string());
+            }
+            Err(BatchError::Journaled(error)) => {
+                let reason = format!(
+                    "the store stopped writing: a batch is in the journal but the database refused it ({error}); restart to replay it"
+                );
+                tracing::error!(%error, writes = batch.len(), "{reason}");
+                fail_batch(batch, &reason);
+                stopped = Some(reason);
             }
         }
     }
+    if stopped.is_none()
+        && let Err(error) = checkpoint(&db, &mut journal)
+    {
+        tracing::error!(%error, "store's closing checkpoint failed; the journal is replayed on the next open");
+    }
+}
+
+fn fail_batch(batch: Vec<WriteRequest>, reason: &str) {
+    for request in batch {
+        let _ = request
+            .reply
+            .send(Err(StoreError::Backend(reason.to_string())));
+    }
+}
+
+/// How a batch becomes durable.
+#[derive(Clone, Copy)]
+enum Persistence {
+    /// Its records synced to the journal, then a commit without durability.
+    Journal,
+    /// A durable commit that also starts the journal's next epoch.
+    Checkpoint,
+}
+
+enum BatchError {
+    /// Nothing of the batch was kept.
+    Failed(StoreError),
+    /// The journal holds the batch but redb refused the commit.
+    Journaled(StoreError),
+}
+
+impl From<StoreError> for BatchError {
+    fn from(error: StoreError) -> Self {
+        BatchError::Failed(error)
+    }
+}
+
+/// A durable commit of nothing but the next journal epoch.
+fn checkpoint(db: &Database, journal: &mut Journal) -> StoreResult<()> {
+    let mut txn = db.begin_write().map_err(backend_error)?;
+    txn.set_durability(Durability::Immediate)
+        .map_err(backend_error)?;
+    let epoch = next_epoch(journal.epoch());
+    {
+        let mut meta = txn.open_table(META).map_err(backend_error)?;
+        meta.insert(JOURNAL_EPOCH, epoch).map_err(backend_error)?;
+    }
+    txn.commit().map_err(backend_error)?;
+    journal.restart(epoch);
+    Ok(())
 }
 
 struct Applied {
@@ -114,6 +211,8 @@ struct Tables<'txn> {
     events: Table<'txn, u64, &'static [u8]>,
     revision: Revision,
     compacted: Revision,
+    /// The `events` records written, in revision order, for the journal.
+    records: Vec<Vec<u8>>,
 }
 
 /// Where a batch's time went inside the writer thread.
@@ -121,7 +220,9 @@ struct Tables<'txn> {
 struct BatchTimings {
     /// From the batch's start to the end of its last write, before the commit.
     applied: Duration,
-    /// The commit itself: page writes and fsync.
+    /// The journal's append and sync, if the batch went there.
+    journaled: Duration,
+    /// The commit itself: page writes and fsync when it is a checkpoint.
     committed: Duration,
 }
 
@@ -138,6 +239,7 @@ fn log_if_slow(batch: &[WriteRequest], started: Instant, timings: &BatchTimings,
         total_ms = total.as_millis() as u64,
         queued_ms = started.saturating_duration_since(oldest).as_millis() as u64,
         apply_ms = timings.applied.as_millis() as u64,
+        journal_ms = timings.journaled.as_millis() as u64,
         commit_ms = timings.committed.as_millis() as u64,
         compaction,
         "store write batch took too long"
@@ -147,18 +249,27 @@ fn log_if_slow(batch: &[WriteRequest], started: Instant, timings: &BatchTimings,
 fn apply_batch(
     db: &Database,
     batch: &[WriteRequest],
+    journal: &mut Journal,
+    sync: Persistence,
     timings: &mut BatchTimings,
-) -> StoreResult<Applied> {
+) -> Result<Applied, BatchError> {
     let started = Instant::now();
     let mut txn = db.begin_write().map_err(backend_error)?;
-    txn.set_durability(Durability::Immediate)
-        .map_err(backend_error)?;
+    txn.set_durability(match sync {
+        Persistence::Journal => Durability::None,
+        Persistence::Checkpoint => Durability::Immediate,
+    })
+    .map_err(backend_error)?;
     let mut applied = Applied {
         outcomes: Vec::with_capacity(batch.len()),
         events: Vec::new(),
         compacted: None,
     };
-    {
+    let new_epoch = match sync {
+        Persistence::Journal => None,
+        Persistence::Checkpoint => Some(next_epoch(journal.epoch())),
+    };
+    let (first_revision, records) = {
         let mut meta = txn.open_table(META).map_err(backend_error)?;
         let revision = read_meta(&meta, REVISION)?;
         let compacted = read_meta(&meta, COMPACTED)?;
@@ -167,6 +278,7 @@ fn apply_batch(
             events: txn.open_table(EVENTS).map_err(backend_error)?,
             revision,
             compacted,
+            records: Vec::new(),
         };
         for request in batch {
             let outcome = match tables.apply(&request.op) {
@@ -180,7 +292,7 @@ fn apply_batch(
                     Ok(outcome)
                 }
                 // Storage failures abort the whole transaction; logical ones only this request.
-                Err(error @ StoreError::Backend(_)) => return Err(error),
+                Err(error @ StoreError::Backend(_)) => return Err(error.into()),
                 Err(error) => Err(error),
             };
             applied.outcomes.push(outcome);
@@ -189,10 +301,24 @@ fn apply_batch(
             .map_err(backend_error)?;
         meta.insert(COMPACTED, tables.compacted)
             .map_err(backend_error)?;
-    }
+        if let Some(epoch) = new_epoch {
+            meta.insert(JOURNAL_EPOCH, epoch).map_err(backend_error)?;
+        }
+        (revision + 1, tables.records)
+    };
     timings.applied = started.elapsed();
-    txn.commit().map_err(backend_error)?;
-    timings.committed = started.elapsed() - timings.applied;
+    if matches!(sync, Persistence::Journal) && !records.is_empty() {
+        journal.append(first_revision, &records)?;
+        timings.journaled = started.elapsed() - timings.applied;
+        txn.commit()
+            .map_err(|e| BatchError::Journaled(backend_error(e)))?;
+    } else {
+        txn.commit().map_err(backend_error)?;
+    }
+    if let Some(epoch) = new_epoch {
+        journal.restart(epoch);
+    }
+    timings.committed = started.elapsed() - timings.applied - timings.journaled;
     Ok(applied)
 }
 
@@ -304,6 +430,7 @@ impl Tables<'_> {
         self.events
             .insert(event.kv.mod_revision, record.as_slice())
             .map_err(backend_error)?;
+        self.records.push(record);
         self.revision = event.kv.mod_revision;
         Ok(event)
     }

@@ -2,7 +2,9 @@
 //! creates keys as fast as it can from several tasks and prints each acknowledged write; the
 //! parent SIGKILLs it after a fixed number of acknowledgements, reopens the store, and checks
 //! that every acknowledged write is there intact, that no stored value is torn, and that new
-//! writes continue above the last acknowledged revision.
+//! writes continue above the last acknowledged revision. It runs twice: with checkpoints every
+//! few KiB of journal (the kill lands among epochs), and with none, so that every acknowledged
+//! write comes back from the journal alone.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -17,7 +19,8 @@ use store::{RangeRequest, Revision, Store};
 
 /// Set in the child's environment to the database path; selects the writer role.
 const CHILD_ENV: &str = "STORE_CRASH_CHILD_DB";
-const TEST_NAME: &str = "crash::acknowledged_writes_survive_sigkill";
+/// Set in the child's environment to its `checkpoint_journal_bytes`.
+const CHECKPOINT_ENV: &str = "STORE_CRASH_CHILD_CHECKPOINT_BYTES";
 const ACKS_BEFORE_KILL: usize = 1000;
 const WRITERS: usize = 8;
 
@@ -46,18 +49,45 @@ fn verified_key(value: &[u8]) -> Option<&str> {
 
 #[test]
 fn acknowledged_writes_survive_sigkill() {
+    let replayed = crash_and_check("crash::acknowledged_writes_survive_sigkill", 16 * 1024);
+    assert!(
+        replayed < ACKS_BEFORE_KILL,
+        "checkpoints ran: {replayed} writes replayed"
+    );
+}
+
+#[test]
+fn acknowledged_writes_survive_sigkill_from_the_journal_alone() {
+    let replayed = crash_and_check(
+        "crash::acknowledged_writes_survive_sigkill_from_the_journal_alone",
+        u64::MAX,
+    );
+    assert!(
+        replayed >= ACKS_BEFORE_KILL,
+        "only {replayed} writes replayed"
+    );
+}
+
+/// In the child: writes until killed. In the parent: runs the child, kills it, checks the
+/// reopened store; returns how many writes the reopen replayed from the journal.
+fn crash_and_check(test_name: &str, checkpoint_bytes: u64) -> usize {
     if let Ok(path) = std::env::var(CHILD_ENV) {
-        run_child_writer(Path::new(&path));
-        return;
+        let bytes = std::env::var(CHECKPOINT_ENV)
+            .expect("checkpoint bytes in the child's environment")
+            .parse()
+            .expect("numeric checkpoint bytes");
+        run_child_writer(Path::new(&path), bytes);
+        std::process::exit(0);
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("store.redb");
-    let acked = run_and_kill_child(&path);
+    let acked = run_and_kill_child(&path, test_name, checkpoint_bytes);
     assert!(acked.len() >= ACKS_BEFORE_KILL);
 
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let store = RedbStore::open(&path, RedbOptions::default()).expect("reopen after kill");
+        let replayed = store.replayed_from_journal();
         for (key, revision) in &acked {
             let kv = store
                 .get(key)
@@ -104,7 +134,17 @@ fn acknowledged_writes_survive_sigkill() {
             .await
             .expect("create after crash");
         assert_eq!(next, current + 1);
-    });
+        replayed
+    })
+}
+
+/// The child's store: checkpoints only by journal size, at `checkpoint_bytes`.
+fn child_options(checkpoint_bytes: u64) -> RedbOptions {
+    RedbOptions {
+        checkpoint_interval: Duration::from_secs(3600),
+        checkpoint_journal_bytes: checkpoint_bytes,
+        ..RedbOptions::default()
+    }
 }
 
 /// Kills the child if the parent panics before its planned SIGKILL, so no writer outlives the test.
@@ -118,11 +158,16 @@ impl Drop for KillOnDrop {
 }
 
 /// Spawns the child writer, collects acknowledgements until enough arrived, then SIGKILLs it.
-fn run_and_kill_child(path: &Path) -> BTreeMap<String, Revision> {
+fn run_and_kill_child(
+    path: &Path,
+    test_name: &str,
+    checkpoint_bytes: u64,
+) -> BTreeMap<String, Revision> {
     let mut child = KillOnDrop(
         Command::new(std::env::current_exe().expect("test binary path"))
-            .args([TEST_NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, path)
+            .env(CHECKPOINT_ENV, checkpoint_bytes.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -172,7 +217,7 @@ fn run_and_kill_child(path: &Path) -> BTreeMap<String, Revision> {
 }
 
 /// The child role: write forever from several tasks, acknowledging each durable create.
-fn run_child_writer(path: &Path) {
+fn run_child_writer(path: &Path, checkpoint_bytes: u64) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -180,7 +225,7 @@ fn run_child_writer(path: &Path) {
         .expect("runtime");
     runtime.block_on(async {
         let store = std::sync::Arc::new(
-            RedbStore::open(path, RedbOptions::default()).expect("child opens store"),
+            RedbStore::open(path, child_options(checkpoint_bytes)).expect("child opens store"),
         );
         let mut tasks = Vec::new();
         for writer in 0..WRITERS {
