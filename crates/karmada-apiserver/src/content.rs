@@ -251,10 +251,20 @@ pub fn negotiate(accept: Option<&str>) -> Result<Output, ApiError> {
 
 /// `object` reduced to a `meta.k8s.io/v1` PartialObjectMetadata.
 pub fn partial_metadata(object: &Value) -> Value {
+    partial_metadata_of(
+        object
+            .get("metadata")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({})),
+    )
+}
+
+/// A `meta.k8s.io/v1` PartialObjectMetadata holding `metadata`.
+pub fn partial_metadata_of(metadata: Value) -> Value {
     serde_json::json!({
         "kind": "PartialObjectMetadata",
         "apiVersion": "meta.k8s.io/v1",
-        "metadata": object.get("metadata").cloned().unwrap_or_else(|| serde_json::json!({})),
+        "metadata": metadata,
     })
 }
 

@@ -21,6 +21,7 @@ use crate::content::Output;
 use crate::selectors::Filter;
 use crate::server::ApiServer;
 use crate::storage;
+use apiserver_views::conversion;
 
 /// The query parameters of a watch.
 #[derive(Clone, Debug)]
@@ -256,16 +257,25 @@ async fn next_chunk(mut state: State) -> Option<(Result<Bytes, std::convert::Inf
 fn translate(state: &State, event: &store::WatchEvent) -> Option<Bytes> {
     let def = &state.render.def;
     let filter = &state.params.filter;
-    if filter.is_everything() && state.render.output == Output::Json {
-        // The common informer case: every watcher of the kind sends the same bytes, so encode
-        // each event's object once and share it.
+    if filter.is_everything() {
         let kind = match (event.kind, event.prev.is_some()) {
             (EventKind::Delete, _) => "DELETED",
             (EventKind::Put, true) => "MODIFIED",
             (EventKind::Put, false) => "ADDED",
         };
-        let object = state.server.encoded_objects.get_or_encode(def, &event.kv)?;
-        return Some(shared_line(kind, &object));
+        match state.render.output {
+            // The common informer case: every watcher of the kind sends the same bytes, so
+            // encode each event's object once and share it.
+            Output::Json => {
+                let object = state.server.encoded_objects.get_or_encode(def, &event.kv)?;
+                return Some(shared_line(kind, &object));
+            }
+            // A metadata informer reads `metadata` alone; the rest is skipped unparsed.
+            Output::PartialMetadata if conversion::storage_version(def).is_none() => {
+                return Some(line(kind, stored_partial_metadata(&event.kv)?));
+            }
+            _ => {}
+        }
     }
     // Neither side's labels match: nothing to send, and nothing worth decoding.
     if filter.labels_exclude(&event.kv.value)
@@ -295,6 +305,21 @@ fn translate(state: &State, event: &store::WatchEvent) -> Option<Bytes> {
         }
     };
     Some(line(kind, state.render.object(current)))
+}
+
+/// The PartialObjectMetadata of a stored object, parsing its `metadata` only.
+fn stored_partial_metadata(kv: &store::KeyValue) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct MetadataOnly {
+        #[serde(default)]
+        metadata: serde_json::Map<String, Value>,
+    }
+    let MetadataOnly { mut metadata } = serde_json::from_slice(&kv.value).ok()?;
+    metadata.insert(
+        "resourceVersion".into(),
+        Value::String(kv.mod_revision.to_string()),
+    );
+    Some(crate::content::partial_metadata_of(Value::Object(metadata)))
 }
 
 /// `{"type":KIND,"object":OBJECT}\n` around an already encoded object.

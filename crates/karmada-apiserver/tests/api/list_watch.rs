@@ -312,6 +312,50 @@ async fn watch_single_object_by_field_selector_and_table_events() {
 }
 
 #[tokio::test]
+async fn metadata_watch_sends_partial_object_metadata_for_every_change() {
+    let h = Harness::new().await;
+    h.create_configmap("default", "pre", json!({"a": "1"}))
+        .await;
+    let accept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+    let mut watch = Watch::open(
+        &h,
+        &format!("{CM}?watch=true&resourceVersion=0"),
+        Some(accept),
+    )
+    .await;
+    let added = watch.expect("ADDED", "pre").await;
+    h.patch(
+        &format!("{CM}/pre"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"labels": {"tier": "web"}}, "data": {"a": "2"}}),
+    )
+    .await;
+    let modified = watch.expect("MODIFIED", "pre").await;
+    h.delete(&format!("{CM}/pre"), None).await;
+    let deleted = watch.expect("DELETED", "pre").await;
+    for event in [&added, &modified, &deleted] {
+        let object = &event["object"];
+        assert_eq!(object["kind"], "PartialObjectMetadata", "{event}");
+        assert_eq!(object["apiVersion"], "meta.k8s.io/v1", "{event}");
+        assert!(
+            object.get("data").is_none(),
+            "no body beyond metadata: {event}"
+        );
+        assert!(object["metadata"]["uid"].is_string(), "{event}");
+    }
+    assert_eq!(modified["object"]["metadata"]["labels"]["tier"], "web");
+    assert_ne!(
+        added["object"]["metadata"]["resourceVersion"],
+        modified["object"]["metadata"]["resourceVersion"]
+    );
+    assert_eq!(
+        deleted["object"]["metadata"]["resourceVersion"],
+        h.revision().await.to_string(),
+        "DELETED carries the deletion revision"
+    );
+}
+
+#[tokio::test]
 async fn list_at_an_exact_past_revision_and_after_compaction() {
     let h = Harness::new().await;
     h.create_configmap("default", "first", json!({})).await;
