@@ -147,8 +147,15 @@ pub(super) fn run(
             }
         }
     }
+    let mut timings = BatchTimings::default();
     if stopped.is_none()
-        && let Err(error) = checkpoint(&db, &mut journal)
+        && let Err(BatchError::Failed(error) | BatchError::Journaled(error)) = apply_batch(
+            &db,
+            &[],
+            &mut journal,
+            Persistence::Checkpoint,
+            &mut timings,
+        )
     {
         tracing::error!(%error, "store's closing checkpoint failed; the journal is replayed on the next open");
     }
@@ -182,21 +189,6 @@ impl From<StoreError> for BatchError {
     fn from(error: StoreError) -> Self {
         BatchError::Failed(error)
     }
-}
-
-/// A durable commit of nothing but the next journal epoch.
-fn checkpoint(db: &Database, journal: &mut Journal) -> StoreResult<()> {
-    let mut txn = db.begin_write().map_err(backend_error)?;
-    txn.set_durability(Durability::Immediate)
-        .map_err(backend_error)?;
-    let epoch = next_epoch(journal.epoch());
-    {
-        let mut meta = txn.open_table(META).map_err(backend_error)?;
-        meta.insert(JOURNAL_EPOCH, epoch).map_err(backend_error)?;
-    }
-    txn.commit().map_err(backend_error)?;
-    journal.restart(epoch);
-    Ok(())
 }
 
 struct Applied {
@@ -250,12 +242,12 @@ fn apply_batch(
     db: &Database,
     batch: &[WriteRequest],
     journal: &mut Journal,
-    sync: Persistence,
+    persistence: Persistence,
     timings: &mut BatchTimings,
 ) -> Result<Applied, BatchError> {
     let started = Instant::now();
     let mut txn = db.begin_write().map_err(backend_error)?;
-    txn.set_durability(match sync {
+    txn.set_durability(match persistence {
         Persistence::Journal => Durability::None,
         Persistence::Checkpoint => Durability::Immediate,
     })
@@ -265,7 +257,7 @@ fn apply_batch(
         events: Vec::new(),
         compacted: None,
     };
-    let new_epoch = match sync {
+    let new_epoch = match persistence {
         Persistence::Journal => None,
         Persistence::Checkpoint => Some(next_epoch(journal.epoch())),
     };
@@ -307,7 +299,7 @@ fn apply_batch(
         (revision + 1, tables.records)
     };
     timings.applied = started.elapsed();
-    if matches!(sync, Persistence::Journal) && !records.is_empty() {
+    if matches!(persistence, Persistence::Journal) && !records.is_empty() {
         journal.append(first_revision, &records)?;
         timings.journaled = started.elapsed() - timings.applied;
         txn.commit()

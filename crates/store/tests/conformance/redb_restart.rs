@@ -131,3 +131,28 @@ async fn raw_create_rate_reports_every_create() {
     assert_eq!(store.count("/bench/").await.expect("count"), 203);
     assert_eq!(store.current_revision().await.expect("revision"), 203);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_close_checkpoints_what_the_journal_held() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("store.redb");
+    let options = RedbOptions {
+        checkpoint_interval: std::time::Duration::from_secs(3600),
+        checkpoint_journal_bytes: u64::MAX,
+        ..RedbOptions::default()
+    };
+    {
+        let store = RedbStore::open(&path, options.clone()).expect("open");
+        for i in 0..20 {
+            store
+                .create(&format!("/j/{i}"), Bytes::from(format!("v{i}")))
+                .await
+                .expect("create");
+        }
+    }
+    let store = RedbStore::open(&path, options).expect("reopen");
+    assert_eq!(store.replayed_from_journal(), 0, "the close checkpointed");
+    assert_eq!(store.current_revision().await.expect("revision"), 20);
+    let kv = store.get("/j/19").await.expect("get").expect("present");
+    assert_eq!(kv.value, Bytes::from_static(b"v19"));
+}
