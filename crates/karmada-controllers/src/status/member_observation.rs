@@ -11,7 +11,7 @@ use futures::{Stream, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use karmada_api::work::ResourceHealth;
 use karmada_interpreter::Interpreter;
-use kube::api::DynamicObject;
+use kube::api::{DynamicObject, TypeMeta};
 use kube::runtime::watcher::Event;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -57,23 +57,23 @@ impl Observed {
     }
 }
 
-/// The object cached for `object`: its identity, the annotations naming its Work, and `observed`.
+/// The object cached for a member object of `types` and `metadata`: its identity, the annotations naming its
+/// Work, and `observed`.
 fn observation(
-    object: &DynamicObject,
+    types: Option<TypeMeta>,
+    metadata: &ObjectMeta,
     observed: Observed,
 ) -> Result<DynamicObject, ControllerError> {
     let kept = [ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE];
-    let annotations: std::collections::BTreeMap<String, String> = object
-        .metadata
+    let annotations: std::collections::BTreeMap<String, String> = metadata
         .annotations
         .iter()
         .flatten()
         .filter(|(key, _)| kept.contains(&key.as_str()))
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
-    let metadata = &object.metadata;
     Ok(DynamicObject {
-        types: object.types.clone(),
+        types,
         metadata: ObjectMeta {
             name: metadata.name.clone(),
             namespace: metadata.namespace.clone(),
@@ -86,6 +86,28 @@ fn observation(
         },
         data: serde_json::to_value(Body { observed })?,
     })
+}
+
+/// `object` as JSON, its body moved rather than copied (a member event's spec and status are most of it).
+fn into_json(
+    types: Option<&TypeMeta>,
+    metadata: &ObjectMeta,
+    data: Value,
+) -> Result<Value, ControllerError> {
+    let mut map = match data {
+        Value::Object(map) => map,
+        Value::Null => serde_json::Map::new(),
+        other => return Ok(other),
+    };
+    if let Some(types) = types {
+        map.insert(
+            "apiVersion".into(),
+            Value::String(types.api_version.clone()),
+        );
+        map.insert("kind".into(), Value::String(types.kind.clone()));
+    }
+    map.insert("metadata".into(), serde_json::to_value(metadata)?);
+    Ok(Value::Object(map))
 }
 
 /// The watch of one member resource: `writer`'s cache gets each object's observation, and the stream yields
@@ -120,9 +142,14 @@ fn observe(
     event: Event<DynamicObject>,
 ) -> Result<(Event<DynamicObject>, Event<Value>), ControllerError> {
     let both = |object: DynamicObject| -> Result<(DynamicObject, Value), ControllerError> {
-        let json = serde_json::to_value(&object)?;
+        let DynamicObject {
+            types,
+            metadata,
+            data,
+        } = object;
+        let json = into_json(types.as_ref(), &metadata, data)?;
         let observed = Observed::of(interpreter, &json);
-        Ok((observation(&object, observed)?, json))
+        Ok((observation(types, &metadata, observed)?, json))
     };
     Ok(match event {
         Event::Apply(o) => {
@@ -186,6 +213,11 @@ mod tests {
         assert_eq!(
             last["spec"]["template"]["spec"]["containers"][0]["image"],
             "nginx"
+        );
+        assert_eq!(
+            last,
+            &serde_json::to_value(deployment(2)).expect("json"),
+            "the object passes on as the watch read it"
         );
 
         let cached = cache.get_named(Some("default"), "web").expect("cached");

@@ -81,10 +81,10 @@ pub fn aggregated_status_items(
                 .namespace
                 .as_deref()
                 .and_then(cluster_of_execution_namespace)?;
-            let status = work.status.clone().unwrap_or_default();
+            let status = work.status.as_ref();
             let applied = status
-                .conditions
                 .iter()
+                .flat_map(|s| &s.conditions)
                 .find(|c| c.type_ == WORK_CONDITION_APPLIED);
             let mut item = AggregatedStatusItem {
                 cluster_name: cluster.to_string(),
@@ -97,7 +97,8 @@ pub fn aggregated_status_items(
                 None => {}
             }
             if item.applied
-                && let Some(manifest) = manifest_status_of(&status.manifest_statuses, resource)
+                && let Some(manifest) =
+                    status.and_then(|s| manifest_status_of(&s.manifest_statuses, resource))
             {
                 item.status = manifest.status.clone().filter(|s| !s.is_null());
                 if let Some(health) = manifest.health {
