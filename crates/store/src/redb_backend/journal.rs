@@ -34,9 +34,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use redb::{Database, Durability, ReadableTable};
 
-use super::codec::{decode_event, encode_kv};
+use super::codec::decode_event;
+use super::writer::store_event;
 use super::{EVENTS, KV, META, REVISION, backend_error};
-use crate::{EventKind, Revision, StoreError, StoreResult};
+use crate::{Revision, StoreError, StoreResult};
 
 /// `meta` entry naming the epoch whose records the journal may replay.
 pub(super) const JOURNAL_EPOCH: &str = "journal_epoch";
@@ -287,23 +288,7 @@ pub(super) fn recover(db: &Database, path: &Path) -> StoreResult<(u64, usize)> {
                         revision + 1
                     )));
                 }
-                match event.kind {
-                    EventKind::Put => {
-                        let value = encode_kv(
-                            event.kv.create_revision,
-                            event.kv.mod_revision,
-                            &event.kv.value,
-                        )?;
-                        kv.insert(event.kv.key.as_str(), value.as_slice())
-                            .map_err(backend_error)?;
-                    }
-                    EventKind::Delete => {
-                        kv.remove(event.kv.key.as_str()).map_err(backend_error)?;
-                    }
-                }
-                events
-                    .insert(event.kv.mod_revision, bytes.as_slice())
-                    .map_err(backend_error)?;
+                store_event(&mut kv, &mut events, &event, bytes)?;
                 revision = event.kv.mod_revision;
                 replayed += 1;
             }
@@ -328,7 +313,7 @@ mod tests {
 
     use super::*;
     use crate::redb_backend::codec::{decode_kv, encode_event};
-    use crate::{KeyValue, WatchEvent};
+    use crate::{EventKind, KeyValue, WatchEvent};
 
     struct Fixture {
         _dir: tempfile::TempDir,

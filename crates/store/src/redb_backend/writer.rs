@@ -314,6 +314,33 @@ fn apply_batch(
     Ok(applied)
 }
 
+/// Writes `event` (encoded as `record`) into the tables: the key's current state and the event log.
+pub(super) fn store_event(
+    kv: &mut Table<'_, &'static str, &'static [u8]>,
+    events: &mut Table<'_, u64, &'static [u8]>,
+    event: &WatchEvent,
+    record: &[u8],
+) -> StoreResult<()> {
+    match event.kind {
+        EventKind::Put => {
+            let value = encode_kv(
+                event.kv.create_revision,
+                event.kv.mod_revision,
+                &event.kv.value,
+            )?;
+            kv.insert(event.kv.key.as_str(), value.as_slice())
+                .map_err(backend_error)?;
+        }
+        EventKind::Delete => {
+            kv.remove(event.kv.key.as_str()).map_err(backend_error)?;
+        }
+    }
+    events
+        .insert(event.kv.mod_revision, record)
+        .map_err(backend_error)?;
+    Ok(())
+}
+
 fn read_meta(meta: &Table<'_, &'static str, u64>, name: &str) -> StoreResult<u64> {
     Ok(meta
         .get(name)
@@ -402,26 +429,7 @@ impl Tables<'_> {
     ) -> StoreResult<WatchEvent> {
         let event = WatchEvent { kind, kv, prev };
         let record = encode_event(&event)?;
-        match kind {
-            EventKind::Put => {
-                let value = encode_kv(
-                    event.kv.create_revision,
-                    event.kv.mod_revision,
-                    &event.kv.value,
-                )?;
-                self.kv
-                    .insert(event.kv.key.as_str(), value.as_slice())
-                    .map_err(backend_error)?;
-            }
-            EventKind::Delete => {
-                self.kv
-                    .remove(event.kv.key.as_str())
-                    .map_err(backend_error)?;
-            }
-        }
-        self.events
-            .insert(event.kv.mod_revision, record.as_slice())
-            .map_err(backend_error)?;
+        store_event(&mut self.kv, &mut self.events, &event, &record)?;
         self.records.push(record);
         self.revision = event.kv.mod_revision;
         Ok(event)
