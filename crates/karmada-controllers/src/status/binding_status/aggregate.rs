@@ -208,7 +208,16 @@ pub fn desired_binding_status(
     works: &[Work],
     now: &Time,
 ) -> ResourceBindingStatus {
-    let mut status = current.cloned().unwrap_or_default();
+    // Everything but the aggregated items, which are replaced (a copy of them costs as much as making them).
+    let mut status = current.map_or_else(ResourceBindingStatus::default, |current| {
+        ResourceBindingStatus {
+            scheduler_observed_generation: current.scheduler_observed_generation,
+            scheduler_observed_affinity_name: current.scheduler_observed_affinity_name.clone(),
+            last_scheduled_time: current.last_scheduled_time.clone(),
+            conditions: current.conditions.clone(),
+            aggregated_status: Vec::new(),
+        }
+    });
     status.aggregated_status = aggregated_status_items(&spec.resource, works);
     let condition = fully_applied_condition(spec, &status.aggregated_status, now);
     set_condition(&mut status.conditions, condition);

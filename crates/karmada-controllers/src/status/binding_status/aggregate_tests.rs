@@ -188,11 +188,15 @@ fn transition_time_moves_only_on_status_change() {
     };
     let current = ResourceBindingStatus {
         scheduler_observed_generation: 3,
+        scheduler_observed_affinity_name: "primary".into(),
+        last_scheduled_time: Some(time(2)),
         conditions: vec![scheduled.clone()],
         ..ResourceBindingStatus::default()
     };
     let first = desired_binding_status(Some(&current), &spec, &applied, &time(10));
     assert_eq!(first.scheduler_observed_generation, 3);
+    assert_eq!(first.scheduler_observed_affinity_name, "primary");
+    assert_eq!(first.last_scheduled_time, Some(time(2)));
     assert_eq!(first.conditions[0], scheduled);
     assert_eq!(first.conditions[1].last_transition_time, time(10));
     // Same outcome later: nothing changes, so the controller writes nothing.
