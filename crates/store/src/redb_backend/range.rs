@@ -4,7 +4,11 @@
 //! An older revision `R` is served by overlaying, on the current rows, the state at `R` of
 //! every key changed after `R`: the previous value carried by its first event after `R` (or
 //! absence, for a key created after `R`). Current rows and overlay are merged lazily in key
-//! order, so a page costs O(events after R + keys returned).
+//! order, so a page costs O(events after R + keys returned). The overlay holds only each key's
+//! first revision after `R`, read from the events' uncompressed key; an event is decoded only
+//! when its key is merged into the page. Why: a paged LIST at `R` (an informer's relist) decoded
+//! every later event of its range on every page, while writes kept adding to them; at 100 members
+//! a relist of all Works did not finish before compaction passed `R` and started over.
 //!
 //! Invariant: the result equals the state at `R` restricted to the prefix and `start_after`,
 //! because every event above the compacted revision is in the `events` table.
@@ -17,7 +21,7 @@ use redb::ReadTransaction;
 
 use super::codec::{decode_event, decode_kv, event_key};
 use super::{EVENTS, KV, backend_error, read_counters};
-use crate::{KeyValue, RangeRequest, RangeResult, StoreError, StoreResult};
+use crate::{KeyValue, RangeRequest, RangeResult, Revision, StoreError, StoreResult};
 
 fn lower_bound<'a>(prefix: &'a str, start_after: Option<&'a str>) -> Bound<&'a str> {
     match start_after {
@@ -50,22 +54,31 @@ pub(super) fn range_in(txn: &ReadTransaction, req: &RangeRequest) -> StoreResult
                 _ => true,
             }
     };
-    // The state at `revision` of every key changed since then: the value before its first change.
-    let mut overlay: BTreeMap<String, Option<KeyValue>> = BTreeMap::new();
+    // Every key changed since `revision`, with its first change after it: the event whose previous
+    // value is the key's state at `revision`.
+    let mut overlay: BTreeMap<String, Revision> = BTreeMap::new();
+    let events = txn.open_table(EVENTS).map_err(backend_error)?;
     if revision < current {
-        let events = txn.open_table(EVENTS).map_err(backend_error)?;
         for entry in events
             .range((Bound::Excluded(revision), Bound::Unbounded))
             .map_err(backend_error)?
         {
-            let (_, record) = entry.map_err(backend_error)?;
-            let record = record.value();
-            let key = event_key(record)?;
+            let (changed_at, record) = entry.map_err(backend_error)?;
+            let key = event_key(record.value())?;
             if in_range(key) && !overlay.contains_key(key) {
-                overlay.insert(key.to_string(), decode_event(record)?.prev);
+                overlay.insert(key.to_string(), changed_at.value());
             }
         }
     }
+    let state_before = |changed_at: Revision| -> StoreResult<Option<KeyValue>> {
+        let record = events
+            .get(changed_at)
+            .map_err(backend_error)?
+            .ok_or_else(|| {
+                StoreError::Backend(format!("event {changed_at} vanished from its snapshot"))
+            })?;
+        Ok(decode_event(record.value())?.prev)
+    };
     let kv = txn.open_table(KV).map_err(backend_error)?;
     let current_rows = kv
         .range::<&str>((lower, Bound::Unbounded))
@@ -81,6 +94,7 @@ pub(super) fn range_in(txn: &ReadTransaction, req: &RangeRequest) -> StoreResult
     let merged = Merge {
         current: current_rows.peekable(),
         overlay: overlay.into_iter().peekable(),
+        state_before,
     };
     let limit = if req.limit == 0 {
         usize::MAX
@@ -105,20 +119,24 @@ pub(super) fn range_in(txn: &ReadTransaction, req: &RangeRequest) -> StoreResult
 }
 
 /// Merges the current rows with the overlay of older states, in key order; overlay entries
-/// replace (or hide, when `None`) the current row of the same key.
-struct Merge<C, O>
+/// replace (or hide, when the key did not exist then) the current row of the same key.
+struct Merge<C, O, S>
 where
     C: Iterator<Item = StoreResult<(String, Vec<u8>)>>,
-    O: Iterator<Item = (String, Option<KeyValue>)>,
+    O: Iterator<Item = (String, Revision)>,
+    S: Fn(Revision) -> StoreResult<Option<KeyValue>>,
 {
     current: Peekable<C>,
     overlay: Peekable<O>,
+    /// A key's state before the change at the given revision.
+    state_before: S,
 }
 
-impl<C, O> Iterator for Merge<C, O>
+impl<C, O, S> Iterator for Merge<C, O, S>
 where
     C: Iterator<Item = StoreResult<(String, Vec<u8>)>>,
-    O: Iterator<Item = (String, Option<KeyValue>)>,
+    O: Iterator<Item = (String, Revision)>,
+    S: Fn(Revision) -> StoreResult<Option<KeyValue>>,
 {
     type Item = StoreResult<KeyValue>;
 
@@ -139,8 +157,11 @@ where
                 }
             };
             if take_overlay {
-                if let Some((_, Some(kv))) = self.overlay.next() {
-                    return Some(Ok(kv));
+                let (_, changed_at) = self.overlay.next()?;
+                match (self.state_before)(changed_at) {
+                    Ok(Some(kv)) => return Some(Ok(kv)),
+                    Ok(None) => {}
+                    Err(error) => return Some(Err(error)),
                 }
             } else {
                 return self
