@@ -7,8 +7,8 @@
 //! order, so a page costs O(events after R + keys returned). The overlay holds only each key's
 //! first revision after `R`, read from the events' uncompressed key; an event is decoded only
 //! when its key is merged into the page. Why: a paged LIST at `R` (an informer's relist) decoded
-//! every later event of its range on every page, while writes kept adding to them; at 100 members
-//! a relist of all Works did not finish before compaction passed `R` and started over.
+//! every later event of its range on every page, while writes kept adding to them, so its cost grew
+//! with pages × events.
 //!
 //! Invariant: the result equals the state at `R` restricted to the prefix and `start_after`,
 //! because every event above the compacted revision is in the `events` table.
