@@ -5,10 +5,12 @@
 //! - [`aggregate`]: what to write (pure, table-tested).
 //! - [`controller`]: the watch-driven runtime; entry point [`run`].
 //! - [`metrics`]: the gauge.
+//! - [`reuse`]: aggregating a binding again without decoding the Works that did not change.
 
 pub mod aggregate;
 pub mod controller;
 pub mod metrics;
+mod reuse;
 
 pub use controller::{BindingStatusConfig, run};
 pub use metrics::BindingMetrics;

@@ -68,6 +68,43 @@ fn manifest_status_of<'a>(
         })
 }
 
+/// The aggregated item of one Work; `None` for a Work outside an execution namespace.
+pub fn aggregated_status_item(
+    resource: &ObjectReference,
+    work: &Work,
+) -> Option<AggregatedStatusItem> {
+    let cluster = work
+        .metadata
+        .namespace
+        .as_deref()
+        .and_then(cluster_of_execution_namespace)?;
+    let status = work.status.as_ref();
+    let applied = status
+        .iter()
+        .flat_map(|s| &s.conditions)
+        .find(|c| c.type_ == WORK_CONDITION_APPLIED);
+    let mut item = AggregatedStatusItem {
+        cluster_name: cluster.to_string(),
+        health: Some(ResourceHealth::Unknown),
+        ..AggregatedStatusItem::default()
+    };
+    match applied {
+        Some(condition) if condition.status == "True" => item.applied = true,
+        Some(condition) => item.applied_message = condition.message.clone(),
+        None => {}
+    }
+    if item.applied
+        && let Some(manifest) =
+            status.and_then(|s| manifest_status_of(&s.manifest_statuses, resource))
+    {
+        item.status = manifest.status.clone().filter(|s| !s.is_null());
+        if let Some(health) = manifest.health {
+            item.health = Some(health);
+        }
+    }
+    Some(item)
+}
+
 /// One aggregated item per Work in an execution namespace, sorted by cluster name.
 pub fn aggregated_status_items(
     resource: &ObjectReference,
@@ -75,41 +112,15 @@ pub fn aggregated_status_items(
 ) -> Vec<AggregatedStatusItem> {
     let mut items: Vec<AggregatedStatusItem> = works
         .iter()
-        .filter_map(|work| {
-            let cluster = work
-                .metadata
-                .namespace
-                .as_deref()
-                .and_then(cluster_of_execution_namespace)?;
-            let status = work.status.as_ref();
-            let applied = status
-                .iter()
-                .flat_map(|s| &s.conditions)
-                .find(|c| c.type_ == WORK_CONDITION_APPLIED);
-            let mut item = AggregatedStatusItem {
-                cluster_name: cluster.to_string(),
-                health: Some(ResourceHealth::Unknown),
-                ..AggregatedStatusItem::default()
-            };
-            match applied {
-                Some(condition) if condition.status == "True" => item.applied = true,
-                Some(condition) => item.applied_message = condition.message.clone(),
-                None => {}
-            }
-            if item.applied
-                && let Some(manifest) =
-                    status.and_then(|s| manifest_status_of(&s.manifest_statuses, resource))
-            {
-                item.status = manifest.status.clone().filter(|s| !s.is_null());
-                if let Some(health) = manifest.health {
-                    item.health = Some(health);
-                }
-            }
-            Some(item)
-        })
+        .filter_map(|work| aggregated_status_item(resource, work))
         .collect();
-    items.sort_by(|a, b| a.cluster_name.cmp(&b.cluster_name));
+    sort_items(&mut items);
     items
+}
+
+/// The order items are written in: by cluster name.
+pub fn sort_items(items: &mut [AggregatedStatusItem]) {
+    items.sort_by(|a, b| a.cluster_name.cmp(&b.cluster_name));
 }
 
 fn fully_applied(spec: &ResourceBindingSpec, items: &[AggregatedStatusItem]) -> bool {
@@ -201,11 +212,12 @@ pub fn stamp_transition_times(previous: Option<&Value>, status: Option<&mut Valu
     }
 }
 
-/// The binding status to write: `current` with the aggregated items and the FullyApplied condition.
+/// The binding status to write: `current` with the aggregated `items` (one per Work, in any order) and the
+/// FullyApplied condition.
 pub fn desired_binding_status(
     current: Option<&ResourceBindingStatus>,
     spec: &ResourceBindingSpec,
-    works: &[Work],
+    mut items: Vec<AggregatedStatusItem>,
     now: &Time,
 ) -> ResourceBindingStatus {
     // Everything but the aggregated items, which are replaced (a copy of them costs as much as making them).
@@ -218,7 +230,8 @@ pub fn desired_binding_status(
             aggregated_status: Vec::new(),
         }
     });
-    status.aggregated_status = aggregated_status_items(&spec.resource, works);
+    sort_items(&mut items);
+    status.aggregated_status = items;
     let condition = fully_applied_condition(spec, &status.aggregated_status, now);
     set_condition(&mut status.conditions, condition);
     status

@@ -193,18 +193,33 @@ fn transition_time_moves_only_on_status_change() {
         conditions: vec![scheduled.clone()],
         ..ResourceBindingStatus::default()
     };
-    let first = desired_binding_status(Some(&current), &spec, &applied, &time(10));
+    let first = desired_binding_status(
+        Some(&current),
+        &spec,
+        aggregated_status_items(&spec.resource, &applied),
+        &time(10),
+    );
     assert_eq!(first.scheduler_observed_generation, 3);
     assert_eq!(first.scheduler_observed_affinity_name, "primary");
     assert_eq!(first.last_scheduled_time, Some(time(2)));
     assert_eq!(first.conditions[0], scheduled);
     assert_eq!(first.conditions[1].last_transition_time, time(10));
     // Same outcome later: nothing changes, so the controller writes nothing.
-    let again = desired_binding_status(Some(&first), &spec, &applied, &time(20));
+    let again = desired_binding_status(
+        Some(&first),
+        &spec,
+        aggregated_status_items(&spec.resource, &applied),
+        &time(20),
+    );
     assert_eq!(again, first);
     // A failure flips the condition and moves its time.
     let failed = [work("aws", Some(("False", "quota")), None)];
-    let flipped = desired_binding_status(Some(&first), &spec, &failed, &time(30));
+    let flipped = desired_binding_status(
+        Some(&first),
+        &spec,
+        aggregated_status_items(&spec.resource, &failed),
+        &time(30),
+    );
     assert_eq!(flipped.conditions[1].status, "False");
     assert_eq!(flipped.conditions[1].last_transition_time, time(30));
     assert_eq!(flipped.aggregated_status[0].applied_message, "quota");

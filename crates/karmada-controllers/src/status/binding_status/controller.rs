@@ -44,6 +44,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::aggregate::{desired_binding_status, ready_replicas, stamp_transition_times};
 use super::metrics::BindingMetrics;
+use super::reuse::{BasisMemo, collect_items};
 use crate::binding::BindingScope;
 use crate::execution::queue::{REQUEUE_CAPACITY, ready, spec_changes};
 use crate::keys::{
@@ -54,8 +55,8 @@ use crate::keys::{
 use crate::runtime::Cache;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{
-    CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, Subscription,
-    TemplateReader, resources, status_write, typed,
+    CompactObject, ControllerError, EventRecorder, EventType, Informers, LabelIndex, RawObject,
+    Subscription, TemplateReader, resources, status_write, typed,
 };
 use crate::status::coalesce::coalesced;
 
@@ -113,6 +114,8 @@ struct Shared {
     interpreter: Interpreter,
     templates: TemplateReader,
     written: WrittenVersions,
+    /// What each binding's stored items were computed from ([`super::reuse`]).
+    bases: BasisMemo,
     recorder: EventRecorder,
     metrics: BindingMetrics,
     /// Every Work (shared), read instead of listing them per reconcile.
@@ -223,6 +226,7 @@ pub async fn run(
     let shared = Arc::new(Shared {
         templates: TemplateReader::new(client.clone(), config.informers.clone()),
         written: WrittenVersions::default(),
+        bases: BasisMemo::default(),
         recorder: EventRecorder::new(client.clone(), COMPONENT),
         interpreter: config.interpreter.clone(),
         metrics: metrics.clone(),
@@ -402,10 +406,42 @@ async fn reconcile(
         // Without the id no Work can name this binding; admission always sets it.
         return Ok(Action::await_change());
     };
-    let works = binding_works(index, id);
-    let status = desired_binding_status(binding.status.as_ref(), &binding.spec, &works, &now());
-    if binding.status.as_ref() != Some(&status) && !awaiting_works(&binding, &works) {
-        write_binding_status(&context, &object, &status).await?;
+    let works = index.get(id);
+    let binding_version = object
+        .metadata()
+        .resource_version
+        .as_deref()
+        .unwrap_or_default();
+    let stored = binding
+        .status
+        .as_ref()
+        .map_or(&[][..], |s| s.aggregated_status.as_slice());
+    let known = shared.bases.get(id);
+    let collected = collect_items(
+        &binding.spec.resource,
+        &works,
+        binding_version,
+        stored,
+        known.as_deref(),
+        reported_work,
+    );
+    let status = desired_binding_status(
+        binding.status.as_ref(),
+        &binding.spec,
+        collected.items,
+        &now(),
+    );
+    if binding.status.as_ref() == Some(&status) {
+        shared.bases.set(id, collected.basis.at(binding_version));
+    } else if awaiting_works(&binding, works.is_empty()) {
+        shared.bases.forget(id);
+    } else {
+        // Forgotten first: should the write fail, the stored items are not what was computed.
+        shared.bases.forget(id);
+        let written = write_binding_status(&context, &object, &status).await?;
+        if let Some(version) = written.metadata.resource_version.as_deref() {
+            shared.bases.set(id, collected.basis.at(version));
+        }
     }
     let namespace = binding.metadata.namespace.clone().unwrap_or_default();
     let name = binding.metadata.name.clone().unwrap_or_default();
@@ -428,11 +464,11 @@ async fn reconcile(
 /// scheduled (the binding controller is creating them, each one wakes the binding) or the scheduler has not
 /// looked at its current generation yet. A FullyApplied=False written now would be overwritten within
 /// moments (or lose a race with the scheduler's own status write): one write saved per binding.
-fn awaiting_works(binding: &ResourceBinding, works: &[Work]) -> bool {
+fn awaiting_works(binding: &ResourceBinding, no_works: bool) -> bool {
     let status = binding.status.as_ref();
     let unscheduled = status.map_or(0, |s| s.scheduler_observed_generation)
         < binding.metadata.generation.unwrap_or_default();
-    works.is_empty()
+    no_works
         && (unscheduled || !binding.spec.clusters.is_empty())
         && !status.is_some_and(|s| {
             s.conditions
@@ -441,36 +477,22 @@ fn awaiting_works(binding: &ResourceBinding, works: &[Work]) -> bool {
         })
 }
 
-/// The Works labelled with the binding's permanent id, from the cache's index; only those are decoded, and
-/// without their manifests (`spec` stays empty): the aggregation reads a Work's namespace and status alone.
-/// Why: a binding is aggregated again whenever one of its Works reports, and each time every Work of it was
-/// decoded whole; with 100 members that was two fifths of the controller-manager's CPU while statuses arrived.
-fn binding_works(index: &LabelIndex, id: &str) -> Vec<Work> {
-    index
-        .get(id)
-        .iter()
-        .filter_map(|work| match reported_work(work) {
-            Ok(work) => Some(work),
-            Err(err) => {
-                tracing::warn!(%err, work = ?work.metadata().name, "skipping a malformed Work");
-                None
-            }
-        })
-        .collect()
-}
-
-/// A cached Work's metadata and status; its manifests are skipped unread.
+/// A cached Work's namespace and status, all the aggregation reads of it ([`super::aggregate`]); its
+/// metadata comes from the cache's compact form and its manifests are skipped unread.
 fn reported_work(object: &CompactObject) -> Result<Work, ControllerError> {
     #[derive(serde::Deserialize)]
     struct Reported {
         #[serde(default)]
-        metadata: ObjectMeta,
-        #[serde(default)]
         status: Option<WorkStatus>,
     }
-    let Reported { metadata, status } = object.decode::<Reported>()?;
+    let Reported { status } = object.decode::<Reported>()?;
+    let metadata = object.metadata();
     Ok(Work {
-        metadata,
+        metadata: ObjectMeta {
+            namespace: metadata.namespace().map(str::to_string),
+            name: Some(metadata.name().to_string()),
+            ..ObjectMeta::default()
+        },
         status,
         ..Work::default()
     })
@@ -485,11 +507,12 @@ const BINDING_STATUS_FIELDS: [&str; 5] = [
     "aggregatedStatus",
 ];
 
+/// Returns the binding as written.
 async fn write_binding_status(
     context: &Context,
     object: &CompactObject,
     status: &ResourceBindingStatus,
-) -> Result<(), ControllerError> {
+) -> Result<RawObject, ControllerError> {
     // The whole status, as a merge patch conditional on the version read: every field is written, and one the
     // status leaves out (empty) is removed.
     let fields = status_write::replacing(serde_json::to_value(status)?, &BINDING_STATUS_FIELDS);
@@ -502,8 +525,7 @@ async fn write_binding_status(
         metadata.resource_version.as_deref(),
         fields,
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Aggregates the per-cluster statuses onto the template's `.status`, for kinds with an AggregateStatus hook.
@@ -722,10 +744,8 @@ mod tests {
             reported.spec.workload.manifests.is_empty(),
             "manifests unread"
         );
-        assert_eq!(
-            (&reported.metadata, &reported.status),
-            (&whole.metadata, &whole.status)
-        );
+        assert_eq!(reported.status, whole.status);
+        assert_eq!(reported.metadata.namespace, whole.metadata.namespace);
         let resource = binding_of("web").spec.resource;
         let items = super::super::aggregate::aggregated_status_items(&resource, &[reported]);
         assert_eq!(
