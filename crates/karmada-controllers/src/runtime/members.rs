@@ -44,9 +44,7 @@ impl MemberClients {
         if let Some(client) = self.pinned.read().await.get(&name) {
             return Ok(client.clone());
         }
-        // Keyed on the spec (endpoint, secret, TLS settings), not the resourceVersion, which every status
-        // update bumps: the connection pool survives status churn.
-        let version = serde_json::to_string(&cluster.spec)?;
+        let version = spec_version(cluster)?;
         if let Some((built_from, client)) = self.cache.read().await.get(&name)
             && *built_from == version
         {
@@ -68,5 +66,55 @@ impl MemberClients {
     /// Forgets the cached client of a removed cluster.
     pub async fn forget(&self, name: &str) {
         self.cache.write().await.remove(name);
+    }
+}
+
+/// What a cached client was built from: the spec (endpoint, secret, TLS settings), not the resourceVersion,
+/// which every status update bumps, so the connection pool survives status churn. The generation names the spec
+/// without serializing it on every call (a hot path: each apply asks); an object without one is keyed on its
+/// serialized spec.
+fn spec_version(cluster: &Cluster) -> Result<String, ControllerError> {
+    match (&cluster.metadata.uid, cluster.metadata.generation) {
+        (Some(uid), Some(generation)) => Ok(format!("{uid}/{generation}")),
+        _ => Ok(serde_json::to_string(&cluster.spec)?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(generation: Option<i64>, endpoint: &str, ready: &str) -> Cluster {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "m1", "uid": "u1", "generation": generation},
+            "spec": {"apiEndpoint": endpoint, "syncMode": "Push"},
+            "status": {"conditions": [{"type": "Ready", "status": ready, "reason": "x", "message": "",
+                                       "lastTransitionTime": "2026-12-06T00:00:00Z"}]},
+        }))
+        .expect("cluster")
+    }
+
+    #[test]
+    fn a_client_is_rebuilt_only_when_the_spec_changes() {
+        let version = |c: &Cluster| spec_version(c).expect("version");
+        let first = cluster(Some(1), "https://a", "True");
+        assert_eq!(
+            version(&first),
+            version(&cluster(Some(1), "https://a", "False"))
+        );
+        assert_ne!(
+            version(&first),
+            version(&cluster(Some(2), "https://b", "True"))
+        );
+        // Without a generation the spec itself is the key.
+        let untracked = cluster(None, "https://a", "True");
+        assert_eq!(
+            version(&untracked),
+            version(&cluster(None, "https://a", "False"))
+        );
+        assert_ne!(
+            version(&untracked),
+            version(&cluster(None, "https://b", "True"))
+        );
     }
 }
