@@ -29,8 +29,12 @@ use super::metrics::{ReconcileMetrics, ReconcileResult};
 use super::queue::WorkQueue;
 use super::{Cache, CompactObject, ControllerError};
 
-/// Distinct keys waiting at most; triggers wait for room beyond it.
-const QUEUE_CAPACITY: usize = 65_536;
+/// Distinct keys waiting at most; triggers wait for room beyond it. Keys name cached objects, so the depth never
+/// exceeds the objects of the loop's kind: the bound is a memory guard, set above any federation's object count.
+/// Why so high: a full queue stops the loop's trigger feed, and the senders behind it wait too. At 100 members ×
+/// 5,000 workloads the work status queue filled at 65,536 Works; execution's handoff and the member watches then
+/// waited on it, and the rollout stopped (scale run of 2026-12-06, 3,881 of 5,000 bindings applied).
+const QUEUE_CAPACITY: usize = 1 << 20;
 
 /// What to do with a key after its reconcile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
