@@ -123,6 +123,10 @@ impl Proc {
     fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+
+    fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.as_mut()?.try_wait().expect("polling the child")
+    }
 }
 
 impl Drop for Proc {
@@ -157,9 +161,9 @@ impl Plane {
                 port.to_string(),
                 format!("--etcd-servers={}", etcd.servers()),
             ];
-            let proc = Proc::spawn(&args, dir.path().join(format!("replica-{i}.log")));
+            let mut proc = Proc::spawn(&args, dir.path().join(format!("replica-{i}.log")));
             // One at a time: the first creates the certificates the others share.
-            wait_ready(&data.join("karmada-apiserver.config"), &proc).await;
+            wait_ready(&data.join("karmada-apiserver.config"), &mut proc).await;
             replicas.push(proc);
         }
         let lb_port = ports[count];
@@ -173,7 +177,7 @@ impl Plane {
             args.push(format!("127.0.0.1:{port}"));
         }
         let lb = Proc::spawn(&args, dir.path().join("lb.log"));
-        let plane = Plane {
+        let mut plane = Plane {
             dir,
             replicas,
             lb,
@@ -183,7 +187,7 @@ impl Plane {
         let text = std::fs::read_to_string(plane.kubeconfig(0)).expect("kubeconfig");
         let via_lb = text.replace(&format!(":{}", plane.ports[0]), &format!(":{lb_port}"));
         std::fs::write(plane.lb_kubeconfig(), via_lb).expect("write lb kubeconfig");
-        wait_ready(&plane.lb_kubeconfig(), &plane.lb).await;
+        wait_ready(&plane.lb_kubeconfig(), &mut plane.lb).await;
         plane
     }
 
@@ -225,10 +229,16 @@ async fn client(kubeconfig: &Path) -> Client {
     Client::try_from(config).expect("client")
 }
 
-/// Polls `/readyz` through `kubeconfig` until it answers; fails with the process log.
-async fn wait_ready(kubeconfig: &Path, proc: &Proc) {
+/// Polls `/readyz` through `kubeconfig` until it answers; fails with the process log, at once if it exited.
+async fn wait_ready(kubeconfig: &Path, proc: &mut Proc) {
     let deadline = Instant::now() + READY;
     loop {
+        if let Some(status) = proc.exited() {
+            panic!(
+                "exited ({status}) before it was ready; log:\n{}",
+                proc.log()
+            );
+        }
         if kubeconfig.exists() {
             let c = client(kubeconfig).await;
             let req = http::Request::get("/readyz")
