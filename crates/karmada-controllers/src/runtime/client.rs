@@ -23,7 +23,11 @@
 //!
 //! Every request is counted and timed as client-go's REST client metrics ([`super::client_metrics`]).
 //!
-//! Otherwise the stack is kube's own: connect/read/write timeouts, the base URI, retry of 429/503/504 when the
+//! The config's read timeout bounds the wait for each response's head (a watch's head comes at once, its body
+//! streams on); the socket's own read timeout is [`SILENT_CONNECTION_TIMEOUT`], so pooled connections and quiet
+//! watches live on (see there).
+//!
+//! Otherwise the stack is kube's own: connect and write timeouts, the base URI, retry of 429/503/504 when the
 //! config asks for it, authentication (tokens, exec plugins), impersonation headers.
 
 use std::time::Duration;
@@ -36,12 +40,22 @@ use kube::client::retry::RetryPolicy;
 use kube::client::{ConfigExt, RustlsTlsError};
 use tower::ServiceBuilder;
 use tower::retry::RetryLayer;
+use tower::timeout::TimeoutLayer;
 
 /// Idle HTTP/1.1 connections kept per host: enough for the controller-manager's workers in a burst to reuse them.
 pub const IDLE_PER_HOST: usize = 32;
 
-/// How long an idle connection is kept for reuse: past a burst, not through a steady stream's gaps.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an idle connection is kept for reuse: Go's `http.Transport` default, as client-go has it. It must
+/// outlast the gaps of periodic work, such as the cluster status controller's 10 s rounds, or each round pays
+/// a TLS handshake per member.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How long a connection may stay silent before it is taken for dead: kube's default read timeout, longer than
+/// a watch's server-side timeout (290 s) and than [`IDLE_TIMEOUT`]. A client's own read timeout (5 s for member
+/// clients) bounds how long a request waits for its response instead. As a socket timeout it closed a member
+/// connection pooled for longer than 5 s, and ended a member watch after 5 s without events: with 100 members
+/// the controller-manager reconnected (a TLS handshake each) and re-watched about twice per member every 10 s.
+pub const SILENT_CONNECTION_TIMEOUT: Duration = Duration::from_secs(295);
 
 /// Data an HTTP/2 stream may have in flight unread: a watch's backlog before the server waits for its reader.
 pub const STREAM_WINDOW: u32 = 1024 * 1024;
@@ -71,7 +85,13 @@ pub fn http1_client(config: kube::Config) -> Result<kube::Client, kube::Error> {
 fn build(config: kube::Config, http2: bool) -> Result<kube::Client, kube::Error> {
     let mut connector = TimeoutConnector::new(https_connector(&config, http2)?);
     connector.set_connect_timeout(config.connect_timeout);
-    connector.set_read_timeout(config.read_timeout);
+    // The config's read timeout bounds the wait for a response (below), not the connection's silence: on the
+    // socket it also ended every pooled connection and every watch quiet for that long.
+    connector.set_read_timeout(
+        config
+            .read_timeout
+            .map(|timeout| timeout.max(SILENT_CONNECTION_TIMEOUT)),
+    );
     connector.set_write_timeout(config.write_timeout);
     connector.set_reset_reader_on_write(config.reset_reader_on_write);
     let http: hyper_util::client::legacy::Client<_, kube::client::Body> =
@@ -97,6 +117,9 @@ fn build(config: kube::Config, http2: bool) -> Result<kube::Client, kube::Error>
         .layer(config.extra_headers_layer()?)
         // kube's auth and retry layers speak boxed errors.
         .map_err(tower::BoxError::from)
+        .layer(TimeoutLayer::new(
+            config.read_timeout.unwrap_or(SILENT_CONNECTION_TIMEOUT),
+        ))
         // Innermost, so each attempt of a retried request counts, with the host the base URI set.
         .layer(super::client_metrics::RestClientMetricsLayer::default())
         .service(http);
@@ -179,6 +202,128 @@ mod tests {
             }
         });
         (url, open_rx)
+    }
+
+    /// An HTTP/1.1 server counting the connections it accepted: `/quick` answers at once, `/slow-body` sends its
+    /// head at once and its body after [`SLOW_BODY`], `/never` never answers.
+    async fn timing_server() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&accepted);
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let service = service_fn(
+                        |request: hyper::Request<hyper::body::Incoming>| async move {
+                            let (frames, body) = tokio::sync::mpsc::channel::<
+                                Result<hyper::body::Frame<Bytes>, std::convert::Infallible>,
+                            >(1);
+                            match request.uri().path() {
+                                "/quick" => {
+                                    let _ = frames
+                                        .send(Ok(hyper::body::Frame::data(Bytes::from_static(
+                                            b"{}",
+                                        ))))
+                                        .await;
+                                }
+                                "/slow-body" => {
+                                    tokio::spawn(async move {
+                                        tokio::time::sleep(SLOW_BODY).await;
+                                        let _ = frames
+                                            .send(Ok(hyper::body::Frame::data(Bytes::from_static(
+                                                b"late",
+                                            ))))
+                                            .await;
+                                    });
+                                }
+                                _ => std::future::pending::<()>().await,
+                            }
+                            let body = http_body_util::StreamBody::new(tokio_stream_of(body));
+                            Ok::<_, hyper::Error>(hyper::Response::new(body))
+                        },
+                    );
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    fn tokio_stream_of<T: Send + 'static>(
+        mut receiver: tokio::sync::mpsc::Receiver<T>,
+    ) -> impl futures::Stream<Item = T> {
+        futures::stream::poll_fn(move |cx| receiver.poll_recv(cx))
+    }
+
+    /// The read timeout of the clients in the tests below.
+    const SHORT: Duration = Duration::from_millis(300);
+    /// Longer than [`SHORT`].
+    const SLOW_BODY: Duration = Duration::from_millis(900);
+
+    fn short_timeout_client(url: &str) -> kube::Client {
+        let mut config = kube::Config::new(url.parse().unwrap());
+        config.read_timeout = Some(SHORT);
+        http1_client(config).unwrap()
+    }
+
+    async fn get(client: &kube::Client, path: &str) -> Result<String, kube::Error> {
+        client
+            .request_text(http::Request::get(path).body(Vec::new()).unwrap())
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_pooled_connection_outlives_the_read_timeout() {
+        let (url, accepted) = timing_server().await;
+        let client = short_timeout_client(&url);
+        assert_eq!(get(&client, "/quick").await.unwrap(), "{}");
+        // Idle in the pool for longer than the read timeout: that is the case under test, not a wait for it.
+        tokio::time::sleep(SHORT * 3).await;
+        assert_eq!(get(&client, "/quick").await.unwrap(), "{}");
+        assert_eq!(
+            accepted.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "the second request reused the first one's connection"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_body_slower_than_the_read_timeout_still_arrives() {
+        let (url, _) = timing_server().await;
+        let client = short_timeout_client(&url);
+        assert_eq!(get(&client, "/slow-body").await.unwrap(), "late");
+    }
+
+    #[tokio::test]
+    async fn a_response_that_never_comes_fails_after_the_read_timeout() {
+        let (url, _) = timing_server().await;
+        let client = short_timeout_client(&url);
+        let started = std::time::Instant::now();
+        let answer = get(&client, "/never").await;
+        assert!(answer.is_err(), "{answer:?}");
+        assert!(
+            started.elapsed() < SILENT_CONNECTION_TIMEOUT / 10,
+            "bounded by the read timeout, not the connection's: {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn an_idle_member_connection_outlives_the_cluster_status_period() {
+        // Each member answers the status controller once per period: a pool that dropped its connection in
+        // between would pay a TLS handshake per member per round.
+        let period =
+            crate::cluster::status_controller::StatusControllerConfig::default().update_frequency;
+        assert!(
+            IDLE_TIMEOUT >= period * 3,
+            "idle connections close after {IDLE_TIMEOUT:?}, the status period is {period:?}"
+        );
     }
 
     #[tokio::test]
