@@ -30,6 +30,7 @@ pub mod raw;
 pub mod resources;
 pub mod runner;
 pub mod status_write;
+pub mod sweep;
 pub mod templates;
 pub mod typed;
 pub mod watch;

@@ -6,8 +6,8 @@
 //! wheel), never gives back what a burst grew it to, and a per-object periodic requeue keeps one such entry
 //! per cached object for good. In a heap profile of the controller-manager after a 2,000-workload burst it was
 //! the largest single part (18 of 85 MiB at the peak). Here a key is a namespace and a name, the queue gives
-//! its room back once drained, and the periodic resync is one sweep of the cache per period instead of a
-//! timer per object.
+//! its room back once drained, and the periodic resync is one sweep of the cache per period, trickled over it
+//! ([`super::sweep`]), instead of a timer per object.
 //!
 //! Semantics kept from the applier: a key is reconciled by one worker at a time (a trigger meanwhile brings it
 //! back once after); keys missing from the cache are skipped (the object is gone); an error goes to the
@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::metrics::{ReconcileMetrics, ReconcileResult};
 use super::queue::WorkQueue;
+use super::sweep::Sweep;
 use super::{Cache, CompactObject, ControllerError};
 
 /// Distinct keys waiting at most; triggers wait for room beyond it. Keys name cached objects, so the depth never
@@ -153,26 +154,22 @@ where
     }
 }
 
+/// The periodic resync: every cached object once per `period`, trickled over it ([`Sweep`]).
 async fn resync(
     queue: WorkQueue<ObjectKey>,
     store: Cache,
     period: Duration,
     cancel: CancellationToken,
 ) {
-    let mut ticker = tokio::time::interval(period);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // The first tick is immediate; the first resync is one period after the start.
-    ticker.tick().await;
+    let mut sweep = Sweep::new(store, period);
     loop {
+        let key = tokio::select! {
+            () = cancel.cancelled() => return,
+            key = sweep.next() => key,
+        };
         tokio::select! {
             () = cancel.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
-        for object in store.state() {
-            tokio::select! {
-                () = cancel.cancelled() => return,
-                () = queue.add(ObjectKey::of(&object)) => {}
-            }
+            () = queue.add(key) => {}
         }
     }
 }
@@ -436,6 +433,13 @@ mod tests {
             0,
             "nothing before the first period"
         );
+        // The pass trickles: one object every 200 s (600 s / 3), so one of three is in soon after 600 s.
+        tokio::time::sleep(Duration::from_secs(101)).await;
+        let in_first_third = ["a", "b", "c"]
+            .iter()
+            .filter(|n| context.seen.count(n) > 0)
+            .count();
+        assert_eq!(in_first_third, 1, "one object per third of the period");
         context
             .seen
             .until(|s| ["a", "b", "c"].iter().all(|n| s.count(n) == 1))
