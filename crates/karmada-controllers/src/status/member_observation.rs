@@ -63,15 +63,19 @@ fn observation(
     types: Option<TypeMeta>,
     metadata: &ObjectMeta,
     observed: Observed,
+    shape: Option<u64>,
 ) -> Result<DynamicObject, ControllerError> {
     let kept = [ANNOTATION_WORK_NAME, ANNOTATION_WORK_NAMESPACE];
-    let annotations: std::collections::BTreeMap<String, String> = metadata
+    let mut annotations: std::collections::BTreeMap<String, String> = metadata
         .annotations
         .iter()
         .flatten()
         .filter(|(key, _)| kept.contains(&key.as_str()))
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
+    if let Some(shape) = shape {
+        annotations.insert(SHAPE_ANNOTATION.to_string(), format!("{shape:x}"));
+    }
     Ok(DynamicObject {
         types,
         metadata: ObjectMeta {
@@ -110,16 +114,50 @@ fn into_json(
     Ok(Value::Object(map))
 }
 
+/// Cached with an observation only (never written anywhere): the [`shape`] of the object it was made from.
+const SHAPE_ANNOTATION: &str = "karmada-rs.io/observed-shape";
+
+/// One member object event as passed on: the object (as JSON), and whether it may have drifted since the
+/// previous event of the same object.
+#[derive(Debug)]
+pub struct MemberEvent {
+    pub event: Event<Value>,
+    /// False only for an update whose [`shape`] equals the previous event's: a status-only change, which
+    /// cannot make the object differ from its manifest where it did not before.
+    pub may_have_drifted: bool,
+}
+
+/// What of a member object a change outside its status would move: its uid, its generation (which the member's
+/// API server bumps on every change outside `metadata` and `status`), and its metadata but the fields every
+/// write moves (resourceVersion, managedFields). `None` for an object without a generation (a ConfigMap's
+/// data changes leave no trace in its metadata), which is then always checked.
+fn shape(metadata: &ObjectMeta) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let generation = metadata.generation?;
+    let mut hasher = std::hash::DefaultHasher::new();
+    generation.hash(&mut hasher);
+    let stable = ObjectMeta {
+        resource_version: None,
+        managed_fields: None,
+        ..metadata.clone()
+    };
+    // Serialized, not hashed field by field, so a field added to ObjectMeta is covered too.
+    serde_json::to_string(&stable).ok()?.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
 /// The watch of one member resource: `writer`'s cache gets each object's observation, and the stream yields
-/// the objects themselves (as JSON) for whatever else reacts to them.
+/// the objects themselves (as JSON) for whatever else reacts to them, each marked with whether it may have
+/// drifted.
 pub fn reflect_observations(
     events: impl Stream<Item = Event<DynamicObject>> + Send,
     mut writer: CacheWriter,
     interpreter: Interpreter,
-) -> impl Stream<Item = Event<Value>> + Send {
+) -> impl Stream<Item = MemberEvent> + Send {
     let mut packer = Packer::default();
+    let cache = writer.as_reader();
     events.filter_map(move |event| {
-        let passed = match observe(&interpreter, event) {
+        let passed = match observe(&interpreter, &cache, event) {
             Ok((cached, passed)) => {
                 match packer.event(cached) {
                     Ok(cached) => writer.apply_watcher_event(&cached),
@@ -136,36 +174,58 @@ pub fn reflect_observations(
     })
 }
 
-/// The event for the cache and the event passed on, for one watch event.
+/// The event for the cache and the event passed on, for one watch event; `cache` holds the observation of the
+/// object's previous event.
 fn observe(
     interpreter: &Interpreter,
+    cache: &crate::runtime::Cache,
     event: Event<DynamicObject>,
-) -> Result<(Event<DynamicObject>, Event<Value>), ControllerError> {
-    let both = |object: DynamicObject| -> Result<(DynamicObject, Value), ControllerError> {
+) -> Result<(Event<DynamicObject>, MemberEvent), ControllerError> {
+    let both = |object: DynamicObject| -> Result<(DynamicObject, Value, bool), ControllerError> {
         let DynamicObject {
             types,
             metadata,
             data,
         } = object;
+        let shape = shape(&metadata);
+        let previous = cache
+            .get_named(
+                metadata.namespace.as_deref(),
+                metadata.name.as_deref().unwrap_or_default(),
+            )
+            .and_then(|cached| cached.annotation(SHAPE_ANNOTATION).map(str::to_string));
+        let unchanged = shape.is_some_and(|s| previous == Some(format!("{s:x}")));
         let json = into_json(types.as_ref(), &metadata, data)?;
         let observed = Observed::of(interpreter, &json);
-        Ok((observation(types, &metadata, observed)?, json))
+        Ok((
+            observation(types, &metadata, observed, shape)?,
+            json,
+            !unchanged,
+        ))
+    };
+    let passed = |event: Event<Value>, may_have_drifted: bool| MemberEvent {
+        event,
+        may_have_drifted,
     };
     Ok(match event {
         Event::Apply(o) => {
-            let (cached, json) = both(o)?;
-            (Event::Apply(cached), Event::Apply(json))
+            let (cached, json, changed) = both(o)?;
+            (Event::Apply(cached), passed(Event::Apply(json), changed))
         }
         Event::InitApply(o) => {
-            let (cached, json) = both(o)?;
-            (Event::InitApply(cached), Event::InitApply(json))
+            // A relist: what happened between the watches is unknown.
+            let (cached, json, _) = both(o)?;
+            (
+                Event::InitApply(cached),
+                passed(Event::InitApply(json), true),
+            )
         }
         Event::Delete(o) => {
-            let (cached, json) = both(o)?;
-            (Event::Delete(cached), Event::Delete(json))
+            let (cached, json, _) = both(o)?;
+            (Event::Delete(cached), passed(Event::Delete(json), true))
         }
-        Event::Init => (Event::Init, Event::Init),
-        Event::InitDone => (Event::InitDone, Event::InitDone),
+        Event::Init => (Event::Init, passed(Event::Init, true)),
+        Event::InitDone => (Event::InitDone, passed(Event::InitDone, true)),
     })
 }
 
@@ -204,6 +264,7 @@ mod tests {
             Event::Apply(deployment(2)),
         ]);
         let passed: Vec<Event<Value>> = reflect_observations(events, writer, interpreter.clone())
+            .map(|passed| passed.event)
             .collect()
             .await;
         assert_eq!(passed.len(), 4);
@@ -249,9 +310,78 @@ mod tests {
         let events =
             futures::stream::iter([Event::Apply(deployment(2)), Event::Delete(deployment(2))]);
         let passed: Vec<Event<Value>> = reflect_observations(events, writer, Interpreter::native())
+            .map(|passed| passed.event)
             .collect()
             .await;
         assert!(matches!(passed[1], Event::Delete(_)));
         assert!(cache.get_named(Some("default"), "web").is_none());
+    }
+
+    /// `deployment(ready)` with `edit` applied to its JSON.
+    fn edited(ready: i64, edit: impl FnOnce(&mut Value)) -> DynamicObject {
+        let mut json = serde_json::to_value(deployment(ready)).expect("json");
+        edit(&mut json);
+        serde_json::from_value(json).expect("deployment")
+    }
+
+    async fn drift_marks(events: Vec<Event<DynamicObject>>) -> Vec<bool> {
+        let writer = CacheWriter::new();
+        reflect_observations(futures::stream::iter(events), writer, Interpreter::native())
+            .map(|passed| passed.may_have_drifted)
+            .collect()
+            .await
+    }
+
+    #[tokio::test]
+    async fn only_a_status_update_is_passed_as_unable_to_drift() {
+        let marks = drift_marks(vec![
+            Event::Apply(deployment(1)),
+            // Status only, with the resourceVersion and managedFields every write moves.
+            Event::Apply(edited(2, |o| {
+                o["metadata"]["resourceVersion"] = json!("8");
+                o["metadata"]["managedFields"] = json!([{"manager": "sim", "operation": "Update"}]);
+            })),
+            // A spec change: the member bumps the generation.
+            Event::Apply(edited(2, |o| {
+                o["metadata"]["generation"] = json!(3);
+                o["spec"]["replicas"] = json!(5);
+            })),
+            // A label edited: same generation, different metadata.
+            Event::Apply(edited(2, |o| {
+                o["metadata"]["generation"] = json!(3);
+                o["spec"]["replicas"] = json!(5);
+                o["metadata"]["labels"]["app"] = json!("other");
+            })),
+            Event::Apply(edited(3, |o| {
+                o["metadata"]["generation"] = json!(3);
+                o["spec"]["replicas"] = json!(5);
+                o["metadata"]["labels"]["app"] = json!("other");
+            })),
+            Event::Delete(deployment(3)),
+        ])
+        .await;
+        assert_eq!(marks, [true, false, true, true, false, true]);
+    }
+
+    #[tokio::test]
+    async fn an_object_without_a_generation_and_a_relist_are_always_checked() {
+        let config_map = |value: &str| -> DynamicObject {
+            serde_json::from_value(json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "cfg", "namespace": "default", "resourceVersion": "3"},
+                "data": {"k": value},
+            }))
+            .expect("config map")
+        };
+        let marks = drift_marks(vec![
+            Event::Apply(config_map("a")),
+            Event::Apply(config_map("b")),
+            Event::Init,
+            Event::InitApply(deployment(1)),
+            Event::InitApply(deployment(1)),
+            Event::InitDone,
+        ])
+        .await;
+        assert!(marks.iter().all(|m| *m), "{marks:?}");
     }
 }

@@ -53,7 +53,7 @@ use crate::runtime::typed::TypedMemo;
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, MemberClients, resources,
 };
-use crate::status::member_observation::{Observed, reflect_observations};
+use crate::status::member_observation::{MemberEvent, Observed, reflect_observations};
 
 /// Settings of the work status controller.
 #[derive(Clone)]
@@ -301,7 +301,11 @@ pub fn drifted(interpreter: &Interpreter, manifest: &Value, observed: &Value) ->
 
 /// Reacts to one member event: the owning Work's status is rebuilt, and a drifted or deleted object sends the
 /// Work back to execution.
-async fn on_member_event(ctx: &Context, event: Event<Value>, ready: &AtomicBool) {
+async fn on_member_event(ctx: &Context, member_event: MemberEvent, ready: &AtomicBool) {
+    let MemberEvent {
+        event,
+        may_have_drifted,
+    } = member_event;
     let (object, deleted) = match &event {
         Event::Apply(o) | Event::InitApply(o) => (o, false),
         Event::Delete(o) => (o, true),
@@ -334,6 +338,10 @@ async fn on_member_event(ctx: &Context, event: Event<Value>, ready: &AtomicBool)
     let mut wake = ctx.wake.clone();
     let _ = wake.send(reference).await;
     if work.metadata().deletion_timestamp.is_some() {
+        return;
+    }
+    // A status update (most member events) leaves drift as the previous event found it.
+    if !deleted && !may_have_drifted {
         return;
     }
     // The spec alone: every member event comes here (a restart's lists bring one per object), and the
