@@ -6,7 +6,8 @@
 //! created, or updated with the read resourceVersion as precondition (Karmada's labels and annotations merged
 //! into what is there, so labels others add, such as the Work's permanent id, survive). A terminating Namespace
 //! has its Works deleted (owner references make the garbage collector do the same). Adding the skip label later
-//! leaves existing Works alone, as Karmada does.
+//! leaves existing Works alone, as Karmada does. A Work known to hold what a pass wants is not read again
+//! ([`super::applied`]), so a cluster joining re-runs every namespace without reading every member's Work.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -21,10 +22,15 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use tokio_util::sync::CancellationToken;
 
+use super::applied::{AppliedWorks, desired_hash};
 use super::{NamespacePropagation, desired_namespace_works, should_propagate};
+use crate::execution::queue::reflect_compact_events;
 use crate::names::{execution_namespace, work_name};
 use crate::reserved::SkippedNamespaces;
-use crate::runtime::{ControllerError, EventRecorder, EventType, resources, typed};
+use crate::runtime::compact::Packer;
+use crate::runtime::{
+    Cache, CacheWriter, ControllerError, EventRecorder, EventType, resources, typed,
+};
 
 /// Component name on the Events it records.
 pub const COMPONENT: &str = "namespace-sync-controller";
@@ -52,6 +58,10 @@ impl Default for NamespaceSyncConfig {
 
 struct Context {
     client: kube::Client,
+    applied: Arc<AppliedWorks>,
+    /// Every Cluster, watched: a pass reads them here instead of listing them (every cluster joining re-runs
+    /// every namespace, and each run listed every Cluster with its status).
+    clusters: Cache,
     skipped: SkippedNamespaces,
     recorder: EventRecorder,
 }
@@ -65,6 +75,21 @@ pub async fn run(client: kube::Client, config: NamespaceSyncConfig, cancel: Canc
     let on_cluster = store.clone();
     let on_policy = store;
     let seen = ClusterFingerprints::default();
+    let applied = Arc::new(AppliedWorks::default());
+    let cluster_writer = CacheWriter::new();
+    let clusters = cluster_writer.as_reader();
+    let cluster_events = reflect_compact_events(
+        resources::all(&client, &resources::cluster()),
+        watcher::Config::default(),
+        cluster_writer,
+        Packer::default(),
+    );
+    let cluster_cache = tokio::spawn(
+        cluster_events
+            .take_until(cancel.clone().cancelled_owned())
+            .for_each(|_| std::future::ready(())),
+    );
+    let watched = Arc::clone(&applied);
     let controller = controller
         .watches_with(
             resources::all(&client, &resources::cluster()),
@@ -89,12 +114,26 @@ pub async fn run(client: kube::Client, config: NamespaceSyncConfig, cancel: Canc
             resources::all_metadata(&client, &resources::work()),
             resources::work(),
             watcher::Config::default(),
-            |work| owning_namespace(&work),
+            move |work| {
+                let owner = owning_namespace(&work);
+                if owner.is_some()
+                    && let (Some(namespace), Some(name), Some(version)) = (
+                        work.metadata.namespace.as_deref(),
+                        work.metadata.name.as_deref(),
+                        work.metadata.resource_version.as_deref(),
+                    )
+                {
+                    watched.saw(namespace, name, version);
+                }
+                owner
+            },
         )
         .graceful_shutdown_on(cancel.cancelled_owned());
     let context = Arc::new(Context {
         recorder: EventRecorder::new(client.clone(), COMPONENT),
         skipped: config.skipped,
+        applied,
+        clusters,
         client,
     });
     controller
@@ -113,6 +152,7 @@ pub async fn run(client: kube::Client, config: NamespaceSyncConfig, cancel: Canc
             }
         })
         .await;
+    cluster_cache.abort();
 }
 
 fn every_namespace(store: &Store<Namespace>) -> Vec<ObjectRef<Namespace>> {
@@ -173,9 +213,13 @@ async fn reconcile(
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
     let name = namespace.metadata.name.clone().unwrap_or_default();
-    let clusters = live_clusters(&context.client).await?;
+    // A pass over a partial list would miss clusters (and delete no Work of them): wait for the whole one.
+    if context.clusters.wait_until_ready().await.is_err() {
+        return Ok(Action::await_change());
+    }
+    let clusters = live_clusters(&context.clusters)?;
     if namespace.metadata.deletion_timestamp.is_some() {
-        delete_works(&context.client, &name, &clusters).await?;
+        delete_works(&context.client, &context.applied, &name, &clusters).await?;
         return Ok(Action::await_change());
     }
     let object = serde_json::to_value(namespace.as_ref())?;
@@ -213,7 +257,21 @@ async fn reconcile(
     let mut written = Vec::new();
     let mut first_error = None;
     for work in &desired.works {
-        match apply_work(&context.client, &work.work).await {
+        let hash = desired_hash(&work.work);
+        let (work_namespace, work_name) = (
+            work.work.metadata.namespace.as_deref().unwrap_or_default(),
+            work.work.metadata.name.as_deref().unwrap_or_default(),
+        );
+        if context.applied.holds(work_namespace, work_name, hash) {
+            continue;
+        }
+        let applied = apply_work(&context.client, &work.work).await;
+        if let Ok((_, Some(version))) = &applied {
+            context
+                .applied
+                .record(work_namespace, work_name, hash, version);
+        }
+        match applied.map(|(written, _)| written) {
             Ok(true) => written.push(work.cluster.clone()),
             Ok(false) => {}
             Err(err) => {
@@ -254,28 +312,43 @@ async fn list_typed<T: serde::de::DeserializeOwned>(
     list.items.iter().map(typed::to_typed).collect()
 }
 
-/// Clusters not being removed.
-async fn live_clusters(client: &kube::Client) -> Result<Vec<Cluster>, ControllerError> {
-    let clusters: Vec<Cluster> = list_typed(client, &resources::cluster()).await?;
-    Ok(clusters
-        .into_iter()
-        .filter(|c| c.metadata.deletion_timestamp.is_none())
-        .collect())
+/// Clusters not being removed, without their status (a namespace's Works depend on a cluster's name, labels
+/// and spec; the status, most of a Cluster's text, is skipped unparsed).
+fn live_clusters(cache: &Cache) -> Result<Vec<Cluster>, ControllerError> {
+    #[derive(serde::Deserialize)]
+    struct WithoutStatus {
+        #[serde(default)]
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        #[serde(default)]
+        spec: karmada_api::cluster::ClusterSpec,
+    }
+    cache
+        .state()
+        .iter()
+        .filter(|c| c.metadata().deletion_timestamp.is_none())
+        .map(|c| {
+            let WithoutStatus { metadata, spec } = c.decode()?;
+            Ok(Cluster {
+                metadata,
+                spec,
+                ..Cluster::default()
+            })
+        })
+        .collect()
 }
 
 async fn delete_works(
     client: &kube::Client,
+    applied: &AppliedWorks,
     namespace: &str,
     clusters: &[Cluster],
 ) -> Result<(), ControllerError> {
     let name = work_name("Namespace", namespace, "");
     for cluster in clusters {
         let cluster_name = cluster.metadata.name.clone().unwrap_or_default();
-        let api = resources::namespaced(
-            client,
-            &resources::work(),
-            &execution_namespace(&cluster_name),
-        );
+        let execution = execution_namespace(&cluster_name);
+        applied.forget(&execution, &name);
+        let api = resources::namespaced(client, &resources::work(), &execution);
         match api.delete(&name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {}
@@ -285,30 +358,36 @@ async fn delete_works(
     Ok(())
 }
 
-/// Creates `desired`, or updates the existing Work towards it; whether anything was written.
-async fn apply_work(client: &kube::Client, desired: &Work) -> Result<bool, ControllerError> {
+/// Creates `desired`, or updates the existing Work towards it: whether anything was written, and the
+/// resourceVersion at which the Work holds it.
+async fn apply_work(
+    client: &kube::Client,
+    desired: &Work,
+) -> Result<(bool, Option<String>), ControllerError> {
     let namespace = desired.metadata.namespace.clone().unwrap_or_default();
     let name = desired.metadata.name.clone().unwrap_or_default();
     let api = resources::namespaced(client, &resources::work(), &namespace);
     let Some(existing) = api.get_opt(&name).await? else {
-        api.create(
-            &PostParams::default(),
-            &typed::to_dynamic(desired, &resources::work())?,
-        )
-        .await?;
-        return Ok(true);
+        let created = api
+            .create(
+                &PostParams::default(),
+                &typed::to_dynamic(desired, &resources::work())?,
+            )
+            .await?;
+        return Ok((true, created.metadata.resource_version));
     };
     let current: Work = typed::to_typed(&existing)?;
     let Some(updated) = merged_work(&current, desired) else {
-        return Ok(false);
+        return Ok((false, existing.metadata.resource_version));
     };
-    api.replace(
-        &name,
-        &PostParams::default(),
-        &typed::to_dynamic(&updated, &resources::work())?,
-    )
-    .await?;
-    Ok(true)
+    let replaced = api
+        .replace(
+            &name,
+            &PostParams::default(),
+            &typed::to_dynamic(&updated, &resources::work())?,
+        )
+        .await?;
+    Ok((true, replaced.metadata.resource_version))
 }
 
 fn merge_maps(

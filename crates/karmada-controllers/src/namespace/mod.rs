@@ -1,6 +1,7 @@
 //! Namespace auto-propagation's pure core: which namespaces propagate ([`propagation`]) and their Works
 //! ([`works`]).
 
+pub mod applied;
 pub mod propagation;
 pub mod works;
 

@@ -127,12 +127,33 @@ async fn namespaces_follow_every_cluster() {
         None
     );
 
-    // A Work removed by hand comes back.
     let member1 = resources::namespaced(
         &control_plane.client,
         &resources::work(),
         "karmada-es-member1",
     );
+    // A Work edited by hand is put back (the controller had recorded it as holding what it wants).
+    let edited = json!({"spec": {"workload": {"manifests": [{
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "microservices", "labels": {"edited": "by-hand"}},
+    }]}}});
+    member1
+        .patch(
+            &work_name("Namespace", "microservices", ""),
+            &PatchParams::default(),
+            &Patch::Merge(&edited),
+        )
+        .await
+        .expect("edit work");
+    support::eventually("edited Work put back", || async {
+        let work = namespace_work(&control_plane, "member1", "microservices").await?;
+        work["spec"]["workload"]["manifests"][0]["metadata"]["labels"]["edited"]
+            .is_null()
+            .then_some(())
+    })
+    .await;
+
+    // A Work removed by hand comes back.
     member1
         .delete(
             &work_name("Namespace", "microservices", ""),
