@@ -60,28 +60,9 @@ impl Rechecks {
 #[cfg(test)]
 mod tests {
     use futures::StreamExt;
-    use kube::api::DynamicObject;
-    use kube::runtime::watcher::Event;
 
     use super::*;
-    use crate::runtime::{CacheWriter, CompactObject};
-
-    fn works(count: usize) -> (CacheWriter, Cache) {
-        let mut writer = CacheWriter::new();
-        writer.apply_watcher_event(&Event::Init);
-        for i in 0..count {
-            let object: DynamicObject = serde_json::from_value(serde_json::json!({
-                "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-                "metadata": {"name": format!("w{i}"), "namespace": "karmada-es-m1"},
-            }))
-            .expect("work");
-            let compact = CompactObject::from_dynamic(&object).expect("compact");
-            writer.apply_watcher_event(&Event::InitApply(compact));
-        }
-        writer.apply_watcher_event(&Event::InitDone);
-        let reader = writer.as_reader();
-        (writer, reader)
-    }
+    use crate::runtime::sweep::tests::objects as works;
 
     #[tokio::test(start_paused = true)]
     async fn a_sweep_trickles_its_works_over_the_period() {

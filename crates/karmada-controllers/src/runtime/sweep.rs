@@ -88,14 +88,15 @@ impl Sweep {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use kube::api::DynamicObject;
     use kube::runtime::watcher::Event;
 
     use super::*;
     use crate::runtime::{CacheWriter, CompactObject};
 
-    fn objects(count: usize) -> (CacheWriter, Cache) {
+    /// A listed cache of `count` Works, `w0` to `w{count-1}` (keep the writer: dropping it closes the cache).
+    pub(crate) fn objects(count: usize) -> (CacheWriter, Cache) {
         let mut writer = CacheWriter::new();
         writer.apply_watcher_event(&Event::Init);
         for i in 0..count {
