@@ -131,18 +131,20 @@ pub struct MemberEvent {
 /// API server bumps on every change outside `metadata` and `status`), and its metadata but the fields every
 /// write moves (resourceVersion, managedFields). `None` for an object without a generation (a ConfigMap's
 /// data changes leave no trace in its metadata), which is then always checked.
-fn shape(metadata: &ObjectMeta) -> Option<u64> {
+fn shape(metadata: &mut ObjectMeta) -> Option<u64> {
     use std::hash::{Hash, Hasher};
     let generation = metadata.generation?;
     let mut hasher = std::hash::DefaultHasher::new();
     generation.hash(&mut hasher);
-    let stable = ObjectMeta {
-        resource_version: None,
-        managed_fields: None,
-        ..metadata.clone()
-    };
+    // The moving fields are taken out for the hash and put back, not copied around: this runs on every member
+    // event, and managedFields can be most of the metadata.
+    let resource_version = metadata.resource_version.take();
+    let managed_fields = metadata.managed_fields.take();
     // Serialized, not hashed field by field, so a field added to ObjectMeta is covered too.
-    serde_json::to_string(&stable).ok()?.hash(&mut hasher);
+    let text = serde_json::to_string(&*metadata).ok();
+    metadata.resource_version = resource_version;
+    metadata.managed_fields = managed_fields;
+    text?.hash(&mut hasher);
     Some(hasher.finish())
 }
 
@@ -184,10 +186,10 @@ fn observe(
     let both = |object: DynamicObject| -> Result<(DynamicObject, Value, bool), ControllerError> {
         let DynamicObject {
             types,
-            metadata,
+            mut metadata,
             data,
         } = object;
-        let shape = shape(&metadata);
+        let shape = shape(&mut metadata);
         let previous = cache
             .get_named(
                 metadata.namespace.as_deref(),
