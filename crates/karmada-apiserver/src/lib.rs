@@ -2,7 +2,7 @@
 //! `kubernetes` client and the `kube` crate talk to, unchanged.
 //!
 //! - [`server::ApiServer`] holds the state (store, served kinds, authorizer, options, metrics)
-//!   and owns the background controllers ([`gc`], [`namespaces`]);
+//!   and owns the background controllers ([`gc`], [`namespaces`], [`event_ttl`]);
 //! - [`router::router`] is the HTTP surface (also the in-process seam for tests);
 //! - [`handlers`] implement the verbs over API objects; [`watch`] streams changes; [`crds`]
 //!   turns stored CustomResourceDefinitions into served kinds; [`respond`] renders answers;
@@ -27,6 +27,7 @@ pub mod crds;
 pub mod custom_metrics;
 pub mod custom_metrics_adapter;
 pub mod discovery_cache;
+pub mod event_ttl;
 pub mod gc;
 pub mod handlers;
 pub mod hooks;

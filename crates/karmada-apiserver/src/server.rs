@@ -61,6 +61,9 @@ pub struct ApiServerOptions {
     pub provided: Vec<Arc<dyn crate::provided::ProvidedResources>>,
     /// Serves `custom.metrics.k8s.io` pod metrics; `None` serves no such group.
     pub custom_metrics: Option<Arc<dyn crate::custom_metrics::CustomMetricsProvider>>,
+    /// How long an Event lives after its last observation (kube-apiserver's `--event-ttl`);
+    /// `None` keeps Events until deleted.
+    pub event_ttl: Option<Duration>,
 }
 
 /// What minting ServiceAccount tokens needs: the signing key, and the CA a token Secret carries
@@ -86,6 +89,7 @@ impl Default for ApiServerOptions {
             service_account_tokens: None,
             provided: Vec::new(),
             custom_metrics: None,
+            event_ttl: Some(crate::event_ttl::DEFAULT_EVENT_TTL),
         }
     }
 }
@@ -97,6 +101,7 @@ impl std::fmt::Debug for ApiServerOptions {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("bookmark_interval", &self.bookmark_interval)
             .field("advertise_address", &self.advertise_address)
+            .field("event_ttl", &self.event_ttl)
             .finish_non_exhaustive()
     }
 }
@@ -184,6 +189,11 @@ impl ApiServer {
         server
             .tasks
             .spawn(crate::aggregator::availability::run(Arc::clone(&server)));
+        if let Some(ttl) = server.options.event_ttl {
+            server
+                .tasks
+                .spawn(crate::event_ttl::run(Arc::clone(&server), ttl));
+        }
         server.tasks.close();
         Ok(server)
     }

@@ -73,6 +73,22 @@ pub struct ApiserverArgs {
     /// Extra DNS names or IPs for the serving certificate.
     #[arg(long = "tls-san", value_delimiter = ',')]
     pub tls_sans: Vec<String>,
+    /// How long an Event is kept after it was last recorded (kube-apiserver's flag); `0s` keeps
+    /// Events until they are deleted.
+    #[arg(long = "event-ttl", default_value = "1h", value_parser = parse_event_ttl)]
+    pub event_ttl: std::time::Duration,
+}
+
+/// `--event-ttl`: a duration such as `1h`, `30m` or `90s`; zero turns expiry off.
+fn parse_event_ttl(text: &str) -> Result<std::time::Duration, String> {
+    if text
+        .parse::<jiff::SignedDuration>()
+        .is_ok_and(|parsed| parsed.is_zero())
+    {
+        return Ok(std::time::Duration::ZERO);
+    }
+    crate::component::parse_duration(text)
+        .map_err(|e| format!("{e} (or 0s to keep Events until deleted)"))
 }
 
 /// A started API server: serving on its socket until its cancel token fires.
@@ -163,6 +179,7 @@ pub async fn start(
         custom_metrics: Some(
             karmada_apiserver::custom_metrics_adapter::CustomMetricsAdapter::new(),
         ),
+        event_ttl: Some(args.event_ttl).filter(|ttl| !ttl.is_zero()),
         ..ApiServerOptions::default()
     };
     if args.insecure_http {
@@ -309,7 +326,14 @@ async fn open_store(
                 tokio::task::spawn_blocking(move || {
                     store::redb_backend::RedbStore::open(
                         &path,
-                        store::redb_backend::RedbOptions::default(),
+                        store::redb_backend::RedbOptions {
+                            // Events need no sync of their own, as kube-apiserver deployments
+                            // keep them apart from durable state (docs/compat.md).
+                            relaxed_prefixes: vec![
+                                karmada_apiserver::event_ttl::EVENTS_PREFIX.to_string(),
+                            ],
+                            ..store::redb_backend::RedbOptions::default()
+                        },
                     )
                 })
                 .await
@@ -348,6 +372,26 @@ async fn connect_etcd(options: store_etcd::EtcdOptions) -> anyhow::Result<store_
                 tracing::info!(%error, "waiting for etcd");
                 tokio::time::sleep(std::time::Duration::from_millis(500)).await;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_event_ttl;
+    use std::time::Duration;
+
+    #[test]
+    fn event_ttl_takes_durations_and_zero_turns_it_off() {
+        assert_eq!(parse_event_ttl("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_event_ttl("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_event_ttl("0s"), Ok(Duration::ZERO));
+        for bad in ["soon", "-5m", ""] {
+            let error = parse_event_ttl(bad).expect_err(bad);
+            assert!(
+                error.contains("such as 10s") && error.contains("0s to keep Events"),
+                "{bad}: {error}"
+            );
         }
     }
 }

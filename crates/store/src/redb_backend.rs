@@ -90,6 +90,12 @@ pub struct RedbOptions {
     pub checkpoint_interval: Duration,
     /// Most journal bytes between durable redb commits.
     pub checkpoint_journal_bytes: u64,
+    /// Key prefixes whose writes are acknowledged before they are durable: a batch made only of
+    /// such writes is appended to the journal without a sync, and becomes durable with the next
+    /// batch that syncs or the next checkpoint. A crash loses at most those writes since then
+    /// (they are always the journal's tail), never an acknowledged write under another prefix.
+    /// kube-apiserver keeps Events the same way apart from durable state.
+    pub relaxed_prefixes: Vec<String>,
 }
 
 /// Defaults sized so an API server holding 100,000 objects stays under 300 MB (the benchmark in
@@ -107,6 +113,7 @@ impl Default for RedbOptions {
             // for commits not yet durable in its file, and the journal's replay.
             checkpoint_interval: Duration::from_secs(1),
             checkpoint_journal_bytes: journal::PREALLOCATED * 3 / 4,
+            relaxed_prefixes: Vec::new(),
         }
     }
 }
@@ -120,6 +127,8 @@ pub struct RedbStore {
     writer: Option<JoinHandle<()>>,
     /// Writes the open replayed from the journal (acknowledged after the last checkpoint).
     replayed: usize,
+    /// Journal syncs so far (shared with the writer thread).
+    journal_syncs: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl RedbStore {
@@ -134,6 +143,7 @@ impl RedbStore {
         let journal_file = journal_path(path.as_ref());
         let (epoch, replayed) = journal::recover(&db, &journal_file)?;
         let journal = journal::Journal::open(&journal_file, epoch)?;
+        let journal_syncs = journal.syncs();
         let (revision, compacted) = read_counters(&db.begin_read().map_err(backend_error)?)?;
         let db = Arc::new(db);
         let ring = Arc::new(EventRing::new(
@@ -152,6 +162,7 @@ impl RedbStore {
             let checkpoints = Checkpoints {
                 interval: options.checkpoint_interval,
                 journal_bytes: options.checkpoint_journal_bytes,
+                relaxed_prefixes: options.relaxed_prefixes.clone(),
             };
             std::thread::Builder::new()
                 .name("store-writer".to_string())
@@ -164,7 +175,15 @@ impl RedbStore {
             writes: Some(writes),
             writer: Some(writer),
             replayed,
+            journal_syncs,
         })
+    }
+
+    /// How many times the writer has synced the journal since the store opened: once per batch
+    /// that holds a write outside `relaxed_prefixes` and is not a checkpoint.
+    pub fn journal_syncs(&self) -> u64 {
+        self.journal_syncs
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How many writes opening the store replayed from its journal: those acknowledged after

@@ -44,6 +44,17 @@ mod redb_tiny_watch_ring {
     });
 }
 
+/// Every write relaxed (no journal sync of its own): the semantics stay the same.
+mod redb_all_relaxed {
+    use super::*;
+    store::conformance_tests!(|| async {
+        redb_fixture(RedbOptions {
+            relaxed_prefixes: vec![String::new()],
+            ..RedbOptions::default()
+        })
+    });
+}
+
 #[tokio::test]
 async fn run_all_passes_on_memory() {
     store::conformance::run_all(|| async { Fixture::new(MemoryStore::new()) }).await;

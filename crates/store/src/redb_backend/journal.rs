@@ -30,6 +30,8 @@ use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use redb::{Database, Durability, ReadableTable};
@@ -67,6 +69,8 @@ pub(super) struct Journal {
     epoch: u64,
     /// Reused encoding buffer.
     buffer: Vec<u8>,
+    /// Syncs made, for [`super::RedbStore::journal_syncs`].
+    syncs: Arc<AtomicU64>,
 }
 
 impl Journal {
@@ -96,6 +100,7 @@ impl Journal {
             end: 0,
             epoch,
             buffer: Vec::new(),
+            syncs: Arc::default(),
         })
     }
 
@@ -108,12 +113,19 @@ impl Journal {
         self.epoch
     }
 
+    /// The counter of syncs, shared with whoever reports it.
+    pub(super) fn syncs(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.syncs)
+    }
+
     /// Appends one batch's event records (revisions `first_revision`, `first_revision + 1`, …)
-    /// and syncs them. On failure nothing counts as written: the next append overwrites it.
+    /// and, with `sync`, syncs them (and every record before them). On failure nothing counts as
+    /// written: the next append overwrites it.
     pub(super) fn append(
         &mut self,
         first_revision: Revision,
         records: &[Vec<u8>],
+        sync: bool,
     ) -> StoreResult<()> {
         let buffer = &mut self.buffer;
         buffer.clear();
@@ -132,8 +144,13 @@ impl Journal {
         buffer[28..HEADER].copy_from_slice(&crc.to_le_bytes());
         self.file
             .write_all_at(buffer, self.end)
-            .and_then(|()| self.file.sync_data())
             .map_err(|e| io_error(&self.path, "append to", e))?;
+        if sync {
+            self.file
+                .sync_data()
+                .map_err(|e| io_error(&self.path, "sync", e))?;
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+        }
         self.end += buffer.len() as u64;
         Ok(())
     }
@@ -367,9 +384,9 @@ mod tests {
         assert_eq!(replayed, 0);
         let mut journal = Journal::open(&f.journal, epoch).expect("journal");
         journal
-            .append(1, &[put("/a", 1), put("/b", 2)])
+            .append(1, &[put("/a", 1), put("/b", 2)], true)
             .expect("append");
-        journal.append(3, &[put("/c", 3)]).expect("append");
+        journal.append(3, &[put("/c", 3)], true).expect("append");
 
         let (next, replayed) = recover(&f.db, &f.journal).expect("recover");
         assert_eq!(replayed, 3);
@@ -382,14 +399,31 @@ mod tests {
     }
 
     #[test]
+    fn unsynced_records_count_only_their_syncs_and_replay_like_the_others() {
+        let f = fixture();
+        let (epoch, _) = recover(&f.db, &f.journal).expect("first open");
+        let mut journal = Journal::open(&f.journal, epoch).expect("journal");
+        let syncs = journal.syncs();
+        journal.append(1, &[put("/event", 1)], false).expect("append");
+        assert_eq!(syncs.load(Ordering::Relaxed), 0);
+        journal.append(2, &[put("/object", 2)], true).expect("append");
+        assert_eq!(syncs.load(Ordering::Relaxed), 1);
+        journal.append(3, &[put("/later-event", 3)], false).expect("append");
+
+        let (_, replayed) = recover(&f.db, &f.journal).expect("recover");
+        assert_eq!(replayed, 3, "a process that dies leaves its writes in the file");
+        assert_eq!(stored(&f.db, "/later-event").map(|kv| kv.mod_revision), Some(3));
+    }
+
+    #[test]
     fn a_torn_record_ends_the_replay() {
         let f = fixture();
         let (epoch, _) = recover(&f.db, &f.journal).expect("first open");
         let mut journal = Journal::open(&f.journal, epoch).expect("journal");
-        journal.append(1, &[put("/a", 1)]).expect("append");
+        journal.append(1, &[put("/a", 1)], true).expect("append");
         let torn_at = journal.len();
-        journal.append(2, &[put("/b", 2)]).expect("append");
-        journal.append(3, &[put("/c", 3)]).expect("append");
+        journal.append(2, &[put("/b", 2)], true).expect("append");
+        journal.append(3, &[put("/c", 3)], true).expect("append");
         // One flipped byte in the second record's payload, as a torn write leaves.
         let file = OpenOptions::new()
             .read(true)
@@ -416,7 +450,9 @@ mod tests {
         let f = fixture();
         let (epoch, _) = recover(&f.db, &f.journal).expect("first open");
         let mut journal = Journal::open(&f.journal, epoch).expect("journal");
-        journal.append(5, &[put("/later", 5)]).expect("append");
+        journal
+            .append(5, &[put("/later", 5)], true)
+            .expect("append");
         assert_eq!(recover(&f.db, &f.journal).expect("recover").1, 0);
         assert_eq!(revision(&f.db), 0);
     }
@@ -426,7 +462,9 @@ mod tests {
         let f = fixture();
         // A journal of another store (a restore into a directory that kept one).
         let mut journal = Journal::open(&f.journal, 7).expect("journal");
-        journal.append(1, &[put("/stale", 1)]).expect("append");
+        journal
+            .append(1, &[put("/stale", 1)], true)
+            .expect("append");
         let (epoch, replayed) = recover(&f.db, &f.journal).expect("recover");
         assert_eq!(replayed, 0);
         assert_ne!(epoch, 0);
@@ -442,7 +480,7 @@ mod tests {
         } = fixture();
         let (epoch, _) = recover(&db, &journal_file).expect("first open");
         let mut journal = Journal::open(&journal_file, epoch).expect("journal");
-        journal.append(1, &[put("/kept", 1)]).expect("append");
+        journal.append(1, &[put("/kept", 1)], true).expect("append");
         // The process ends here without a checkpoint: redb's file has not got the write.
         drop(db);
         let source = dir.path().join("store.redb");

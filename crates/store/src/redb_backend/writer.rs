@@ -10,11 +10,14 @@
 //! records to the journal, sync it, and then commit to redb without durability; a checkpoint
 //! (due after [`Checkpoints::interval`] or [`Checkpoints::journal_bytes`], and for every
 //! compaction) commits durably and starts the journal's next epoch. When the queue closes, a
-//! last checkpoint leaves nothing to replay.
+//! last checkpoint leaves nothing to replay. A batch made only of writes under the relaxed
+//! prefixes (the API server's Events) appends its records without a sync: the next synced
+//! batch or checkpoint makes them durable, so they are always the journal's unsynced tail.
 //!
 //! Invariants:
 //! - no caller hears success before the batch holding its write is durable (journal synced, or
-//!   redb committed durably);
+//!   redb committed durably), except a batch of relaxed writes only, which a crash may lose
+//!   whole; no later synced write is lost with it;
 //! - if the batch fails, every request of the batch fails and nothing is published;
 //! - revisions are assigned in request order, one per successful mutation, none for failures;
 //! - a batch synced to the journal that redb then refuses stops the writer: every later write
@@ -72,12 +75,31 @@ pub(super) struct WriteRequest {
 const SLOW_BATCH: Duration = Duration::from_millis(100);
 
 /// When the writer commits durably instead of journaling.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Checkpoints {
     /// Longest time between durable commits while writes arrive.
     pub interval: Duration,
     /// Most journal bytes between durable commits.
     pub journal_bytes: u64,
+    /// Key prefixes whose writes need no sync of their own (see `RedbOptions::relaxed_prefixes`).
+    pub relaxed_prefixes: Vec<String>,
+}
+
+impl Checkpoints {
+    /// Whether every write of `batch` is under a relaxed prefix, so its journal record need not
+    /// be synced before it is acknowledged.
+    fn relaxed(&self, batch: &[WriteRequest]) -> bool {
+        !self.relaxed_prefixes.is_empty()
+            && batch.iter().all(|request| match &request.op {
+                WriteOp::Create { key, .. }
+                | WriteOp::Update { key, .. }
+                | WriteOp::Delete { key, .. } => self
+                    .relaxed_prefixes
+                    .iter()
+                    .any(|prefix| key.starts_with(prefix.as_str())),
+                WriteOp::Compact { .. } => false,
+            })
+    }
 }
 
 /// Runs until every sender is dropped, then checkpoints and returns (dropping its handle on
@@ -115,6 +137,8 @@ pub(super) fn run(
             || last_checkpoint.elapsed() >= checkpoints.interval
         {
             Persistence::Checkpoint
+        } else if checkpoints.relaxed(&batch) {
+            Persistence::Unsynced
         } else {
             Persistence::Journal
         };
@@ -174,6 +198,9 @@ fn fail_batch(batch: Vec<WriteRequest>, reason: &str) {
 enum Persistence {
     /// Its records synced to the journal, then a commit without durability.
     Journal,
+    /// Its records written to the journal without a sync (relaxed writes only), then a commit
+    /// without durability: durable with the next sync or checkpoint.
+    Unsynced,
     /// A durable commit that also starts the journal's next epoch.
     Checkpoint,
 }
@@ -248,7 +275,7 @@ fn apply_batch(
     let started = Instant::now();
     let mut txn = db.begin_write().map_err(backend_error)?;
     txn.set_durability(match persistence {
-        Persistence::Journal => Durability::None,
+        Persistence::Journal | Persistence::Unsynced => Durability::None,
         Persistence::Checkpoint => Durability::Immediate,
     })
     .map_err(backend_error)?;
@@ -258,7 +285,7 @@ fn apply_batch(
         compacted: None,
     };
     let new_epoch = match persistence {
-        Persistence::Journal => None,
+        Persistence::Journal | Persistence::Unsynced => None,
         Persistence::Checkpoint => Some(next_epoch(journal.epoch())),
     };
     let (first_revision, records) = {
@@ -299,8 +326,13 @@ fn apply_batch(
         (revision + 1, tables.records)
     };
     timings.applied = started.elapsed();
-    if matches!(persistence, Persistence::Journal) && !records.is_empty() {
-        journal.append(first_revision, &records)?;
+    let journaled = match persistence {
+        Persistence::Journal => Some(true),
+        Persistence::Unsynced => Some(false),
+        Persistence::Checkpoint => None,
+    };
+    if let Some(sync) = journaled.filter(|_| !records.is_empty()) {
+        journal.append(first_revision, &records, sync)?;
         timings.journaled = started.elapsed() - timings.applied;
         txn.commit()
             .map_err(|e| BatchError::Journaled(backend_error(e)))?;

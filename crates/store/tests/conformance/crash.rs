@@ -4,7 +4,10 @@
 //! that every acknowledged write is there intact, that no stored value is torn, and that new
 //! writes continue above the last acknowledged revision. It runs twice: with checkpoints every
 //! few KiB of journal (the kill lands among epochs), and with none, so that every acknowledged
-//! write comes back from the journal alone.
+//! write comes back from the journal alone. A third run has half the writers write under a
+//! relaxed prefix (acknowledged without a sync of their own): the other half's acknowledged
+//! writes must all survive, and what survives of the relaxed ones is intact and leaves no gap in
+//! the revisions.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -21,6 +24,10 @@ use store::{RangeRequest, Revision, Store};
 const CHILD_ENV: &str = "STORE_CRASH_CHILD_DB";
 /// Set in the child's environment to its `checkpoint_journal_bytes`.
 const CHECKPOINT_ENV: &str = "STORE_CRASH_CHILD_CHECKPOINT_BYTES";
+/// Set in the child's environment when odd writers write relaxed keys.
+const RELAXED_ENV: &str = "STORE_CRASH_CHILD_RELAXED";
+/// The relaxed prefix of the third run; under `/crash/` so one range sees every key.
+const RELAXED_PREFIX: &str = "/crash/relaxed/";
 const ACKS_BEFORE_KILL: usize = 1000;
 const WRITERS: usize = 8;
 
@@ -49,7 +56,11 @@ fn verified_key(value: &[u8]) -> Option<&str> {
 
 #[test]
 fn acknowledged_writes_survive_sigkill() {
-    let replayed = crash_and_check("crash::acknowledged_writes_survive_sigkill", 16 * 1024);
+    let replayed = crash_and_check(
+        "crash::acknowledged_writes_survive_sigkill",
+        16 * 1024,
+        false,
+    );
     assert!(
         replayed < ACKS_BEFORE_KILL,
         "checkpoints ran: {replayed} writes replayed"
@@ -61,6 +72,20 @@ fn acknowledged_writes_survive_sigkill_from_the_journal_alone() {
     let replayed = crash_and_check(
         "crash::acknowledged_writes_survive_sigkill_from_the_journal_alone",
         u64::MAX,
+        false,
+    );
+    assert!(
+        replayed >= ACKS_BEFORE_KILL,
+        "only {replayed} writes replayed"
+    );
+}
+
+#[test]
+fn acknowledged_writes_survive_sigkill_among_relaxed_writes() {
+    let replayed = crash_and_check(
+        "crash::acknowledged_writes_survive_sigkill_among_relaxed_writes",
+        u64::MAX,
+        true,
     );
     assert!(
         replayed >= ACKS_BEFORE_KILL,
@@ -70,18 +95,22 @@ fn acknowledged_writes_survive_sigkill_from_the_journal_alone() {
 
 /// In the child: writes until killed. In the parent: runs the child, kills it, checks the
 /// reopened store; returns how many writes the reopen replayed from the journal.
-fn crash_and_check(test_name: &str, checkpoint_bytes: u64) -> usize {
+fn crash_and_check(test_name: &str, checkpoint_bytes: u64, relaxed: bool) -> usize {
     if let Ok(path) = std::env::var(CHILD_ENV) {
         let bytes = std::env::var(CHECKPOINT_ENV)
             .expect("checkpoint bytes in the child's environment")
             .parse()
             .expect("numeric checkpoint bytes");
-        run_child_writer(Path::new(&path), bytes);
+        run_child_writer(Path::new(&path), bytes, std::env::var(RELAXED_ENV).is_ok());
         std::process::exit(0);
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("store.redb");
-    let acked = run_and_kill_child(&path, test_name, checkpoint_bytes);
+    let acked = run_and_kill_child(&path, test_name, checkpoint_bytes, relaxed);
+    assert!(
+        acked.keys().all(|key| !key.starts_with(RELAXED_PREFIX)),
+        "only strict writes are counted as acknowledged"
+    );
     assert!(acked.len() >= ACKS_BEFORE_KILL);
 
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
@@ -139,10 +168,15 @@ fn crash_and_check(test_name: &str, checkpoint_bytes: u64) -> usize {
 }
 
 /// The child's store: checkpoints only by journal size, at `checkpoint_bytes`.
-fn child_options(checkpoint_bytes: u64) -> RedbOptions {
+fn child_options(checkpoint_bytes: u64, relaxed: bool) -> RedbOptions {
     RedbOptions {
         checkpoint_interval: Duration::from_secs(3600),
         checkpoint_journal_bytes: checkpoint_bytes,
+        relaxed_prefixes: if relaxed {
+            vec![RELAXED_PREFIX.to_string()]
+        } else {
+            Vec::new()
+        },
         ..RedbOptions::default()
     }
 }
@@ -162,17 +196,19 @@ fn run_and_kill_child(
     path: &Path,
     test_name: &str,
     checkpoint_bytes: u64,
+    relaxed: bool,
 ) -> BTreeMap<String, Revision> {
-    let mut child = KillOnDrop(
-        Command::new(std::env::current_exe().expect("test binary path"))
-            .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, path)
-            .env(CHECKPOINT_ENV, checkpoint_bytes.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn child writer"),
-    );
+    let mut command = Command::new(std::env::current_exe().expect("test binary path"));
+    command
+        .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, path)
+        .env(CHECKPOINT_ENV, checkpoint_bytes.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if relaxed {
+        command.env(RELAXED_ENV, "1");
+    }
+    let mut child = KillOnDrop(command.spawn().expect("spawn child writer"));
     let stdout = child.0.stdout.take().expect("child stdout");
     let (lines_tx, lines) = mpsc::sync_channel(1024);
     let reader = std::thread::spawn(move || {
@@ -216,8 +252,9 @@ fn run_and_kill_child(
     acked
 }
 
-/// The child role: write forever from several tasks, acknowledging each durable create.
-fn run_child_writer(path: &Path, checkpoint_bytes: u64) {
+/// The child role: write forever from several tasks, acknowledging each durable create (`ACK`)
+/// and, with `relaxed`, each relaxed create from the odd writers (`RELAXED`).
+fn run_child_writer(path: &Path, checkpoint_bytes: u64, relaxed: bool) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -225,18 +262,25 @@ fn run_child_writer(path: &Path, checkpoint_bytes: u64) {
         .expect("runtime");
     runtime.block_on(async {
         let store = std::sync::Arc::new(
-            RedbStore::open(path, child_options(checkpoint_bytes)).expect("child opens store"),
+            RedbStore::open(path, child_options(checkpoint_bytes, relaxed))
+                .expect("child opens store"),
         );
         let mut tasks = Vec::new();
         for writer in 0..WRITERS {
             let store = store.clone();
             tasks.push(tokio::spawn(async move {
+                let relaxed_writer = relaxed && writer % 2 == 1;
                 for n in 0.. {
-                    let key = format!("/crash/{writer}/{n:06}");
+                    let key = if relaxed_writer {
+                        format!("{RELAXED_PREFIX}{writer}/{n:06}")
+                    } else {
+                        format!("/crash/{writer}/{n:06}")
+                    };
                     match store.create(&key, Bytes::from(value_for(&key, n))).await {
                         Ok(revision) => {
                             let mut out = std::io::stdout().lock();
-                            let _ = writeln!(out, "ACK {revision} {key}");
+                            let tag = if relaxed_writer { "RELAXED" } else { "ACK" };
+                            let _ = writeln!(out, "{tag} {revision} {key}");
                             let _ = out.flush();
                         }
                         Err(error) => {

@@ -156,3 +156,78 @@ async fn a_clean_close_checkpoints_what_the_journal_held() {
     let kv = store.get("/j/19").await.expect("get").expect("present");
     assert_eq!(kv.value, Bytes::from_static(b"v19"));
 }
+
+/// Writes under a relaxed prefix are acknowledged without a journal sync of their own; a batch
+/// holding any other write still syncs; both kinds survive a clean reopen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relaxed_writes_skip_the_sync_and_survive_a_clean_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("store.redb");
+    let options = RedbOptions {
+        relaxed_prefixes: vec!["/registry/core/events/".into()],
+        // No checkpoint during the test: every batch goes through the journal.
+        checkpoint_interval: Duration::from_secs(3600),
+        checkpoint_journal_bytes: u64::MAX,
+        ..RedbOptions::default()
+    };
+    {
+        let store = RedbStore::open(&path, options.clone()).expect("open");
+        let before = store.journal_syncs();
+        for i in 0..20 {
+            let key = format!("/registry/core/events/default/e{i}");
+            store
+                .create(&key, Bytes::from(format!("event {i}")))
+                .await
+                .expect("relaxed create");
+        }
+        store
+            .update(
+                "/registry/core/events/default/e0",
+                Bytes::from_static(b"event 0, twice"),
+                Some(1),
+            )
+            .await
+            .expect("relaxed update");
+        assert_eq!(
+            store.journal_syncs(),
+            before,
+            "relaxed writes alone never sync"
+        );
+        store
+            .create(
+                "/registry/apps/deployments/default/web",
+                Bytes::from_static(b"web"),
+            )
+            .await
+            .expect("strict create");
+        assert_eq!(store.journal_syncs(), before + 1, "a strict write syncs");
+        store
+            .delete("/registry/core/events/default/e1", None)
+            .await
+            .expect("relaxed delete");
+        assert_eq!(store.journal_syncs(), before + 1);
+    }
+    let store = RedbStore::open(&path, options).expect("reopen");
+    let events = store
+        .range(RangeRequest {
+            prefix: "/registry/core/events/".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("range");
+    assert_eq!(events.kvs.len(), 19, "e1 deleted, the rest kept");
+    let e0 = store
+        .get("/registry/core/events/default/e0")
+        .await
+        .expect("get")
+        .expect("e0 kept");
+    assert_eq!(e0.value, Bytes::from_static(b"event 0, twice"));
+    assert_eq!(store.current_revision().await.expect("revision"), 23);
+    assert!(
+        store
+            .get("/registry/apps/deployments/default/web")
+            .await
+            .expect("get")
+            .is_some()
+    );
+}
