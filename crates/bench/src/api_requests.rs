@@ -42,8 +42,8 @@ impl RequestCounts {
             .map(|(labels, value)| (labels.clone(), *value))
     }
 
-    /// Prints, under `title`, every counter that grew since `before`, largest first, and their total.
-    pub fn print_since(&self, before: &RequestCounts, title: &str) {
+    /// Every counter that grew since `before`, by how much, largest first.
+    fn grown_since<'a>(&'a self, before: &RequestCounts) -> Vec<(f64, &'a String)> {
         let mut grown: Vec<(f64, &String)> = self
             .0
             .iter()
@@ -51,6 +51,17 @@ impl RequestCounts {
             .filter(|(d, _)| *d > 0.0)
             .collect();
         grown.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        grown
+    }
+
+    /// Requests served since `before`, of every kind.
+    pub fn total_since(&self, before: &RequestCounts) -> f64 {
+        self.grown_since(before).iter().map(|(d, _)| d).sum()
+    }
+
+    /// Prints, under `title`, every counter that grew since `before`, largest first, and their total.
+    pub fn print_since(&self, before: &RequestCounts, title: &str) {
+        let grown = self.grown_since(before);
         let total: f64 = grown.iter().map(|(d, _)| d).sum();
         println!("{title} ({total:.0} in all):");
         for (delta, key) in &grown {

@@ -404,15 +404,27 @@ mod tests {
         let (epoch, _) = recover(&f.db, &f.journal).expect("first open");
         let mut journal = Journal::open(&f.journal, epoch).expect("journal");
         let syncs = journal.syncs();
-        journal.append(1, &[put("/event", 1)], false).expect("append");
+        journal
+            .append(1, &[put("/event", 1)], false)
+            .expect("append");
         assert_eq!(syncs.load(Ordering::Relaxed), 0);
-        journal.append(2, &[put("/object", 2)], true).expect("append");
+        journal
+            .append(2, &[put("/object", 2)], true)
+            .expect("append");
         assert_eq!(syncs.load(Ordering::Relaxed), 1);
-        journal.append(3, &[put("/later-event", 3)], false).expect("append");
+        journal
+            .append(3, &[put("/later-event", 3)], false)
+            .expect("append");
 
         let (_, replayed) = recover(&f.db, &f.journal).expect("recover");
-        assert_eq!(replayed, 3, "a process that dies leaves its writes in the file");
-        assert_eq!(stored(&f.db, "/later-event").map(|kv| kv.mod_revision), Some(3));
+        assert_eq!(
+            replayed, 3,
+            "a process that dies leaves its writes in the file"
+        );
+        assert_eq!(
+            stored(&f.db, "/later-event").map(|kv| kv.mod_revision),
+            Some(3)
+        );
     }
 
     #[test]
