@@ -30,22 +30,23 @@ pub fn sweep_period(ttl: Duration) -> Duration {
     (ttl / 10).clamp(Duration::from_secs(1), Duration::from_secs(60))
 }
 
-/// Sweeps every [`sweep_period`] until the server shuts down.
+/// Sweeps every [`sweep_period`] until the server shuts down (a failed sweep is logged and tried again then).
 pub async fn run(server: Arc<ApiServer>, ttl: Duration) {
-    let cancel = server.options.cancel.clone();
-    let mut ticker = tokio::time::interval(sweep_period(ttl));
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
-        match sweep(&server, Timestamp::now(), ttl).await {
-            Ok(0) => {}
-            Ok(expired) => tracing::debug!(expired, "expired events deleted"),
-            Err(error) => tracing::warn!(%error, "event TTL sweep failed; retrying next period"),
-        }
-    }
+    crate::background::run_until_shutdown(
+        &server,
+        "event TTL sweep failed; retrying next period",
+        sweep_period(ttl),
+        || async {
+            let expired = sweep(&server, Timestamp::now(), ttl)
+                .await
+                .map_err(crate::storage::store_error)?;
+            if expired > 0 {
+                tracing::debug!(expired, "expired events deleted");
+            }
+            Ok(())
+        },
+    )
+    .await;
 }
 
 /// Deletes every stored Event last observed more than `ttl` before `now`; returns how many.
