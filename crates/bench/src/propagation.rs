@@ -334,7 +334,7 @@ impl Federation {
     }
 
     /// CPU seconds used so far by each control-plane process, then by the member-sims.
-    pub(crate) fn cpu_seconds(&self) -> (Vec<(String, f64)>, f64) {
+    pub(crate) fn cpu_seconds(&self) -> CpuSample {
         let control_plane = self
             .control_plane
             .iter()
@@ -424,27 +424,33 @@ impl Federation {
 
 /// CPU per propagated workload over the paced batches and the burst, for the control plane (per process) and
 /// the member-sims: on a shared two-core machine the member-sims' share is CPU a real federation spends on the
-/// members' own nodes.
-fn cpu_row(
-    members: u32,
-    label: &str,
-    workloads: u32,
-    before: &(Vec<(String, f64)>, f64),
-    after: &(Vec<(String, f64)>, f64),
-) -> Row {
-    let per_workload_ms = |seconds: f64| seconds * 1000.0 / f64::from(workloads.max(1));
-    let used: Vec<(String, f64)> = after
-        .0
+/// members' own nodes. The note splits the control plane's figure by phase: a paced workload arrives alone and
+/// pays every wake-up, sync and frame by itself, a burst's share them.
+fn cpu_row(members: u32, label: &str, phases: &CpuPhases) -> Row {
+    let used = |from: &CpuSample, to: &CpuSample| -> Vec<(String, f64)> {
+        to.0.iter()
+            .zip(&from.0)
+            .map(|((name, a), (_, b))| (name.clone(), a - b))
+            .collect()
+    };
+    let per_workload_ms =
+        |seconds: f64, workloads: u32| seconds * 1000.0 / f64::from(workloads.max(1));
+    let total = |used: &[(String, f64)]| used.iter().map(|(_, s)| s).sum::<f64>();
+    let workloads = phases.paced_workloads + phases.burst_workloads;
+    let whole = used(&phases.before, &phases.after);
+    let detail = whole
         .iter()
-        .zip(&before.0)
-        .map(|((name, a), (_, b))| (name.clone(), a - b))
-        .collect();
-    let total: f64 = used.iter().map(|(_, s)| s).sum();
-    let detail = used
-        .iter()
-        .map(|(name, s)| format!("{name} {:.2}", per_workload_ms(*s)))
+        .map(|(name, s)| format!("{name} {:.2}", per_workload_ms(*s, workloads)))
         .collect::<Vec<_>>()
         .join(", ");
+    let paced = per_workload_ms(
+        total(&used(&phases.before, &phases.burst_before)),
+        phases.paced_workloads,
+    );
+    let burst = per_workload_ms(
+        total(&used(&phases.burst_before, &phases.after)),
+        phases.burst_workloads,
+    );
     Row {
         name: format!(
             "control-plane CPU per workload, {members} members, {}",
@@ -460,11 +466,26 @@ fn cpu_row(
             _ => "–".into(),
         },
         note: format!(
-            "{:.2} ms of CPU per workload ({detail}); member-sims {:.2} ms; over {workloads} workloads",
-            per_workload_ms(total),
-            per_workload_ms(after.1 - before.1)
+            "{:.2} ms of CPU per workload ({detail}); by phase: {paced:.2} ms paced ({} workloads, settling \
+             included), {burst:.2} ms in the burst ({}); member-sims {:.2} ms; over {workloads} workloads",
+            per_workload_ms(total(&whole), workloads),
+            phases.paced_workloads,
+            phases.burst_workloads,
+            per_workload_ms(phases.after.1 - phases.before.1, workloads)
         ),
     }
+}
+
+/// CPU seconds used so far by each control-plane process, then by the member-sims.
+type CpuSample = (Vec<(String, f64)>, f64);
+
+/// The CPU samples around the paced batches and the burst.
+struct CpuPhases {
+    before: CpuSample,
+    burst_before: CpuSample,
+    after: CpuSample,
+    paced_workloads: u32,
+    burst_workloads: u32,
 }
 
 /// The API server's CPU per request it served over the burst and its settling (watch delivery and its
@@ -474,10 +495,10 @@ fn apiserver_cpu_per_request_row(
     members: u32,
     label: &str,
     requests: f64,
-    before: &(Vec<(String, f64)>, f64),
-    after: &(Vec<(String, f64)>, f64),
+    before: &CpuSample,
+    after: &CpuSample,
 ) -> Option<Row> {
-    let seconds = |side: &(Vec<(String, f64)>, f64)| {
+    let seconds = |side: &CpuSample| {
         side.0
             .iter()
             .find(|(name, _)| name == "apiserver")
@@ -1203,9 +1224,13 @@ async fn measure_on(
         .chain([cpu_row(
             members,
             label,
-            args.workloads * 3,
-            &cpu_before,
-            &cpu_after,
+            &CpuPhases {
+                before: cpu_before,
+                burst_before: cpu_burst_before,
+                after: cpu_after,
+                paced_workloads: args.workloads * 2,
+                burst_workloads: args.workloads,
+            },
         )])
         .chain(per_request)
         .chain(rss_rows(members, label, rate, args, &rss))

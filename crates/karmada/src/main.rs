@@ -17,6 +17,7 @@ mod lb;
 mod logging;
 mod member_sim;
 mod process;
+mod runtime;
 mod scheduler;
 mod scheduler_estimator;
 
@@ -39,6 +40,8 @@ struct Cli {
     command: Command,
     #[command(flatten)]
     logging: logging::LoggingArgs,
+    #[command(flatten)]
+    runtime: runtime::RuntimeArgs,
 }
 
 #[derive(Subcommand)]
@@ -70,15 +73,17 @@ fn main() -> anyhow::Result<()> {
     // pages: 80 MiB of RSS for nothing in the API server benchmark. The opt-out is per process.
     let _ = nix::sys::prctl::set_thp_disable(true);
     logging::init(&cli.logging);
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if matches!(cli.command, Command::AllInOne(_)) {
-        // As many workers as the three processes it replaces would have: with one per core, a controller's
-        // burst of work queued the API server's answers behind it (propagation benchmark, 2 cores: distribution
-        // P99 155-320 ms with 2 workers, 53 ms with 6; three processes 46-55 ms on the same host).
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        builder.worker_threads(3 * cores);
-    }
-    let runtime = builder.enable_all().build()?;
+    let role = match cli.command {
+        Command::AllInOne(_) => runtime::Role::AllInOne,
+        Command::ControllerManager(_)
+        | Command::Agent(_)
+        | Command::Scheduler(_)
+        | Command::SchedulerEstimator(_) => runtime::Role::Client,
+        Command::Apiserver(_) | Command::MemberSim(_) | Command::Lb(_) | Command::Dashboard(_) => {
+            runtime::Role::Server
+        }
+    };
+    let runtime = runtime::build(role, &cli.runtime)?;
     let result = match cli.command {
         Command::Apiserver(args) => runtime.block_on(apiserver::run(args)),
         Command::MemberSim(args) => runtime.block_on(member_sim::run(args)),

@@ -20,7 +20,9 @@
 //! store moves on; compaction bounds how far back that can go.
 //!
 //! Watchers read recent events from an in-memory ring bounded by `watch_cache_events` and
-//! `watch_cache_bytes`, and fall back to the `events` table for anything older. Counting is a
+//! `watch_cache_bytes`, and fall back to the `events` table for anything older. A point read of
+//! a key with an event in the ring is answered from the ring (see `watch_hub`), and one read
+//! from the file is reused while the ring proves it current (`read_cache`). Counting is a
 //! scan of the prefix, O(keys under it).
 //!
 //! Dropping the store closes the write queue and joins the writer thread (it finishes the
@@ -34,6 +36,7 @@ pub mod backup;
 mod codec;
 mod journal;
 mod range;
+mod read_cache;
 mod writer;
 
 use std::fmt::Display;
@@ -47,7 +50,7 @@ use bytes::Bytes;
 use redb::{Database, ReadTransaction, ReadableDatabase, TableDefinition};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::watch_hub::{ColdLog, EventRing, RingCapacity};
+use crate::watch_hub::{ColdLog, EventRing, KeyState, RingCapacity};
 use crate::{
     KeyValue, RangeRequest, RangeResult, Revision, Store, StoreError, StoreResult, WatchEvent,
     WatchStream,
@@ -129,6 +132,8 @@ pub struct RedbStore {
     replayed: usize,
     /// Journal syncs so far (shared with the writer thread).
     journal_syncs: Arc<std::sync::atomic::AtomicU64>,
+    /// Point reads answered from the file, reused while the ring vouches for them.
+    read_cache: read_cache::ReadCache,
 }
 
 impl RedbStore {
@@ -176,6 +181,7 @@ impl RedbStore {
             writer: Some(writer),
             replayed,
             journal_syncs,
+            read_cache: read_cache::ReadCache::default(),
         })
     }
 
@@ -313,15 +319,30 @@ impl ColdLog for DiskEvents {
 #[async_trait::async_trait]
 impl Store for RedbStore {
     async fn get(&self, key: &str) -> StoreResult<Option<KeyValue>> {
-        let key = key.to_string();
-        self.read(move |txn| {
-            let kv = txn.open_table(KV).map_err(backend_error)?;
-            match kv.get(key.as_str()).map_err(backend_error)? {
-                Some(record) => Ok(Some(decode_kv(&key, record.value())?)),
-                None => Ok(None),
-            }
-        })
-        .await
+        // A key written recently (most reads before a write), or read from the file since the
+        // ring's oldest event, is answered from memory without a trip to the blocking pool.
+        let cached = self.read_cache.get(key);
+        match self.ring.key_state(key, cached.as_ref().map(|(_, at)| *at)) {
+            KeyState::Present(kv) => return Ok(Some(kv)),
+            KeyState::Deleted => return Ok(None),
+            KeyState::Unchanged => return Ok(cached.and_then(|(kv, _)| kv)),
+            KeyState::Unknown => {}
+        }
+        let owned = key.to_string();
+        let (kv, read_at) = self
+            .read(move |txn| {
+                let (revision, _) = read_counters(txn)?;
+                let kv = txn.open_table(KV).map_err(backend_error)?;
+                match kv.get(owned.as_str()).map_err(backend_error)? {
+                    Some(record) => Ok((Some(decode_kv(&owned, record.value())?), revision)),
+                    None => Ok((None, revision)),
+                }
+            })
+            .await?;
+        let oldest_useful = self.ring.oldest_vouched();
+        self.read_cache
+            .insert(key, kv.clone(), read_at, oldest_useful);
+        Ok(kv)
     }
 
     async fn range(&self, req: RangeRequest) -> StoreResult<RangeResult> {

@@ -12,16 +12,20 @@
 //! - a cursor never skips a revision: it either yields every matching event after its position,
 //!   or yields `Err(Compacted)` and ends;
 //! - when the ring no longer holds a cursor's next revision, the backend's [`ColdLog`] (the
-//!   on-disk event log for redb) serves it; without one the cursor reports `Compacted`.
+//!   on-disk event log for redb) serves it; without one the cursor reports `Compacted`;
+//! - a bounded ring indexes the newest event of each key it holds, so a point read of a key
+//!   written recently is answered from memory: events enter the ring before their writers hear
+//!   success, so the newest one the ring holds for a key is that key's state as of the ring's
+//!   newest revision, and no acknowledged write is newer.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use futures::StreamExt;
 use parking_lot::RwLock;
 use tokio::sync::watch;
 
-use crate::{Revision, StoreError, StoreResult, WatchEvent, WatchStream};
+use crate::{EventKind, KeyValue, Revision, StoreError, StoreResult, WatchEvent, WatchStream};
 
 /// How many ring (or cold-log) entries a cursor scans per step; bounds a watcher's buffer.
 const SCAN_BATCH: usize = 512;
@@ -47,6 +51,23 @@ struct RingState {
     /// Revision of `events[0]`; when the ring is empty, the next revision to be appended.
     first: Revision,
     compacted: Revision,
+    /// Revision of the newest event of each key in `events`, for point reads; `None` for a ring
+    /// that keeps the whole history (its backend's own map answers those).
+    newest_of_key: Option<HashMap<String, Revision>>,
+}
+
+/// What the ring knows of one key's current state.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum KeyState {
+    /// The key's newest event is a put: its current key-value.
+    Present(KeyValue),
+    /// The key's newest event is a delete.
+    Deleted,
+    /// No event of the key is in the ring, which holds every event after the revision the
+    /// caller read the key at: what it read is current.
+    Unchanged,
+    /// No event of the key is in the ring: ask the backend.
+    Unknown,
 }
 
 /// The recent-events ring plus the announcement of the newest committed revision.
@@ -93,6 +114,7 @@ impl EventRing {
                 bytes: 0,
                 first: current + 1,
                 compacted,
+                newest_of_key: capacity.map(|_| HashMap::new()),
             })),
             newest,
             capacity,
@@ -113,8 +135,19 @@ impl EventRing {
                     state.events.clear();
                     state.bytes = 0;
                     state.first = revision;
+                    if let Some(index) = state.newest_of_key.as_mut() {
+                        index.clear();
+                    }
                 }
                 state.bytes += event_size(&event);
+                if let Some(index) = state.newest_of_key.as_mut() {
+                    match index.get_mut(event.kv.key.as_str()) {
+                        Some(newest) => *newest = revision,
+                        None => {
+                            index.insert(event.kv.key.clone(), revision);
+                        }
+                    }
+                }
                 state.events.push_back(event);
                 newest = Some(revision);
             }
@@ -148,6 +181,40 @@ impl EventRing {
 
     pub(crate) fn compacted(&self) -> Revision {
         self.state.read().compacted
+    }
+
+    /// `key`'s current state if the ring holds an event of it; `Unchanged` if it holds none of
+    /// `key` but every event after `read_at` (a value read at that revision is still current).
+    /// Always `Unknown` for a ring that keeps the whole history.
+    pub(crate) fn key_state(&self, key: &str, read_at: Option<Revision>) -> KeyState {
+        let state = self.state.read();
+        let Some(index) = state.newest_of_key.as_ref() else {
+            return KeyState::Unknown;
+        };
+        let Some(revision) = index.get(key) else {
+            return match read_at {
+                Some(read_at) if state.first <= read_at.saturating_add(1) => KeyState::Unchanged,
+                _ => KeyState::Unknown,
+            };
+        };
+        let event = revision
+            .checked_sub(state.first)
+            .and_then(|offset| usize::try_from(offset).ok())
+            .and_then(|offset| state.events.get(offset));
+        match event {
+            Some(event) if event.kv.key == key => match event.kind {
+                EventKind::Put => KeyState::Present(event.kv.clone()),
+                EventKind::Delete => KeyState::Deleted,
+            },
+            // The index and the ring disagree: never expected, and the backend knows.
+            _ => KeyState::Unknown,
+        }
+    }
+
+    /// The oldest revision a read can have been made at for [`EventRing::key_state`] to vouch
+    /// for it now (the ring holds every event after it).
+    pub(crate) fn oldest_vouched(&self) -> Revision {
+        self.state.read().first.saturating_sub(1)
     }
 
     /// The newest committed revision announced so far.
@@ -187,6 +254,12 @@ impl RingState {
     fn pop_oldest(&mut self) {
         if let Some(event) = self.events.pop_front() {
             self.bytes -= event_size(&event);
+            // A key written again later keeps its entry: that newer event is still in the ring.
+            if let Some(index) = self.newest_of_key.as_mut()
+                && index.get(event.kv.key.as_str()) == Some(&event.revision())
+            {
+                index.remove(event.kv.key.as_str());
+            }
             self.first += 1;
         }
     }
@@ -284,7 +357,6 @@ impl Cursor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{EventKind, KeyValue};
     use bytes::Bytes;
 
     fn put(revision: Revision, key: &str) -> Arc<WatchEvent> {
@@ -332,6 +404,79 @@ mod tests {
         let state = ring.state.read();
         // Each event is 3 bytes (key "/a" + value "v"): only one fits in 5 bytes.
         assert_eq!((state.first, state.events.len(), state.bytes), (4, 1, 3));
+    }
+
+    fn delete(revision: Revision, key: &str) -> Arc<WatchEvent> {
+        let mut event = WatchEvent::clone(&put(revision, key));
+        event.kind = EventKind::Delete;
+        Arc::new(event)
+    }
+
+    #[test]
+    fn key_state_follows_the_newest_event_of_each_key_in_the_ring() {
+        let capacity = RingCapacity {
+            events: 4,
+            bytes: 1 << 20,
+        };
+        let ring = EventRing::new(0, 0, Some(capacity));
+        ring.append([put(1, "/a"), put(2, "/b"), put(3, "/a"), delete(4, "/b")]);
+        assert!(
+            matches!(ring.key_state("/a", None), KeyState::Present(kv) if kv.mod_revision == 3)
+        );
+        assert_eq!(ring.key_state("/b", None), KeyState::Deleted);
+        assert_eq!(ring.key_state("/c", None), KeyState::Unknown);
+        // Revision 1 (an older "/a") leaves the ring; "/a" is still known by revision 3.
+        ring.append([put(5, "/c")]);
+        assert!(
+            matches!(ring.key_state("/a", None), KeyState::Present(kv) if kv.mod_revision == 3)
+        );
+        // Revisions 2 and 3 leave: "/a" is no longer in the ring, "/b" still is (deleted at 4).
+        ring.append([put(6, "/d"), put(7, "/d")]);
+        assert_eq!(ring.key_state("/a", None), KeyState::Unknown);
+        assert_eq!(ring.key_state("/b", None), KeyState::Deleted);
+        ring.compact(5);
+        assert_eq!(ring.key_state("/b", None), KeyState::Unknown);
+        assert_eq!(ring.key_state("/c", None), KeyState::Unknown);
+        assert!(
+            matches!(ring.key_state("/d", None), KeyState::Present(kv) if kv.mod_revision == 7)
+        );
+        let index_len = ring.state.read().newest_of_key.as_ref().map(HashMap::len);
+        assert_eq!(
+            index_len,
+            Some(1),
+            "only keys with events in the ring are indexed"
+        );
+    }
+
+    #[test]
+    fn a_read_stays_current_while_the_ring_holds_every_later_event_and_none_of_its_key() {
+        let capacity = RingCapacity {
+            events: 2,
+            bytes: 1 << 20,
+        };
+        let ring = EventRing::new(10, 0, Some(capacity));
+        // Nothing written since revision 10: a read at 10 is current, one at 9 may not be.
+        assert_eq!(ring.key_state("/k", Some(10)), KeyState::Unchanged);
+        assert_eq!(ring.key_state("/k", Some(9)), KeyState::Unknown);
+        ring.append([put(11, "/other"), put(12, "/other")]);
+        assert_eq!(ring.key_state("/k", Some(10)), KeyState::Unchanged);
+        // Revision 11 leaves the ring: it might have been "/k"'s.
+        ring.append([put(13, "/other")]);
+        assert_eq!(ring.key_state("/k", Some(10)), KeyState::Unknown);
+        assert_eq!(ring.key_state("/k", Some(11)), KeyState::Unchanged);
+        ring.append([put(14, "/k")]);
+        assert!(
+            matches!(ring.key_state("/k", Some(11)), KeyState::Present(kv) if kv.mod_revision == 14)
+        );
+        assert_eq!(ring.key_state("/k", None), ring.key_state("/k", Some(0)));
+    }
+
+    #[test]
+    fn a_ring_keeping_the_whole_history_answers_no_point_reads() {
+        let ring = EventRing::new(0, 0, None);
+        ring.append([put(1, "/a")]);
+        assert_eq!(ring.key_state("/a", None), KeyState::Unknown);
+        assert_eq!(ring.key_state("/b", Some(1)), KeyState::Unknown);
     }
 
     #[test]
