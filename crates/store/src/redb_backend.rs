@@ -321,11 +321,16 @@ impl Store for RedbStore {
     async fn get(&self, key: &str) -> StoreResult<Option<KeyValue>> {
         // A key written recently (most reads before a write), or read from the file since the
         // ring's oldest event, is answered from memory without a trip to the blocking pool.
-        let cached = self.read_cache.get(key);
-        match self.ring.key_state(key, cached.as_ref().map(|(_, at)| *at)) {
+        let read_at = self.read_cache.read_at(key);
+        match self.ring.key_state(key, read_at) {
             KeyState::Present(kv) => return Ok(Some(kv)),
             KeyState::Deleted => return Ok(None),
-            KeyState::Unchanged => return Ok(cached.and_then(|(kv, _)| kv)),
+            KeyState::Unchanged => {
+                // Another read may have replaced the entry since: then ask the file.
+                if let Some(kv) = read_at.and_then(|at| self.read_cache.value_read_at(key, at)) {
+                    return Ok(kv);
+                }
+            }
             KeyState::Unknown => {}
         }
         let owned = key.to_string();

@@ -40,13 +40,20 @@ fn size(key: &str, kv: Option<&KeyValue>) -> usize {
 }
 
 impl ReadCache {
-    /// The state of `key` last read from the file, and the revision it was read at.
-    pub(super) fn get(&self, key: &str) -> Option<(Option<KeyValue>, Revision)> {
-        let state = self.state.lock();
-        state
+    /// The revision `key` was last read from the file at.
+    pub(super) fn read_at(&self, key: &str) -> Option<Revision> {
+        self.state
+            .lock()
             .entries
             .get(key)
-            .map(|entry| (entry.kv.clone(), entry.read_at))
+            .map(|entry| entry.read_at)
+    }
+
+    /// `key`'s state as read at `read_at`, if that read is still the one kept.
+    pub(super) fn value_read_at(&self, key: &str, read_at: Revision) -> Option<Option<KeyValue>> {
+        let state = self.state.lock();
+        let entry = state.entries.get(key)?;
+        (entry.read_at == read_at).then(|| entry.kv.clone())
     }
 
     /// Remembers `kv` as `key`'s state at `read_at`. `oldest_useful` is the oldest `read_at` the
@@ -110,9 +117,11 @@ mod tests {
         let cache = ReadCache::default();
         cache.insert("/a", Some(kv("/a", 10)), 5, 0);
         cache.insert("/a", None, 7, 0);
-        assert_eq!(cache.get("/a"), Some((None, 7)));
+        assert_eq!(cache.read_at("/a"), Some(7));
+        assert_eq!(cache.value_read_at("/a", 7), Some(None));
+        assert_eq!(cache.value_read_at("/a", 5), None);
         assert_eq!(cache.len_and_bytes(), (1, 2));
-        assert_eq!(cache.get("/b"), None);
+        assert_eq!(cache.read_at("/b"), None);
     }
 
     #[test]
@@ -125,7 +134,7 @@ mod tests {
         cache.insert("/new", None, 2000, 1000);
         let (entries, _) = cache.len_and_bytes();
         assert_eq!(entries, MAX_ENTRIES - 1000 + 1);
-        assert!(cache.get("/k999").is_none() && cache.get("/k1000").is_some());
+        assert!(cache.read_at("/k999").is_none() && cache.read_at("/k1000").is_some());
         // Bytes bound: one big value per insert until nothing old is useful.
         let big = MAX_BYTES / 5;
         for i in 0..6 {
@@ -133,9 +142,9 @@ mod tests {
         }
         let (_, bytes) = cache.len_and_bytes();
         assert!(bytes <= MAX_BYTES, "{bytes} bytes kept");
-        assert!(cache.get("/big5").is_some());
+        assert!(cache.read_at("/big5").is_some());
         // A value too large to be worth keeping is not kept.
         cache.insert("/huge", Some(kv("/huge", MAX_BYTES)), 3000, 0);
-        assert!(cache.get("/huge").is_none());
+        assert!(cache.read_at("/huge").is_none());
     }
 }
