@@ -13,6 +13,10 @@
 //!   or yields `Err(Compacted)` and ends;
 //! - when the ring no longer holds a cursor's next revision, the backend's [`ColdLog`] (the
 //!   on-disk event log for redb) serves it; without one the cursor reports `Compacted`;
+//! - a cursor is woken only by a commit holding an event under its prefix: each prefix being
+//!   watched has one wake-up channel and the newest revision matching it, an upper bound kept
+//!   under the ring's lock; a cursor at or past that revision has nothing to read and moves to
+//!   the newest revision without scanning (so a quiet watcher never falls behind the ring);
 //! - a bounded ring indexes the newest event of each key it holds, so a point read of a key
 //!   written recently is answered from memory: events enter the ring before their writers hear
 //!   success, so the newest one the ring holds for a key is that key's state as of the ring's
@@ -54,6 +58,21 @@ struct RingState {
     /// Revision of the newest event of each key in `events`, for point reads; `None` for a ring
     /// that keeps the whole history (its backend's own map answers those).
     newest_of_key: Option<HashMap<String, Revision>>,
+    /// Every prefix some cursor watches.
+    prefixes: HashMap<Arc<str>, PrefixWatch>,
+}
+
+/// The cursors watching one prefix.
+struct PrefixWatch {
+    /// Announces the newest revision holding an event under the prefix; the cursors subscribe.
+    wake: Arc<watch::Sender<Revision>>,
+    /// No event under the prefix is newer than this.
+    last_matched: Revision,
+    /// The oldest revision under the prefix in the last commit that held any, and the bound
+    /// `last_matched` had before that commit: nothing under the prefix lies between the two, so
+    /// a cursor at or past the latter skips to just before the former.
+    first_of_last_commit: Revision,
+    before_last_commit: Revision,
 }
 
 /// What the ring knows of one key's current state.
@@ -96,8 +115,9 @@ enum RingRead {
     Events(Vec<Arc<WatchEvent>>, Revision),
     /// The cursor's position is below the compacted revision.
     Compacted(Revision),
-    /// The next revision has left the ring; older events up to this revision must come from disk.
-    Cold(Revision),
+    /// The next revision has left the ring: the events after `after` up to `up_to` must come from
+    /// disk (`after` may be past the cursor's position, when nothing under its prefix lies between).
+    Cold { after: Revision, up_to: Revision },
 }
 
 impl EventRing {
@@ -115,17 +135,21 @@ impl EventRing {
                 first: current + 1,
                 compacted,
                 newest_of_key: capacity.map(|_| HashMap::new()),
+                prefixes: HashMap::new(),
             })),
             newest,
             capacity,
         }
     }
 
-    /// Appends committed events (contiguous, ascending) and announces the newest revision.
+    /// Appends committed events (contiguous, ascending), announces the newest revision, and
+    /// wakes the cursors of the prefixes the events are under.
     pub(crate) fn append(&self, events: impl IntoIterator<Item = Arc<WatchEvent>>) {
         let mut newest = None;
+        let mut woken = Vec::new();
         {
             let mut state = self.state.write();
+            let mut appended = 0;
             for event in events {
                 let revision = event.revision();
                 let next = state.first + state.events.len() as Revision;
@@ -149,8 +173,10 @@ impl EventRing {
                     }
                 }
                 state.events.push_back(event);
+                appended += 1;
                 newest = Some(revision);
             }
+            state.mark_matches(appended, &mut woken);
             if let Some(capacity) = self.capacity {
                 while state.events.len() > capacity.events.max(1)
                     || (state.bytes > capacity.bytes && state.events.len() > 1)
@@ -161,6 +187,9 @@ impl EventRing {
         }
         if let Some(revision) = newest {
             self.newest.send_replace(revision);
+        }
+        for (wake, revision) in woken {
+            wake.send_replace(revision);
         }
     }
 
@@ -237,9 +266,25 @@ impl EventRing {
                 compacted,
             });
         }
+        let wake = {
+            let mut state = self.state.write();
+            let newest = state.newest();
+            let entry = state
+                .prefixes
+                .entry(Arc::from(prefix))
+                .or_insert_with(|| PrefixWatch {
+                    wake: Arc::new(watch::channel(newest).0),
+                    // Nothing is known of the history before this watch: any revision so far
+                    // may hold an event under the prefix.
+                    last_matched: newest,
+                    first_of_last_commit: newest,
+                    before_last_commit: newest,
+                });
+            entry.wake.subscribe()
+        };
         let cursor = Cursor {
             ring: self.state.clone(),
-            newest: self.newest.subscribe(),
+            wake,
             cold,
             prefix: Arc::from(prefix),
             position: after,
@@ -250,7 +295,51 @@ impl EventRing {
     }
 }
 
+impl Drop for EventRing {
+    /// The cursors keep the ring's state alive; dropping the wake-up channels ends them, as the
+    /// store is gone and nothing more will ever arrive.
+    fn drop(&mut self) {
+        self.state.write().prefixes.clear();
+    }
+}
+
 impl RingState {
+    /// The newest revision appended (the one before `first` when the ring is empty).
+    fn newest(&self) -> Revision {
+        self.first + self.events.len() as Revision - 1
+    }
+
+    /// Records which watched prefixes the last `appended` events are under, collecting each such
+    /// prefix's wake-up channel with the newest matching revision; forgets prefixes nobody
+    /// watches any more.
+    fn mark_matches(
+        &mut self,
+        appended: usize,
+        woken: &mut Vec<(Arc<watch::Sender<Revision>>, Revision)>,
+    ) {
+        self.prefixes
+            .retain(|_, watch| watch.wake.receiver_count() > 0);
+        if appended == 0 {
+            return;
+        }
+        let skip = self.events.len().saturating_sub(appended);
+        for (prefix, watch) in &mut self.prefixes {
+            let mut matched = self
+                .events
+                .iter()
+                .skip(skip)
+                .filter(|event| event.kv.key.starts_with(prefix.as_ref()))
+                .map(|event| event.revision());
+            if let Some(first) = matched.next() {
+                let last = matched.next_back().unwrap_or(first);
+                watch.before_last_commit = watch.last_matched;
+                watch.first_of_last_commit = first;
+                watch.last_matched = last;
+                woken.push((Arc::clone(&watch.wake), last));
+            }
+        }
+    }
+
     fn pop_oldest(&mut self) {
         if let Some(event) = self.events.pop_front() {
             self.bytes -= event_size(&event);
@@ -265,16 +354,31 @@ impl RingState {
     }
 }
 
-fn read_ring(state: &RingState, prefix: &str, after: Revision) -> RingRead {
+fn read_ring(state: &RingState, prefix: &str, position: Revision) -> RingRead {
+    let newest = state.newest();
+    let mut after = position;
+    if let Some(watch) = state.prefixes.get(prefix) {
+        // Nothing under the prefix after `after`: move on without scanning, compacted or not
+        // (the watcher lost nothing, as a caught-up etcd watcher is not cancelled by compaction).
+        if watch.last_matched <= after {
+            return RingRead::Events(Vec::new(), after.max(newest));
+        }
+        // Only the last commit holding the prefix is new: skip the quiet stretch before it.
+        if watch.before_last_commit <= after {
+            after = after.max(watch.first_of_last_commit.saturating_sub(1));
+        }
+    }
     if after < state.compacted {
         return RingRead::Compacted(state.compacted);
     }
-    let newest = state.first + state.events.len() as Revision - 1;
     if after >= newest {
         return RingRead::Events(Vec::new(), after);
     }
     if after + 1 < state.first {
-        return RingRead::Cold(state.first - 1);
+        return RingRead::Cold {
+            after,
+            up_to: state.first - 1,
+        };
     }
     let start = (after + 1 - state.first) as usize;
     let mut matches = Vec::new();
@@ -291,7 +395,8 @@ fn read_ring(state: &RingState, prefix: &str, after: Revision) -> RingRead {
 /// One watcher: a position in the event sequence and the few events it has not yielded yet.
 struct Cursor {
     ring: Arc<RwLock<RingState>>,
-    newest: watch::Receiver<Revision>,
+    /// Changes when a commit holds an event under `prefix`.
+    wake: watch::Receiver<Revision>,
     cold: Option<Arc<dyn ColdLog>>,
     prefix: Arc<str>,
     /// Last revision scanned; every matching event at or below it is in `pending` or yielded.
@@ -310,7 +415,7 @@ impl Cursor {
                 return None;
             }
             // Mark the announcement seen before reading, so a commit after the read wakes us.
-            self.newest.borrow_and_update();
+            self.wake.borrow_and_update();
             let read = read_ring(&self.ring.read(), &self.prefix, self.position);
             let scanned = match read {
                 RingRead::Events(events, scanned) => Ok((events, scanned)),
@@ -318,7 +423,7 @@ impl Cursor {
                     requested: self.position,
                     compacted,
                 }),
-                RingRead::Cold(up_to) => self.read_cold(up_to).await,
+                RingRead::Cold { after, up_to } => self.read_cold(after, up_to).await,
             };
             match scanned {
                 Ok((events, scanned)) if scanned > self.position => {
@@ -326,7 +431,7 @@ impl Cursor {
                     self.pending.extend(events);
                 }
                 Ok(_) => {
-                    if self.newest.changed().await.is_err() {
+                    if self.wake.changed().await.is_err() {
                         // The store is gone; nothing more will ever arrive.
                         return None;
                     }
@@ -339,7 +444,11 @@ impl Cursor {
         }
     }
 
-    async fn read_cold(&self, up_to: Revision) -> StoreResult<(Vec<Arc<WatchEvent>>, Revision)> {
+    async fn read_cold(
+        &self,
+        after: Revision,
+        up_to: Revision,
+    ) -> StoreResult<(Vec<Arc<WatchEvent>>, Revision)> {
         let Some(cold) = self.cold.clone() else {
             return Err(StoreError::Compacted {
                 requested: self.position,
@@ -347,7 +456,6 @@ impl Cursor {
             });
         };
         let prefix = self.prefix.clone();
-        let after = self.position;
         tokio::task::spawn_blocking(move || cold.read(after, up_to, SCAN_BATCH, &prefix))
             .await
             .map_err(|e| StoreError::Backend(format!("watch history read failed: {e}")))?
@@ -382,8 +490,14 @@ mod tests {
         ring.append((1..=5).map(|r| put(r, "/a")));
         let state = ring.state.read();
         assert_eq!(state.first, 3);
-        assert!(matches!(read_ring(&state, "/", 0), RingRead::Cold(2)));
-        assert!(matches!(read_ring(&state, "/", 1), RingRead::Cold(2)));
+        assert!(matches!(
+            read_ring(&state, "/", 0),
+            RingRead::Cold { after: 0, up_to: 2 }
+        ));
+        assert!(matches!(
+            read_ring(&state, "/", 1),
+            RingRead::Cold { after: 1, up_to: 2 }
+        ));
         match read_ring(&state, "/", 2) {
             RingRead::Events(events, scanned) => {
                 assert_eq!(scanned, 5);
@@ -477,6 +591,90 @@ mod tests {
         ring.append([put(1, "/a")]);
         assert_eq!(ring.key_state("/a", None), KeyState::Unknown);
         assert_eq!(ring.key_state("/b", Some(1)), KeyState::Unknown);
+    }
+
+    /// A cold log that only counts how often it is asked.
+    #[derive(Default)]
+    struct CountingColdLog(std::sync::atomic::AtomicUsize);
+
+    impl ColdLog for CountingColdLog {
+        fn read(
+            &self,
+            _after: Revision,
+            up_to: Revision,
+            _max: usize,
+            _prefix: &str,
+        ) -> StoreResult<(Vec<Arc<WatchEvent>>, Revision)> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok((Vec::new(), up_to))
+        }
+    }
+
+    /// A waker that counts its wake-ups.
+    #[derive(Default)]
+    struct CountingWaker(std::sync::atomic::AtomicUsize);
+
+    impl futures::task::ArcWake for CountingWaker {
+        fn wake_by_ref(arc_self: &Arc<Self>) {
+            arc_self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_watcher_wakes_only_for_its_prefix_and_a_quiet_one_never_reads_the_cold_log() {
+        use std::sync::atomic::Ordering::SeqCst;
+        use std::task::{Context, Poll};
+        let capacity = RingCapacity {
+            events: 2,
+            bytes: 1 << 20,
+        };
+        let ring = EventRing::new(0, 0, Some(capacity));
+        let cold = Arc::new(CountingColdLog::default());
+        let mut stream = ring
+            .watch("/a", 0, Some(cold.clone() as Arc<dyn ColdLog>))
+            .expect("watch");
+        let wakes = Arc::new(CountingWaker::default());
+        let waker = futures::task::waker(wakes.clone());
+        let mut context = Context::from_waker(&waker);
+        assert!(stream.poll_next_unpin(&mut context).is_pending());
+        // Ten commits under another prefix: the watcher is not woken, and they leave the ring.
+        for revision in 1..=10 {
+            ring.append([put(revision, "/b")]);
+        }
+        assert_eq!(wakes.0.load(SeqCst), 0);
+        ring.append([put(11, "/a")]);
+        assert_eq!(wakes.0.load(SeqCst), 1);
+        match stream.poll_next_unpin(&mut context) {
+            Poll::Ready(Some(Ok(event))) => assert_eq!(event.revision(), 11),
+            other => panic!("expected the event at 11, got {other:?}"),
+        }
+        assert_eq!(
+            cold.0.load(SeqCst),
+            0,
+            "revisions 1..=9 were skipped, not read"
+        );
+    }
+
+    #[test]
+    fn compaction_does_not_end_a_watcher_that_had_nothing_to_read() {
+        let ring = EventRing::new(0, 0, None);
+        let mut stream = ring.watch("/a", 0, None).expect("watch");
+        ring.append((1..=5).map(|r| put(r, "/b")));
+        ring.compact(5);
+        ring.append([put(6, "/a")]);
+        let next = futures::executor::block_on(stream.next());
+        assert!(
+            matches!(&next, Some(Ok(event)) if event.revision() == 6),
+            "{next:?}"
+        );
+    }
+
+    #[test]
+    fn dropping_the_ring_ends_its_watch_streams() {
+        let ring = EventRing::new(0, 0, None);
+        let mut stream = ring.watch("/a", 0, None).expect("watch");
+        drop(ring);
+        assert!(futures::executor::block_on(stream.next()).is_none());
     }
 
     #[test]
