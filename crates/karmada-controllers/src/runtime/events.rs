@@ -2,19 +2,25 @@
 //! `kubectl get events` show them. Repeats of the same (object, type, reason, message) bump `count` and
 //! `lastTimestamp` on the existing Event instead of creating a new one, like client-go's correlator.
 //!
-//! Recording never fails or slows a reconcile: `record` hands the event to a background writer over a bounded
-//! channel and returns; when the channel is full the event is dropped (events are best effort, as in client-go).
-//! The writer task ends when the last clone of the recorder is dropped.
+//! Recording never fails or slows a reconcile: `record` stamps the event and hands it to a background writer over
+//! a bounded channel; when the channel is full the event is dropped (events are best effort, as in client-go).
+//! The writer gathers what arrives within [`GATHER`] of the first event and writes it as one burst, up to
+//! [`IN_FLIGHT`] requests at once (repeats of one event in order). Why: a reconcile's events come one or two at a
+//! time, and written one by one each paid a round trip, a store commit and the wake-ups between them; in a burst
+//! they share the connection's frames and the API server's commits. The writer task ends when the last clone of
+//! the recorder is dropped, after writing what it holds.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Arc;
+use std::time::Duration;
 
+use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams, PostParams};
 use tokio::sync::Mutex;
+use tokio::sync::mpsc::Receiver;
 
 /// Event type: Normal or Warning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -42,11 +48,23 @@ type Key = u64;
 /// Events waiting to be written, per recorder.
 const PENDING: usize = 1024;
 
+/// How long the writer waits, after an event arrives, for more to write with it. Events are read by people, a
+/// tenth of a second late is invisible to them.
+pub const GATHER: Duration = Duration::from_millis(100);
+
+/// Most events one burst holds.
+const BURST: usize = 256;
+
+/// Most requests of one burst in flight at once.
+pub const IN_FLIGHT: usize = 16;
+
 struct Pending {
     object: ObjectReference,
     event_type: EventType,
     reason: String,
     message: String,
+    /// When it happened: its first or last timestamp, whenever it is written.
+    at: Time,
 }
 
 /// Records Events for one component (e.g. `resource-detector`, `default-scheduler`).
@@ -59,32 +77,21 @@ pub struct EventRecorder {
 struct Writer {
     client: kube::Client,
     component: String,
-    seen: Arc<Mutex<HashMap<Key, (String, i32)>>>,
+    seen: Mutex<HashMap<Key, (String, i32)>>,
     keys: RandomState,
 }
 
 impl EventRecorder {
     /// Must be called inside a tokio runtime: it starts the recorder's writer task.
     pub fn new(client: kube::Client, component: impl Into<String>) -> Self {
-        let (sender, mut receiver) = tokio::sync::mpsc::channel::<Pending>(PENDING);
+        let (sender, receiver) = tokio::sync::mpsc::channel::<Pending>(PENDING);
         let writer = Writer {
             client,
             component: component.into(),
-            seen: Arc::default(),
+            seen: Mutex::default(),
             keys: RandomState::new(),
         };
-        tokio::spawn(async move {
-            while let Some(event) = receiver.recv().await {
-                writer
-                    .record(
-                        &event.object,
-                        event.event_type,
-                        &event.reason,
-                        &event.message,
-                    )
-                    .await;
-            }
-        });
+        tokio::spawn(writer.run(receiver));
         Self { sender }
     }
 
@@ -102,6 +109,7 @@ impl EventRecorder {
             event_type,
             reason: reason.to_string(),
             message: message.to_string(),
+            at: Time(Timestamp::now()),
         };
         if self.sender.try_send(pending).is_err() {
             tracing::debug!(reason, "event dropped: the recorder is behind");
@@ -110,42 +118,69 @@ impl EventRecorder {
 }
 
 impl Writer {
-    async fn record(
-        &self,
-        object: &ObjectReference,
-        event_type: EventType,
-        reason: &str,
-        message: &str,
-    ) {
-        if let Err(err) = self.try_record(object, event_type, reason, message).await {
-            tracing::debug!(%err, reason, "recording event");
+    async fn run(self, mut receiver: Receiver<Pending>) {
+        while let Some(first) = receiver.recv().await {
+            let deadline = tokio::time::Instant::now() + GATHER;
+            let mut burst = vec![first];
+            while burst.len() < BURST {
+                match tokio::time::timeout_at(deadline, receiver.recv()).await {
+                    Ok(Some(event)) => burst.push(event),
+                    // Closed (write what is held, then the outer loop ends) or the window is over.
+                    Ok(None) | Err(_) => break,
+                }
+            }
+            self.write_burst(burst).await;
         }
     }
 
-    async fn try_record(
-        &self,
-        object: &ObjectReference,
-        event_type: EventType,
-        reason: &str,
-        message: &str,
-    ) -> Result<(), kube::Error> {
-        let namespace = object
+    /// Writes a burst: one sequence per correlation key, so a repeat patches the Event its first occurrence
+    /// created, and the sequences side by side.
+    async fn write_burst(&self, burst: Vec<Pending>) {
+        let mut sequences: Vec<(Key, Vec<Pending>)> = Vec::new();
+        for event in burst {
+            let key = self.key(&event);
+            match sequences.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, sequence)) => sequence.push(event),
+                None => sequences.push((key, vec![event])),
+            }
+        }
+        futures::stream::iter(sequences)
+            .for_each_concurrent(IN_FLIGHT, |(key, sequence)| async move {
+                for event in sequence {
+                    if let Err(err) = self.write(key, &event).await {
+                        tracing::debug!(%err, reason = event.reason, "recording event");
+                    }
+                }
+            })
+            .await;
+    }
+
+    fn key(&self, event: &Pending) -> Key {
+        self.keys.hash_one((
+            event.object.uid.as_deref(),
+            event.event_type.as_str(),
+            &event.reason,
+            &event.message,
+        ))
+    }
+
+    /// Creates the Event, or counts a repeat on the one already written. The answers are not decoded: only
+    /// their status matters here.
+    async fn write(&self, key: Key, event: &Pending) -> Result<(), kube::Error> {
+        let namespace = event
+            .object
             .namespace
             .clone()
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| "default".to_string());
-        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
-        let now = Time(Timestamp::now());
-        let key: Key =
-            self.keys
-                .hash_one((object.uid.as_deref(), event_type.as_str(), reason, message));
+        let events = kube::core::Request::new(format!("/api/v1/namespaces/{namespace}/events"));
         let previous = self.seen.lock().await.get(&key).cloned();
         if let Some((name, count)) = previous {
-            let patch = serde_json::json!({"count": count + 1, "lastTimestamp": now});
-            match api
+            let patch = serde_json::json!({"count": count + 1, "lastTimestamp": event.at});
+            let request = events
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-            {
+                .map_err(kube::Error::BuildRequest)?;
+            match self.client.request_text(request).await {
                 Ok(_) => {
                     self.seen.lock().await.insert(key, (name, count + 1));
                     return Ok(());
@@ -154,29 +189,36 @@ impl Writer {
                 Err(err) => return Err(err),
             }
         }
-        let object_name = object.name.clone().unwrap_or_default();
-        let name = format!("{object_name}.{:x}", now.0.as_nanosecond().unsigned_abs());
-        let event = Event {
+        let object_name = event.object.name.clone().unwrap_or_default();
+        let name = format!(
+            "{object_name}.{:x}",
+            event.at.0.as_nanosecond().unsigned_abs()
+        );
+        let body = Event {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
                 namespace: Some(namespace),
                 ..Default::default()
             },
-            involved_object: object.clone(),
-            type_: Some(event_type.as_str().to_string()),
-            reason: Some(reason.to_string()),
-            message: Some(message.to_string()),
+            involved_object: event.object.clone(),
+            type_: Some(event.event_type.as_str().to_string()),
+            reason: Some(event.reason.clone()),
+            message: Some(event.message.clone()),
             source: Some(EventSource {
                 component: Some(self.component.clone()),
                 host: None,
             }),
             reporting_component: Some(self.component.clone()),
-            first_timestamp: Some(now.clone()),
-            last_timestamp: Some(now),
+            first_timestamp: Some(event.at.clone()),
+            last_timestamp: Some(event.at.clone()),
             count: Some(1),
             ..Default::default()
         };
-        api.create(&PostParams::default(), &event).await?;
+        let body = serde_json::to_vec(&body).map_err(kube::Error::SerdeError)?;
+        let request = events
+            .create(&PostParams::default(), body)
+            .map_err(kube::Error::BuildRequest)?;
+        self.client.request_text(request).await?;
         let mut seen = self.seen.lock().await;
         if seen.len() >= REMEMBERED {
             seen.clear();

@@ -89,3 +89,43 @@ async fn a_repeated_event_is_counted_and_a_different_one_recorded_apart() {
         ]
     );
 }
+
+#[tokio::test]
+async fn events_recorded_together_are_written_together_and_repeats_still_count() {
+    let control_plane = ControlPlane::start().await;
+    let client = control_plane.client.clone();
+    let recorder = EventRecorder::new(client.clone(), "test");
+    let web = reference("uid-web");
+    // All within one gathering window: one burst, written side by side, with the repeats in order.
+    for _ in 0..3 {
+        recorder
+            .record(&web, EventType::Normal, "SyncSucceed", "applied")
+            .await;
+    }
+    for i in 0..20 {
+        recorder
+            .record(
+                &reference(&format!("uid-{i}")),
+                EventType::Normal,
+                "SyncSucceed",
+                "applied",
+            )
+            .await;
+    }
+    let events = eventually("every event written", || async {
+        let events = recorded(&client).await;
+        (events.len() == 21 && events.iter().any(|e| e.2 == 3)).then_some(events)
+    })
+    .await;
+    assert_eq!(events.iter().filter(|e| e.2 == 1).count(), 20, "{events:?}");
+    let api: Api<Event> = Api::namespaced(client.clone(), "default");
+    for event in api.list(&ListParams::default()).await.expect("list").items {
+        let first = event.first_timestamp.expect("firstTimestamp").0;
+        let last = event.last_timestamp.expect("lastTimestamp").0;
+        assert!(last >= first, "{:?}", event.metadata.name);
+        assert_eq!(
+            event.source.and_then(|s| s.component).as_deref(),
+            Some("test")
+        );
+    }
+}
