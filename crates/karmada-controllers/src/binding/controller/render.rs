@@ -80,13 +80,26 @@ pub(super) async fn render(
         existing_works: existing,
     })
     .map_err(|e| Rendering::Failed(e.to_string()))?;
+    // Side by side: the API server commits writes that arrive together once, and a binding's Works are
+    // created in one round trip instead of one per member.
+    let upserted = futures::future::join_all(
+        desired
+            .works
+            .iter()
+            .map(|work| upsert_work(ctx, &work.work, existing)),
+    )
+    .await;
     let mut wrote = false;
-    for work in &desired.works {
-        match upsert_work(ctx, &work.work, existing).await? {
+    let mut pending = false;
+    for outcome in upserted {
+        match outcome? {
             Upserted::Written => wrote = true,
             Upserted::Unchanged => {}
-            Upserted::Pending => return Err(Rendering::Retry(Duration::from_millis(500))),
+            Upserted::Pending => pending = true,
         }
+    }
+    if pending {
+        return Err(Rendering::Retry(Duration::from_millis(500)));
     }
     Ok((
         desired.failures.iter().map(ToString::to_string).collect(),
