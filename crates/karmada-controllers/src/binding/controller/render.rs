@@ -80,26 +80,13 @@ pub(super) async fn render(
         existing_works: existing,
     })
     .map_err(|e| Rendering::Failed(e.to_string()))?;
-    // Side by side: the API server commits writes that arrive together once, and a binding's Works are
-    // created in one round trip instead of one per member.
-    let upserted = futures::future::join_all(
-        desired
-            .works
-            .iter()
-            .map(|work| upsert_work(ctx, &work.work, existing)),
-    )
-    .await;
     let mut wrote = false;
-    let mut pending = false;
-    for outcome in upserted {
-        match outcome? {
+    for work in &desired.works {
+        match upsert_work(ctx, &work.work, existing).await? {
             Upserted::Written => wrote = true,
             Upserted::Unchanged => {}
-            Upserted::Pending => pending = true,
+            Upserted::Pending => return Err(Rendering::Retry(Duration::from_millis(500))),
         }
-    }
-    if pending {
-        return Err(Rendering::Retry(Duration::from_millis(500)));
     }
     Ok((
         desired.failures.iter().map(ToString::to_string).collect(),
