@@ -56,7 +56,7 @@ pub const GATHER: Duration = Duration::from_millis(100);
 const BURST: usize = 256;
 
 /// Most requests of one burst in flight at once.
-pub const IN_FLIGHT: usize = 16;
+pub const IN_FLIGHT: usize = 4;
 
 struct Pending {
     object: ObjectReference,
