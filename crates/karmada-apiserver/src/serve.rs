@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use apimachinery::ApiError;
 use apiserver_auth::UserInfo;
-use apiserver_auth::authn::Authenticator;
+use apiserver_auth::authn::{Authenticator, PeerIdentity};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
@@ -30,7 +30,6 @@ use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use rustls_pki_types::CertificateDer;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
@@ -63,10 +62,10 @@ pub enum ServeError {
 enum Identity {
     /// Plain-HTTP test mode: everyone is the administrator.
     Admin,
-    /// TLS: authenticate each request; `peer_cert` is the verified client certificate, if any.
+    /// TLS: authenticate each request; `peer` is the user of the verified client certificate, if any.
     Authenticate {
         authn: Arc<Authenticator>,
-        peer_cert: Option<Arc<CertificateDer<'static>>>,
+        peer: Option<Arc<PeerIdentity>>,
     },
 }
 
@@ -220,15 +219,15 @@ impl Connection {
                 return;
             }
         };
-        let peer_cert = stream
+        let peer = stream
             .get_ref()
             .1
             .peer_certificates()
             .and_then(|chain| chain.first())
-            .map(|leaf| Arc::new(leaf.clone().into_owned()));
+            .map(|leaf| Arc::new(PeerIdentity::from_der(leaf.as_ref())));
         let identity = Identity::Authenticate {
             authn: self.authn.clone(),
-            peer_cert,
+            peer,
         };
         self.serve_http(stream, identity).await;
     }
@@ -275,9 +274,14 @@ async fn handle(
     let mut request = request.map(Body::new);
     let user = match identity {
         Identity::Admin => UserInfo::admin(),
-        Identity::Authenticate { authn, peer_cert } => {
-            let cert = peer_cert.as_deref().map(|c| c.as_ref());
-            match authn.authenticate(request.headers(), cert).await {
+        Identity::Authenticate {
+            authn,
+            peer: identity,
+        } => {
+            match authn
+                .authenticate(request.headers(), identity.as_deref())
+                .await
+            {
                 Ok(Some(user)) => user,
                 Ok(None) => return Ok(unauthorized()),
                 Err(e) => {
