@@ -278,6 +278,19 @@ async fn event_reasons(bed: &Bed, object: &str) -> Vec<String> {
         .collect()
 }
 
+/// The reasons of `object`'s Events once every one of `wanted` is among them (the recorders write in the
+/// background, a moment after the reconcile that recorded them).
+async fn reasons_including(bed: &Bed, object: &str, wanted: &[&str]) -> Vec<String> {
+    support::eventually(&format!("events {wanted:?} on {object}"), || async {
+        let reasons = event_reasons(bed, object).await;
+        wanted
+            .iter()
+            .all(|w| reasons.iter().any(|r| r == w))
+            .then_some(reasons)
+    })
+    .await
+}
+
 #[tokio::test]
 async fn taint_eviction_waits_for_toleration_and_healthy_replacements() {
     let bed = start(fast(FailoverConfig::enabled())).await;
@@ -328,17 +341,15 @@ async fn taint_eviction_waits_for_toleration_and_healthy_replacements() {
         tasks(&binding(&bed, "web").await).is_empty().then_some(())
     })
     .await;
-    let reasons = event_reasons(&bed, "web").await;
-    assert!(
-        reasons
-            .iter()
-            .any(|r| r == "EvictWorkloadFromClusterSucceed"),
-        "{reasons:?}"
-    );
-    assert!(
-        reasons.iter().any(|r| r == "GracefulEvictionTaskRemoved"),
-        "{reasons:?}"
-    );
+    reasons_including(
+        &bed,
+        "web",
+        &[
+            "EvictWorkloadFromClusterSucceed",
+            "GracefulEvictionTaskRemoved",
+        ],
+    )
+    .await;
     assert!(
         sample(
             &bed,
@@ -665,12 +676,7 @@ async fn a_recovered_cluster_gets_its_replicas_back_and_stale_tasks_go() {
     let mut names = target_names(&restored);
     names.sort();
     assert_eq!(names, vec!["m1", "m2"]);
-    assert!(
-        event_reasons(&bed, "web")
-            .await
-            .iter()
-            .any(|r| r == "EvictionCancelled")
-    );
+    reasons_including(&bed, "web", &["EvictionCancelled"]).await;
 
     // Stale tasks: one for a cluster that is a target again, one for a cluster that does not exist.
     update(&bindings_api(&bed), "web", false, |b| {
@@ -874,11 +880,7 @@ async fn descheduler_moves_unschedulable_replicas_away() {
         text.contains("karmada_deschedule_evicted_replicas_total{member_cluster=\"m1\"} 2"),
         "{text}"
     );
-    let reasons = event_reasons(&bed, "web").await;
-    assert!(
-        reasons.iter().any(|r| r == "DescheduleBindingSucceed"),
-        "{reasons:?}"
-    );
+    reasons_including(&bed, "web", &["DescheduleBindingSucceed"]).await;
 }
 
 #[tokio::test]

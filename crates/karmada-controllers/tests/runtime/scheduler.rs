@@ -78,6 +78,20 @@ async fn events_with_reason(
         .collect()
 }
 
+/// [`events_with_reason`] once there is at least one (the recorders write in the background).
+async fn eventually_events_with_reason(
+    cp: &ControlPlane,
+    namespace: &str,
+    name: &str,
+    reason: &str,
+) -> Vec<String> {
+    support::eventually(&format!("{reason} on {name}"), || async {
+        let events = events_with_reason(cp, namespace, name, reason).await;
+        (!events.is_empty()).then_some(events)
+    })
+    .await
+}
+
 #[tokio::test]
 async fn seed_001_static_weights_then_scale() {
     let cp = ControlPlane::start().await;
@@ -125,26 +139,20 @@ async fn seed_001_static_weights_then_scale() {
     assert_eq!(explanation["scheduled"], true);
     assert!(binding["metadata"]["annotations"]["policy.karmada.io/applied-placement"].is_string());
 
-    let events = support::eventually("ScheduleBindingSucceed on the template", || async {
-        let events =
-            events_with_reason(&cp, "production", "nginx-ha", "ScheduleBindingSucceed").await;
-        (!events.is_empty()).then_some(events)
-    })
-    .await;
+    let events =
+        eventually_events_with_reason(&cp, "production", "nginx-ha", "ScheduleBindingSucceed")
+            .await;
     assert!(
         events.iter().any(|m| m.contains("cluster-aws: 4")),
         "{events:?}"
     );
-    assert!(
-        !events_with_reason(
-            &cp,
-            "production",
-            "nginx-ha-deployment",
-            "ScheduleBindingSucceed"
-        )
-        .await
-        .is_empty()
-    );
+    eventually_events_with_reason(
+        &cp,
+        "production",
+        "nginx-ha-deployment",
+        "ScheduleBindingSucceed",
+    )
+    .await;
     assert!(metrics.attempts("scheduled", "ReconcileSchedule") >= 1);
 
     // Replicas change → ScaleSchedule → 6/3.
@@ -278,7 +286,8 @@ async fn a_policy_naming_a_missing_cluster_is_unschedulable_without_a_write_loop
         .await
         .expect("binding");
     assert_eq!(again["metadata"]["resourceVersion"], version);
-    let failed = events_with_reason(&cp, "apps", "nginx-ha", "ScheduleBindingFailed").await;
+    let failed =
+        eventually_events_with_reason(&cp, "apps", "nginx-ha", "ScheduleBindingFailed").await;
     assert!(
         failed
             .iter()

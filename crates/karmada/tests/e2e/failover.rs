@@ -620,19 +620,22 @@ fn seed_000_failover_policy_rejected_and_its_accepted_form_moves_a_crashed_workl
         member1_copy.deletions, 1,
         "Directly removes the crashed copy once"
     );
-    let events = plane.kubectl(&[
-        "get",
-        "events",
-        "-n",
-        "default",
-        "-o",
-        "jsonpath={.items[*].reason}",
-    ]);
-    assert!(
-        events.stdout.contains("EvictWorkloadFromClusterSucceed"),
-        "{}",
-        events.stdout
-    );
+    // Events are written in the background, a moment after the eviction.
+    wait_for("an EvictWorkloadFromClusterSucceed event", || {
+        let events = plane.kubectl(&[
+            "get",
+            "events",
+            "-n",
+            "default",
+            "-o",
+            "jsonpath={.items[*].reason}",
+        ]);
+        if events.stdout.contains("EvictWorkloadFromClusterSucceed") {
+            Ok(())
+        } else {
+            Err(events.stdout)
+        }
+    });
 }
 
 /// Each purge mode (docs/karmada.md, "Taint manager" to "Application failover"). Cluster failover with member1

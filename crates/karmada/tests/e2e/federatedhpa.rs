@@ -118,13 +118,20 @@ fn load_on_one_member_scales_out_divides_and_scales_back() {
         "{}",
         hpa["status"]
     );
-    let events = plane
-        .kubectl(&["get", "events", "-n", "default", "-o", "json"])
-        .json();
-    let rescaled = events["items"].as_array().into_iter().flatten().any(|e| {
-        e["reason"] == "SuccessfulRescale" && e["involvedObject"]["kind"] == "FederatedHPA"
+    // Events are written in the background, a moment after the status.
+    wait_for("a SuccessfulRescale event", || {
+        let events = plane
+            .kubectl(&["get", "events", "-n", "default", "-o", "json"])
+            .json();
+        let rescaled = events["items"].as_array().into_iter().flatten().any(|e| {
+            e["reason"] == "SuccessfulRescale" && e["involvedObject"]["kind"] == "FederatedHPA"
+        });
+        if rescaled {
+            Ok(())
+        } else {
+            Err(events.to_string())
+        }
     });
-    assert!(rescaled, "a SuccessfulRescale event: {events}");
 
     // Load gone: the workload goes back to its minimum once the 5 s window has passed.
     plane.load("member1", &["--selector", "app=web", "--cpu", "0"]);
