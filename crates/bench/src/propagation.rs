@@ -1166,6 +1166,7 @@ async fn measure_on(
 
     // Phase 1b: as many again at the same pace — the steady cost of holding more workloads, without a burst's
     // transient peak (allocator pages a burst's in-flight work leaves partly used stay in RSS).
+    let requests_paced_before = RequestCounts::read(&federation.karmada).await?;
     progress(&setup, "second paced batch");
     let steady = batch_names("steady", args.workloads);
     create_paced(&api, args.kind, &steady, rate).await?;
@@ -1177,6 +1178,14 @@ async fn measure_on(
     // Phase 2: a burst from 32 clients, end-to-end throughput.
     let burst_names = batch_names("burst", args.workloads);
     let requests_before = RequestCounts::read(&federation.karmada).await?;
+    // A paced workload arrives alone, so what it asks for is not what a burst's workloads do (a burst's Events
+    // overflow the recorders' queues, its status changes coalesce).
+    requests_before.print_since(
+        &requests_paced_before,
+        &format!(
+            "API requests of the second paced batch and its settling ({members} members, {label})"
+        ),
+    );
     let cpu_burst_before = federation.cpu_seconds();
     progress(&setup, "burst");
     let burst = burst_batch(&api, args.kind, &seen, &scheduled, &burst_names, members).await?;
