@@ -55,6 +55,9 @@ struct RingState {
     /// Revision of `events[0]`; when the ring is empty, the next revision to be appended.
     first: Revision,
     compacted: Revision,
+    /// Newest revision the backend's cold log can serve. Events above it exist only here, so
+    /// they stay whatever the capacity says (the backend bounds how many it lets pile up).
+    in_cold_log: Revision,
     /// Revision of the newest event of each key in `events`, for point reads; `None` for a ring
     /// that keeps the whole history (its backend's own map answers those).
     newest_of_key: Option<HashMap<String, Revision>>,
@@ -105,7 +108,7 @@ pub(crate) struct RingCapacity {
     pub(crate) bytes: usize,
 }
 
-fn event_size(event: &WatchEvent) -> usize {
+pub(crate) fn event_size(event: &WatchEvent) -> usize {
     event.kv.key.len() + event.kv.value.len() + event.prev.as_ref().map_or(0, |p| p.value.len())
 }
 
@@ -134,6 +137,7 @@ impl EventRing {
                 bytes: 0,
                 first: current + 1,
                 compacted,
+                in_cold_log: Revision::MAX,
                 newest_of_key: capacity.map(|_| HashMap::new()),
                 prefixes: HashMap::new(),
             })),
@@ -177,19 +181,33 @@ impl EventRing {
                 newest = Some(revision);
             }
             state.mark_matches(appended, &mut woken);
-            if let Some(capacity) = self.capacity {
-                while state.events.len() > capacity.events.max(1)
-                    || (state.bytes > capacity.bytes && state.events.len() > 1)
-                {
-                    state.pop_oldest();
-                }
-            }
+            self.trim(&mut state);
         }
         if let Some(revision) = newest {
             self.newest.send_replace(revision);
         }
         for (wake, revision) in woken {
             wake.send_replace(revision);
+        }
+    }
+
+    /// Records that the cold log now serves every event up to `revision` (the backend's commit
+    /// caught up), so the ring may let them go.
+    pub(crate) fn in_cold_log_through(&self, revision: Revision) {
+        let mut state = self.state.write();
+        state.in_cold_log = revision;
+        self.trim(&mut state);
+    }
+
+    /// Drops the oldest events beyond the capacity, never one the cold log cannot serve yet.
+    fn trim(&self, state: &mut RingState) {
+        if let Some(capacity) = self.capacity {
+            while (state.events.len() > capacity.events.max(1)
+                || (state.bytes > capacity.bytes && state.events.len() > 1))
+                && state.first <= state.in_cold_log
+            {
+                state.pop_oldest();
+            }
         }
     }
 

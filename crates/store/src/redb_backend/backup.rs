@@ -25,6 +25,7 @@ impl RedbStore {
     /// keeps serving; returns the revision the copy is at.
     pub async fn backup_to(&self, out: &Path) -> StoreResult<Revision> {
         let out = out.to_path_buf();
+        self.flush_waiting().await?;
         self.read(move |txn| copy_snapshot(txn, &out)).await
     }
 }

@@ -16,10 +16,11 @@
 //! the crc covering the header fields before it and the payload; the payload is `count` times
 //! `len u32 | event record` (the `events` table's own bytes). Integers are little-endian.
 //!
-//! Recovery ([`recover`]) replays, in one durable transaction, the records whose epoch is the
-//! store's (`meta.journal_epoch`) and whose first revision continues the store's revision; it
-//! stops at the first record that does not (a torn tail, zeros, or a record of an older epoch
-//! left behind the newest). It then sets a fresh epoch, so nothing already in the file can be
+//! Recovery ([`recover`]) replays, in one durable transaction, the events of the records whose
+//! epoch is the store's (`meta.journal_epoch`) above the store's revision (a commit made without
+//! durability may have reached the file before the process died); it stops at the first record
+//! that leaves a gap or does not belong (a torn tail, zeros, or a record of an older epoch left
+//! behind the newest). It then sets a fresh epoch, so nothing already in the file can be
 //! replayed twice.
 //!
 //! Invariants: a record is synced before its batch is committed to redb, so no reader sees a
@@ -292,11 +293,17 @@ pub(super) fn recover(db: &Database, path: &Path) -> StoreResult<(u64, usize)> {
             && epoch != 0
             && let Some((record, next)) = read_record(file, offset)?
         {
-            if record.epoch != epoch || record.first_revision != revision + 1 {
+            // A record at or below the store's revision is already in it: redb may have kept a
+            // commit made without durability (the process died, its file writes did not), and the
+            // writer acknowledges batches before their redb commit, so later records still count.
+            if record.epoch != epoch || record.first_revision > revision + 1 {
                 break;
             }
             for bytes in &record.events {
                 let event = decode_event(bytes)?;
+                if event.kv.mod_revision <= revision {
+                    continue;
+                }
                 if event.kv.mod_revision != revision + 1 {
                     return Err(StoreError::Backend(format!(
                         "journal {} holds revision {} where {} was expected",
@@ -396,6 +403,46 @@ mod tests {
         // The records are still in the file, but of a finished epoch.
         assert_eq!(recover(&f.db, &f.journal).expect("again").1, 0);
         assert_eq!(revision(&f.db), 3);
+    }
+
+    /// The writer acknowledges batches before their redb commit, and a commit made without
+    /// durability may reach the file before the process dies: the store then opens ahead of the
+    /// journal's first records, and what follows them must still be replayed.
+    #[test]
+    fn records_the_store_already_holds_are_skipped_not_a_stop() {
+        let f = fixture();
+        let (epoch, _) = recover(&f.db, &f.journal).expect("first open");
+        let mut journal = Journal::open(&f.journal, epoch).expect("journal");
+        journal
+            .append(1, &[put("/a", 1), put("/b", 2)], true)
+            .expect("append");
+        journal.append(3, &[put("/c", 3)], true).expect("append");
+        journal.append(4, &[put("/d", 4)], true).expect("append");
+        // The store already holds revisions 1 and 2 (the middle of a record is the hard case:
+        // hold only revision 1 of the first record).
+        {
+            let txn = f.db.begin_write().expect("write");
+            {
+                let mut kv = txn.open_table(KV).expect("kv");
+                let mut events = txn.open_table(EVENTS).expect("events");
+                let record = put("/a", 1);
+                store_event(
+                    &mut kv,
+                    &mut events,
+                    &decode_event(&record).expect("decode"),
+                    &record,
+                )
+                .expect("store");
+                let mut meta = txn.open_table(META).expect("meta");
+                meta.insert(REVISION, 1).expect("revision");
+            }
+            txn.commit().expect("commit");
+        }
+        let (_, replayed) = recover(&f.db, &f.journal).expect("recover");
+        assert_eq!(replayed, 3, "revisions 2, 3 and 4");
+        assert_eq!(revision(&f.db), 4);
+        assert_eq!(stored(&f.db, "/b").map(|kv| kv.mod_revision), Some(2));
+        assert_eq!(stored(&f.db, "/d").map(|kv| kv.mod_revision), Some(4));
     }
 
     #[test]

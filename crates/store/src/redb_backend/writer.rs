@@ -7,7 +7,11 @@
 //! each request still gets its own revision and its own precondition check.
 //!
 //! A batch is made durable in one of two ways (see `journal`): most batches append their event
-//! records to the journal, sync it, and then commit to redb without durability; a checkpoint
+//! records to the journal and sync it, and their redb transaction stays open for the batches
+//! after them, committed without durability once [`Deferral::interval`] has passed since the first
+//! of them, or sooner when they hold more events than the watch ring may keep beyond what redb
+//! has, or a reader of redb asks ([`WriteOp::Flush`]). A batch's commit was most of a lone write's
+//! cost in redb: etcd likewise syncs its WAL per batch and commits its backend every 100 ms. A checkpoint
 //! (due after [`Checkpoints::interval`] or [`Checkpoints::journal_bytes`], and for every
 //! compaction) commits durably and starts the journal's next epoch. When the queue closes, a
 //! last checkpoint leaves nothing to replay. A batch made only of writes under the relaxed
@@ -21,19 +25,24 @@
 //! - if the batch fails, every request of the batch fails and nothing is published;
 //! - revisions are assigned in request order, one per successful mutation, none for failures;
 //! - a batch synced to the journal that redb then refuses stops the writer: every later write
-//!   fails until the store is reopened (and replays it).
+//!   fails until the store is reopened (and replays it); so does a failure while the open
+//!   transaction holds acknowledged batches;
+//! - the watch ring gets a batch's events before it is acknowledged, and keeps every event redb
+//!   has not committed yet (`EventRing::in_cold_log_through`): point reads and watches answered
+//!   from the ring see acknowledged writes, and a range or count flushes first.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use redb::{Database, Durability, ReadableTable, Table};
+use redb::{Database, Durability, ReadableTable, Table, WriteTransaction};
 use tokio::sync::{mpsc, oneshot};
 
 use super::codec::{decode_kv, encode_event, encode_kv};
 use super::journal::{JOURNAL_EPOCH, Journal, next_epoch};
 use super::{COMPACTED, EVENTS, KV, META, REVISION, backend_error};
-use crate::watch_hub::EventRing;
+use crate::watch_hub::{EventRing, event_size};
 use crate::{EventKind, KeyValue, Revision, StoreError, StoreResult, WatchEvent};
 
 /// One mutation a caller asks for.
@@ -54,6 +63,8 @@ pub(super) enum WriteOp {
     Compact {
         revision: Revision,
     },
+    /// Commits the open transaction, so a reader of redb sees every acknowledged write.
+    Flush,
 }
 
 /// What a successful mutation produced.
@@ -61,6 +72,7 @@ pub(super) enum WriteOutcome {
     Written(Revision),
     Deleted(Revision, KeyValue),
     Compacted,
+    Flushed,
 }
 
 pub(super) struct WriteRequest {
@@ -97,13 +109,43 @@ impl Checkpoints {
                     .relaxed_prefixes
                     .iter()
                     .any(|prefix| key.starts_with(prefix.as_str())),
-                WriteOp::Compact { .. } => false,
+                WriteOp::Compact { .. } | WriteOp::Flush => false,
             })
     }
 }
 
+/// How long acknowledged batches may wait in the open transaction for their redb commit.
+#[derive(Clone, Debug)]
+pub struct Deferral {
+    /// Longest wait after the first of them; zero commits every batch.
+    pub interval: Duration,
+    /// Most events (and bytes, as the watch ring counts them) waiting: the ring keeps them all
+    /// until the commit, so these stay well inside its capacity.
+    pub events: usize,
+    pub bytes: usize,
+}
+
+/// Shared with the store: the newest revision redb has committed (what a read transaction
+/// begun now sees), and how many commits the writer made.
+#[derive(Default)]
+pub(super) struct CommitCounters {
+    pub(super) committed: AtomicU64,
+    pub(super) commits: AtomicU64,
+}
+
+/// The write transaction holding acknowledged batches not yet committed to redb.
+struct Open {
+    txn: WriteTransaction,
+    since: Instant,
+    events: usize,
+    bytes: usize,
+    /// Revision of its newest write.
+    revision: Revision,
+}
+
 /// Runs until every sender is dropped, then checkpoints and returns (dropping its handle on
 /// the database).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     db: Arc<Database>,
     ring: Arc<EventRing>,
@@ -111,12 +153,51 @@ pub(super) fn run(
     max_batch: usize,
     mut journal: Journal,
     checkpoints: Checkpoints,
+    mut deferral: Deferral,
+    counters: Arc<CommitCounters>,
 ) {
+    // Waiting for the next request with a deadline (the open transaction's commit) needs a timer.
+    let timer = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(timer) => Some(timer),
+        Err(error) => {
+            tracing::warn!(%error, "store writer has no timer; committing every batch");
+            deferral.interval = Duration::ZERO;
+            None
+        }
+    };
     let mut last_checkpoint = Instant::now();
+    let mut open: Option<Open> = None;
     // Set when redb refused a batch the journal already holds: answering later writes would
     // put revisions after one that only a reopen can restore.
     let mut stopped: Option<String> = None;
-    while let Some(first) = requests.blocking_recv() {
+    loop {
+        let first = match (&open, &timer) {
+            (Some(pending), Some(timer)) => {
+                let left = deferral.interval.saturating_sub(pending.since.elapsed());
+                // The timeout is made inside `block_on`: its timer registers with the runtime it runs in.
+                let next =
+                    timer.block_on(async { tokio::time::timeout(left, requests.recv()).await });
+                match next {
+                    Ok(Some(request)) => request,
+                    Ok(None) => break,
+                    Err(_) => {
+                        if let Err(error) = commit_open(&mut open, &ring, &counters) {
+                            let reason = stop_reason(&error);
+                            tracing::error!(%error, "{reason}");
+                            stopped = Some(reason);
+                        }
+                        continue;
+                    }
+                }
+            }
+            _ => match requests.blocking_recv() {
+                Some(request) => request,
+                None => break,
+            },
+        };
         let mut batch = vec![first];
         while batch.len() < max_batch {
             match requests.try_recv() {
@@ -142,13 +223,24 @@ pub(super) fn run(
         } else {
             Persistence::Journal
         };
-        match apply_batch(&db, &batch, &mut journal, durability, &mut timings) {
+        match apply_batch(
+            &db,
+            &mut open,
+            &batch,
+            &mut journal,
+            durability,
+            &deferral,
+            &mut timings,
+        ) {
             Ok(applied) => {
                 if matches!(durability, Persistence::Checkpoint) {
                     last_checkpoint = Instant::now();
                 }
                 log_if_slow(&batch, started, &timings, applied.compacted.is_some());
                 ring.append(applied.events);
+                if let Some(revision) = applied.committed_through {
+                    committed(&ring, &counters, revision);
+                }
                 if let Some(revision) = applied.compacted {
                     ring.compact(revision);
                 }
@@ -162,9 +254,7 @@ pub(super) fn run(
                 fail_batch(batch, &error.to_string());
             }
             Err(BatchError::Journaled(error)) => {
-                let reason = format!(
-                    "the store stopped writing: a batch is in the journal but the database refused it ({error}); restart to replay it"
-                );
+                let reason = stop_reason(&error);
                 tracing::error!(%error, writes = batch.len(), "{reason}");
                 fail_batch(batch, &reason);
                 stopped = Some(reason);
@@ -172,17 +262,53 @@ pub(super) fn run(
         }
     }
     let mut timings = BatchTimings::default();
-    if stopped.is_none()
-        && let Err(BatchError::Failed(error) | BatchError::Journaled(error)) = apply_batch(
+    if stopped.is_none() {
+        match apply_batch(
             &db,
+            &mut open,
             &[],
             &mut journal,
             Persistence::Checkpoint,
+            &deferral,
             &mut timings,
-        )
-    {
-        tracing::error!(%error, "store's closing checkpoint failed; the journal is replayed on the next open");
+        ) {
+            Ok(applied) => {
+                if let Some(revision) = applied.committed_through {
+                    counters.committed.store(revision, Ordering::Release);
+                }
+            }
+            Err(BatchError::Failed(error) | BatchError::Journaled(error)) => {
+                tracing::error!(%error, "store's closing checkpoint failed; the journal is replayed on the next open");
+            }
+        }
     }
+}
+
+fn stop_reason(error: &StoreError) -> String {
+    format!(
+        "the store stopped writing: acknowledged writes are in the journal but the database refused them ({error}); restart to replay them"
+    )
+}
+
+/// Commits the open transaction (without durability: the journal holds its batches).
+fn commit_open(
+    open: &mut Option<Open>,
+    ring: &EventRing,
+    counters: &CommitCounters,
+) -> StoreResult<()> {
+    if let Some(pending) = open.take() {
+        let revision = pending.revision;
+        pending.txn.commit().map_err(backend_error)?;
+        committed(ring, counters, revision);
+    }
+    Ok(())
+}
+
+/// After a commit through `revision`: redb's readers see it, so the ring may let it go.
+fn committed(ring: &EventRing, counters: &CommitCounters, revision: Revision) {
+    counters.committed.store(revision, Ordering::Release);
+    counters.commits.fetch_add(1, Ordering::Relaxed);
+    ring.in_cold_log_through(revision);
 }
 
 fn fail_batch(batch: Vec<WriteRequest>, reason: &str) {
@@ -222,6 +348,8 @@ struct Applied {
     outcomes: Vec<StoreResult<WriteOutcome>>,
     events: Vec<Arc<WatchEvent>>,
     compacted: Option<Revision>,
+    /// The revision redb committed through, if the batch's transaction was committed.
+    committed_through: Option<Revision>,
 }
 
 /// The tables of one write transaction plus the revision counters it advances.
@@ -267,42 +395,65 @@ fn log_if_slow(batch: &[WriteRequest], started: Instant, timings: &BatchTimings,
 
 fn apply_batch(
     db: &Database,
+    open: &mut Option<Open>,
     batch: &[WriteRequest],
     journal: &mut Journal,
     persistence: Persistence,
+    deferral: &Deferral,
     timings: &mut BatchTimings,
 ) -> Result<Applied, BatchError> {
     let started = Instant::now();
-    let mut txn = db.begin_write().map_err(backend_error)?;
-    txn.set_durability(match persistence {
-        Persistence::Journal | Persistence::Unsynced => Durability::None,
-        Persistence::Checkpoint => Durability::Immediate,
-    })
-    .map_err(backend_error)?;
+    let pending = open.take();
+    // Losing the open transaction loses acknowledged batches from redb (the journal has them).
+    let holds_acknowledged = pending.is_some();
+    let fail = |error: StoreError| {
+        if holds_acknowledged {
+            BatchError::Journaled(error)
+        } else {
+            BatchError::Failed(error)
+        }
+    };
+    let (mut txn, since, mut waiting_events, mut waiting_bytes) = match pending {
+        Some(pending) => (pending.txn, pending.since, pending.events, pending.bytes),
+        None => (
+            db.begin_write().map_err(backend_error)?,
+            Instant::now(),
+            0,
+            0,
+        ),
+    };
     let mut applied = Applied {
         outcomes: Vec::with_capacity(batch.len()),
         events: Vec::new(),
         compacted: None,
+        committed_through: None,
     };
     let new_epoch = match persistence {
         Persistence::Journal | Persistence::Unsynced => None,
         Persistence::Checkpoint => Some(next_epoch(journal.epoch())),
     };
-    let (first_revision, records) = {
-        let mut meta = txn.open_table(META).map_err(backend_error)?;
-        let revision = read_meta(&meta, REVISION)?;
-        let compacted = read_meta(&meta, COMPACTED)?;
+    let mut flush = false;
+    let (first_revision, last_revision, records) = {
+        let mut meta = txn.open_table(META).map_err(backend_error).map_err(fail)?;
+        let revision = read_meta(&meta, REVISION).map_err(fail)?;
+        let compacted = read_meta(&meta, COMPACTED).map_err(fail)?;
         let mut tables = Tables {
-            kv: txn.open_table(KV).map_err(backend_error)?,
-            events: txn.open_table(EVENTS).map_err(backend_error)?,
+            kv: txn.open_table(KV).map_err(backend_error).map_err(fail)?,
+            events: txn
+                .open_table(EVENTS)
+                .map_err(backend_error)
+                .map_err(fail)?,
             revision,
             compacted,
             records: Vec::new(),
         };
         for request in batch {
+            flush |= matches!(request.op, WriteOp::Flush);
             let outcome = match tables.apply(&request.op) {
                 Ok((outcome, event)) => {
                     if let Some(event) = event {
+                        waiting_bytes += event_size(&event);
+                        waiting_events += 1;
                         applied.events.push(Arc::new(event));
                     }
                     if matches!(outcome, WriteOutcome::Compacted) {
@@ -311,37 +462,73 @@ fn apply_batch(
                     Ok(outcome)
                 }
                 // Storage failures abort the whole transaction; logical ones only this request.
-                Err(error @ StoreError::Backend(_)) => return Err(error.into()),
+                Err(error @ StoreError::Backend(_)) => return Err(fail(error)),
                 Err(error) => Err(error),
             };
             applied.outcomes.push(outcome);
         }
         meta.insert(REVISION, tables.revision)
-            .map_err(backend_error)?;
+            .map_err(backend_error)
+            .map_err(fail)?;
         meta.insert(COMPACTED, tables.compacted)
-            .map_err(backend_error)?;
+            .map_err(backend_error)
+            .map_err(fail)?;
         if let Some(epoch) = new_epoch {
-            meta.insert(JOURNAL_EPOCH, epoch).map_err(backend_error)?;
+            meta.insert(JOURNAL_EPOCH, epoch)
+                .map_err(backend_error)
+                .map_err(fail)?;
         }
-        (revision + 1, tables.records)
+        (revision + 1, tables.revision, tables.records)
     };
     timings.applied = started.elapsed();
-    let journaled = match persistence {
+    let sync = match persistence {
         Persistence::Journal => Some(true),
         Persistence::Unsynced => Some(false),
         Persistence::Checkpoint => None,
     };
-    if let Some(sync) = journaled.filter(|_| !records.is_empty()) {
-        journal.append(first_revision, &records, sync)?;
-        timings.journaled = started.elapsed() - timings.applied;
-        txn.commit()
-            .map_err(|e| BatchError::Journaled(backend_error(e)))?;
-    } else {
-        txn.commit().map_err(backend_error)?;
+    let journaled = match sync.filter(|_| !records.is_empty()) {
+        Some(sync) => {
+            journal
+                .append(first_revision, &records, sync)
+                .map_err(fail)?;
+            timings.journaled = started.elapsed() - timings.applied;
+            true
+        }
+        None => false,
+    };
+    let commit_now = matches!(persistence, Persistence::Checkpoint)
+        || flush
+        || deferral.interval.is_zero()
+        || since.elapsed() >= deferral.interval
+        || waiting_events > deferral.events
+        || waiting_bytes > deferral.bytes;
+    if !commit_now {
+        // Acknowledged once answered: the journal holds it, the ring serves it.
+        *open = Some(Open {
+            txn,
+            since,
+            events: waiting_events,
+            bytes: waiting_bytes,
+            revision: last_revision,
+        });
+        return Ok(applied);
+    }
+    txn.set_durability(match persistence {
+        Persistence::Journal | Persistence::Unsynced => Durability::None,
+        Persistence::Checkpoint => Durability::Immediate,
+    })
+    .map_err(backend_error)
+    .map_err(fail)?;
+    let committed = txn.commit().map_err(backend_error);
+    match committed {
+        Ok(()) => {}
+        Err(error) if journaled => return Err(BatchError::Journaled(error)),
+        Err(error) => return Err(fail(error)),
     }
     if let Some(epoch) = new_epoch {
         journal.restart(epoch);
     }
+    applied.committed_through = Some(last_revision);
     timings.committed = started.elapsed() - timings.applied - timings.journaled;
     Ok(applied)
 }
@@ -428,6 +615,7 @@ impl Tables<'_> {
                 self.compact(*revision)?;
                 Ok((WriteOutcome::Compacted, None))
             }
+            WriteOp::Flush => Ok((WriteOutcome::Flushed, None)),
         }
     }
 

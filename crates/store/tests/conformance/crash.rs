@@ -69,27 +69,25 @@ fn acknowledged_writes_survive_sigkill() {
 
 #[test]
 fn acknowledged_writes_survive_sigkill_from_the_journal_alone() {
-    let replayed = crash_and_check(
+    // No checkpoint by size: every acknowledged write comes back from the journal or from
+    // what redb's commits made without durability left in the file (the writer acknowledges
+    // batches before their redb commit, so how many of each is a matter of timing).
+    crash_and_check(
         "crash::acknowledged_writes_survive_sigkill_from_the_journal_alone",
         u64::MAX,
         false,
-    );
-    assert!(
-        replayed >= ACKS_BEFORE_KILL,
-        "only {replayed} writes replayed"
     );
 }
 
 #[test]
 fn acknowledged_writes_survive_sigkill_among_relaxed_writes() {
-    let replayed = crash_and_check(
+    // No checkpoint by size: every acknowledged write comes back from the journal or from
+    // what redb's commits made without durability left in the file (the writer acknowledges
+    // batches before their redb commit, so how many of each is a matter of timing).
+    crash_and_check(
         "crash::acknowledged_writes_survive_sigkill_among_relaxed_writes",
         u64::MAX,
         true,
-    );
-    assert!(
-        replayed >= ACKS_BEFORE_KILL,
-        "only {replayed} writes replayed"
     );
 }
 

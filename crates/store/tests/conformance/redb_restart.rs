@@ -231,3 +231,77 @@ async fn relaxed_writes_skip_the_sync_and_survive_a_clean_reopen() {
             .is_some()
     );
 }
+
+/// Acknowledged writes wait for their redb commit (`commit_interval`) and share it, yet every
+/// read sees them at once: a point read and a watch from the ring (which keeps them even when it
+/// is tiny), a range and a count after flushing them, and a reopen from the closing checkpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_waiting_for_their_commit_are_read_everywhere() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("store.redb");
+    let options = RedbOptions {
+        // Longer than the test: only a reader, the ring's room or closing commits.
+        commit_interval: Duration::from_secs(3600),
+        watch_cache_events: 8,
+        ..RedbOptions::default()
+    };
+    {
+        let store = RedbStore::open(&path, options.clone()).expect("open");
+        let commits_before = store.redb_commits();
+        for i in 0..3 {
+            store
+                .create(&format!("/d/{i}"), Bytes::from(format!("v{i}")))
+                .await
+                .expect("create");
+        }
+        store
+            .update("/d/0", Bytes::from_static(b"changed"), Some(1))
+            .await
+            .expect("update");
+        assert_eq!(
+            store.redb_commits(),
+            commits_before,
+            "four writes, each its own batch, wait in one open transaction"
+        );
+        let read = store.get("/d/0").await.expect("get").expect("present");
+        assert_eq!(read.value, Bytes::from_static(b"changed"));
+        let mut watch = store.watch("/d/", 0).await.expect("watch");
+        for expected in 1..=4 {
+            let event = watch.next().await.expect("event").expect("ok");
+            assert_eq!(event.kv.mod_revision, expected);
+        }
+        // More writes than half the ring's room: the writer commits rather than let the ring
+        // drop events redb does not have yet.
+        for i in 3..12 {
+            store
+                .create(&format!("/d/{i}"), Bytes::from_static(b"v"))
+                .await
+                .expect("create");
+        }
+        assert!(store.redb_commits() > commits_before);
+        let listed = store
+            .range(RangeRequest {
+                prefix: "/d/".to_string(),
+                ..RangeRequest::default()
+            })
+            .await
+            .expect("range");
+        assert_eq!(listed.kvs.len(), 12);
+        assert_eq!(store.count("/d/").await.expect("count"), 12);
+        // The one left waiting after the last commit is flushed by the range above, then
+        // another write waits again and only the closing checkpoint commits it.
+        store
+            .create("/d/last", Bytes::from_static(b"v"))
+            .await
+            .expect("create");
+        let mut from_start = store.watch("/d/", 0).await.expect("watch");
+        let mut seen = 0;
+        while seen < 14 {
+            from_start.next().await.expect("event").expect("ok");
+            seen += 1;
+        }
+    }
+    let store = RedbStore::open(&path, options).expect("reopen");
+    assert_eq!(store.current_revision().await.expect("revision"), 14);
+    assert!(store.get("/d/last").await.expect("get").is_some());
+}
