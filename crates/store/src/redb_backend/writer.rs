@@ -274,7 +274,7 @@ pub(super) fn run(
         ) {
             Ok(applied) => {
                 if let Some(revision) = applied.committed_through {
-                    counters.committed.store(revision, Ordering::Release);
+                    committed(&ring, &counters, revision);
                 }
             }
             Err(BatchError::Failed(error) | BatchError::Journaled(error)) => {
