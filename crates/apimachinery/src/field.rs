@@ -102,6 +102,16 @@ impl FieldError {
         }
     }
 
+    /// A list longer than `max`, reported as Kubernetes' `field.TooMany` does.
+    pub fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Self {
+        Self {
+            kind: FieldErrorKind::TooMany,
+            field: field.into(),
+            value: Some(Value::from(actual)),
+            detail: format!("must have at most {max} items"),
+        }
+    }
+
     /// The cause message without the field, e.g. `Invalid value: -1: must be ...`.
     pub fn message(&self) -> String {
         let shown = self.value.as_ref().map(show_value);
@@ -114,7 +124,10 @@ impl FieldError {
             FieldErrorKind::Forbidden => "Forbidden".to_string(),
             FieldErrorKind::Duplicate => format!("Duplicate value: {}", shown.unwrap_or_default()),
             FieldErrorKind::TooLong => "Too long".to_string(),
-            FieldErrorKind::TooMany => "Too many".to_string(),
+            FieldErrorKind::TooMany => match shown {
+                Some(actual) => format!("Too many: {actual}"),
+                None => "Too many".to_string(),
+            },
         };
         if self.detail.is_empty() {
             head

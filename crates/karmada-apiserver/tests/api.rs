@@ -8,6 +8,7 @@ mod api {
     mod bad_input;
     mod crud;
     mod delete;
+    mod event_list;
     mod event_ttl;
     pub mod harness;
     mod kube_client;

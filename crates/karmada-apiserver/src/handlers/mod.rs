@@ -6,6 +6,7 @@
 mod convert;
 pub mod create;
 pub mod delete;
+pub mod event_list;
 pub mod read;
 pub mod scale;
 pub mod token_request;

@@ -21,7 +21,7 @@ use crate::handlers::read::{ListParams, get_object, list_objects, list_objects_j
 use crate::handlers::scale::{get_scale, patch_scale, update_scale};
 use crate::handlers::update::{finalize_namespace, patch_object, update_object};
 use crate::handlers::{
-    FieldValidation, WriteOptions, create::create_object, parse_dry_run, token_request,
+    FieldValidation, WriteOptions, create::create_object, event_list, parse_dry_run, token_request,
 };
 use crate::hooks::{self, PatchType};
 use crate::objects::Part;
@@ -261,6 +261,13 @@ async fn provided(
 async fn create(req: &Req<'_>, body: Body) -> Result<Response, ApiError> {
     let bytes = read_body(req.server, req.ctx, body).await?;
     let mut decoded = content::decode_body(req.ctx.header(header::CONTENT_TYPE), &bytes, &req.def)?;
+    if event_list::is_event_list_create(&req.def, req.ns) {
+        // Repeated fields are reported per object; a list's paths would not name its items.
+        let options = write_options(req.ctx, Vec::new())?;
+        let status =
+            event_list::create_event_list(req.server, &req.def, decoded.value, &options).await?;
+        return Ok(json_response(StatusCode::CREATED, &status.to_value(), &[]));
+    }
     if is_csr(&req.def) {
         apiserver_auth::csr::stamp_requestor(&mut decoded.value, req.user);
     }

@@ -1,5 +1,9 @@
 //! The Event recorder against the in-process API server: a repeat bumps the count of the Event it repeats,
-//! anything else is an Event of its own.
+//! anything else is an Event of its own; a burst's new Events go in one list create, or one create each when
+//! the server has no list create.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::core::v1::{Event, ObjectReference};
 use karmada_controllers::runtime::{EventRecorder, EventType};
@@ -128,4 +132,180 @@ async fn events_recorded_together_are_written_together_and_repeats_still_count()
             Some("test")
         );
     }
+}
+
+/// (method, path, status) of every request a client sent.
+#[derive(Clone, Default)]
+struct Sent(Arc<Mutex<Vec<(http::Method, String, u16)>>>);
+
+impl Sent {
+    fn count(&self, method: &http::Method, path: &str, status: u16) -> usize {
+        self.0
+            .lock()
+            .expect("sent")
+            .iter()
+            .filter(|(m, p, s)| m == method && p == path && *s == status)
+            .count()
+    }
+
+    fn writes(&self) -> Vec<(http::Method, String, u16)> {
+        self.0
+            .lock()
+            .expect("sent")
+            .iter()
+            .filter(|(m, _, _)| m != http::Method::GET)
+            .cloned()
+            .collect()
+    }
+}
+
+type Responding =
+    Pin<Box<dyn Future<Output = Result<http::Response<kube::client::Body>, kube::Error>> + Send>>;
+
+/// A client of `inner` that notes what it sends; with `without_lists` it answers a list create of Events as
+/// kube-apiserver does (405), as a server without the extension would.
+fn noting_client(inner: &kube::Client, sent: &Sent, without_lists: bool) -> kube::Client {
+    let inner = inner.clone();
+    let sent = sent.clone();
+    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        let inner = inner.clone();
+        let sent = sent.clone();
+        let method = request.method().clone();
+        let path = request.uri().path().to_string();
+        let future: Responding = Box::pin(async move {
+            let response = if without_lists
+                && method == http::Method::POST
+                && path == "/api/v1/events"
+            {
+                let status = serde_json::json!({
+                    "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "the server does not allow this method on the requested resource",
+                    "reason": "MethodNotAllowed", "details": {}, "code": 405,
+                });
+                http::Response::builder()
+                    .status(405)
+                    .header("content-type", "application/json")
+                    .body(kube::client::Body::from(status.to_string().into_bytes()))
+                    .expect("response")
+            } else {
+                inner.send(request).await?
+            };
+            sent.0
+                .lock()
+                .expect("sent")
+                .push((method, path, response.status().as_u16()));
+            Ok(response)
+        });
+        future
+    });
+    kube::Client::new(service, "default")
+}
+
+#[tokio::test]
+async fn a_bursts_new_events_are_created_in_one_request_and_repeats_patched() {
+    let control_plane = ControlPlane::start().await;
+    let sent = Sent::default();
+    let recorder = EventRecorder::new(noting_client(&control_plane.client, &sent, false), "test");
+    // A current-thread test runtime: the writer runs only once the loop below has queued everything, so
+    // these are one burst.
+    for _ in 0..3 {
+        recorder
+            .record(
+                &reference("uid-web"),
+                EventType::Normal,
+                "SyncSucceed",
+                "applied",
+            )
+            .await;
+    }
+    for i in 0..20 {
+        recorder
+            .record(
+                &reference(&format!("uid-{i}")),
+                EventType::Normal,
+                "SyncSucceed",
+                "applied",
+            )
+            .await;
+    }
+    let client = control_plane.client.clone();
+    let events = eventually("every event written", || async {
+        let events = recorded(&client).await;
+        (events.len() == 21 && events.iter().any(|e| e.2 == 3)).then_some(events)
+    })
+    .await;
+    assert_eq!(events.iter().filter(|e| e.2 == 1).count(), 20, "{events:?}");
+    let writes = sent.writes();
+    assert_eq!(
+        sent.count(&http::Method::POST, "/api/v1/events", 201),
+        1,
+        "{writes:?}"
+    );
+    assert_eq!(
+        sent.count(
+            &http::Method::POST,
+            "/api/v1/namespaces/default/events",
+            201
+        ),
+        0,
+        "{writes:?}"
+    );
+    let patches = writes
+        .iter()
+        .filter(|(m, _, _)| *m == http::Method::PATCH)
+        .count();
+    assert_eq!(patches, 2, "the two repeats count on the first: {writes:?}");
+    assert_eq!(writes.len(), 3, "{writes:?}");
+}
+
+#[tokio::test]
+async fn a_server_without_list_creates_gets_one_create_per_event_from_then_on() {
+    let control_plane = ControlPlane::start().await;
+    let sent = Sent::default();
+    let recorder = EventRecorder::new(noting_client(&control_plane.client, &sent, true), "test");
+    for i in 0..5 {
+        recorder
+            .record(
+                &reference(&format!("uid-{i}")),
+                EventType::Normal,
+                "SyncSucceed",
+                "applied",
+            )
+            .await;
+    }
+    let client = control_plane.client.clone();
+    eventually("the first five written", || async {
+        (recorded(&client).await.len() == 5).then_some(())
+    })
+    .await;
+    for i in 5..10 {
+        recorder
+            .record(
+                &reference(&format!("uid-{i}")),
+                EventType::Normal,
+                "SyncSucceed",
+                "applied",
+            )
+            .await;
+    }
+    eventually("all ten written", || async {
+        (recorded(&client).await.len() == 10).then_some(())
+    })
+    .await;
+    let writes = sent.writes();
+    assert_eq!(
+        sent.count(&http::Method::POST, "/api/v1/events", 405),
+        1,
+        "asked once: {writes:?}"
+    );
+    assert_eq!(
+        sent.count(
+            &http::Method::POST,
+            "/api/v1/namespaces/default/events",
+            201
+        ),
+        10,
+        "{writes:?}"
+    );
+    assert_eq!(writes.len(), 11, "{writes:?}");
 }
