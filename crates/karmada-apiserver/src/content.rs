@@ -5,7 +5,8 @@
 //! Invariants: a missing Content-Type means JSON (the Python client sends none); a body that
 //! does not decode is a 400 carrying the decoder's message; nothing here touches the store.
 
-use std::collections::BTreeSet;
+use std::borrow::Cow;
+use std::collections::HashSet;
 
 use apimachinery::{ApiError, ResourceDef};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -101,32 +102,60 @@ fn unsupported_protobuf(def: &ResourceDef) -> ApiError {
 }
 
 /// Walks a JSON document recording keys that repeat within one object (Strict validation
-/// reports them like unknown fields).
-struct DuplicateScan<'a> {
-    path: String,
-    found: &'a mut Vec<String>,
+/// reports them like unknown fields). Every write's body is scanned, and almost none repeats a
+/// key: so keys are borrowed from the body and a value's path is a chain of borrowed segments,
+/// written out only for a key that repeats.
+struct DuplicateScan<'p, 'f> {
+    at: Segment<'p>,
+    found: &'f mut Vec<String>,
 }
 
-impl DuplicateScan<'_> {
+/// Where a value sits in the document.
+#[derive(Clone, Copy)]
+enum Segment<'p> {
+    Root,
+    Key(&'p Segment<'p>, &'p str),
+    Index(&'p Segment<'p>, usize),
+}
+
+impl Segment<'_> {
+    /// The dotted path with indexes, e.g. `spec.containers[0].name`.
+    fn render(&self) -> String {
+        match self {
+            Segment::Root => String::new(),
+            Segment::Key(parent, key) => {
+                let parent = parent.render();
+                if parent.is_empty() {
+                    (*key).to_string()
+                } else {
+                    format!("{parent}.{key}")
+                }
+            }
+            Segment::Index(parent, index) => format!("{}[{index}]", parent.render()),
+        }
+    }
+}
+
+impl DuplicateScan<'_, '_> {
     fn scan<'de, D: Deserializer<'de>>(
         deserializer: D,
         found: &mut Vec<String>,
     ) -> Result<(), D::Error> {
         deserializer.deserialize_any(DuplicateScan {
-            path: String::new(),
+            at: Segment::Root,
             found,
         })
     }
 }
 
-impl<'de> de::DeserializeSeed<'de> for DuplicateScan<'_> {
+impl<'de> de::DeserializeSeed<'de> for DuplicateScan<'_, '_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for DuplicateScan<'_> {
+impl<'de> Visitor<'de> for DuplicateScan<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any JSON value")
@@ -152,10 +181,10 @@ impl<'de> Visitor<'de> for DuplicateScan<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut index = 0usize;
         loop {
-            let path = format!("{}[{index}]", self.path);
+            let at = Segment::Index(&self.at, index);
             if seq
                 .next_element_seed(DuplicateScan {
-                    path,
+                    at,
                     found: &mut *self.found,
                 })?
                 .is_none()
@@ -166,22 +195,69 @@ impl<'de> Visitor<'de> for DuplicateScan<'_> {
         }
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen = BTreeSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let path = if self.path.is_empty() {
-                key.clone()
-            } else {
-                format!("{}.{key}", self.path)
-            };
-            if !seen.insert(key) {
-                self.found.push(path.clone());
+        let mut seen = SeenKeys::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let at = Segment::Key(&self.at, &key);
+            if seen.contains(&key) {
+                self.found.push(at.render());
             }
             map.next_value_seed(DuplicateScan {
-                path,
+                at,
                 found: &mut *self.found,
             })?;
+            seen.insert(key);
         }
         Ok(())
+    }
+}
+
+/// The keys of one object so far: a short list searched in order (most objects have a few
+/// keys), a hash set past [`SeenKeys::LINEAR`] (a ConfigMap's data may have thousands).
+#[derive(Default)]
+struct SeenKeys<'de> {
+    few: Vec<Cow<'de, str>>,
+    many: HashSet<Cow<'de, str>>,
+}
+
+impl<'de> SeenKeys<'de> {
+    const LINEAR: usize = 32;
+
+    fn contains(&self, key: &str) -> bool {
+        self.few.iter().any(|k| k == key) || self.many.contains(key)
+    }
+
+    fn insert(&mut self, key: Cow<'de, str>) {
+        if self.few.len() < Self::LINEAR {
+            self.few.push(key);
+        } else {
+            self.many.insert(key);
+        }
+    }
+}
+
+/// A key, borrowed from the body unless it has escapes.
+struct KeySeed;
+
+impl<'de> de::DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(KeySeed)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object key")
+    }
+    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(key))
+    }
+    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(key.to_string()))
+    }
+    fn visit_string<E>(self, key: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(key))
     }
 }
 
@@ -314,6 +390,21 @@ mod tests {
                 .map(|d| d.duplicate_fields.is_empty())
                 .unwrap_or(false)
         );
+        // A key written with an escape is the same key; arrays of arrays keep every index.
+        let escaped = br#"{"f":[0,[{"g":1,"\u0067":2}]],"xA":1,"x\u0041":2}"#;
+        let decoded = decode_json(escaped).map_err(|e| e.message).expect("valid");
+        assert_eq!(decoded.duplicate_fields, ["f[1][0].g", "xA"]);
+        // Past the keys searched in order: a data map of many keys.
+        let mut many = (0..100)
+            .map(|i| format!("\"k{i}\":{i}"))
+            .collect::<Vec<_>>();
+        many.push("\"k0\":0".into());
+        many.push("\"k77\":0".into());
+        let body = format!("{{\"data\":{{{}}}}}", many.join(","));
+        let decoded = decode_json(body.as_bytes())
+            .map_err(|e| e.message)
+            .expect("valid");
+        assert_eq!(decoded.duplicate_fields, ["data.k0", "data.k77"]);
     }
 
     #[test]
