@@ -172,27 +172,27 @@ impl Writer {
     /// Creates, in one list, the first event of each sequence whose key has no Event yet (when there are two
     /// or more), and drops each created one from its sequence. On a server without list creates, leaves the
     /// sequences whole for one create each and remembers not to ask again.
-    async fn create_firsts_together(&self, sequences: &mut [(Key, &[Pending])]) {
-        let firsts: Vec<usize> = {
+    async fn create_firsts_together<'a>(&self, sequences: &mut [(Key, &'a [Pending])]) {
+        // (position of the sequence, its first event) for the keys without an Event yet.
+        let firsts: Vec<(usize, &'a Pending)> = {
             let seen = self.seen.lock().await;
             sequences
                 .iter()
                 .enumerate()
-                .filter(|(_, (key, sequence))| !seen.contains_key(key) && !sequence.is_empty())
-                .map(|(index, _)| index)
+                .filter(|(_, (key, _))| !seen.contains_key(key))
+                .filter_map(|(index, (_, sequence))| {
+                    let sequence: &'a [Pending] = sequence;
+                    Some((index, sequence.first()?))
+                })
                 .collect()
         };
         if firsts.len() < 2 {
             return;
         }
-        let mut names = Vec::with_capacity(firsts.len());
-        let mut items = Vec::with_capacity(firsts.len());
-        for &index in &firsts {
-            let event = &sequences[index].1[0];
-            let (name, body) = self.new_event(event);
-            names.push(name);
-            items.push(body);
-        }
+        let (names, items): (Vec<String>, Vec<Event>) = firsts
+            .iter()
+            .map(|(_, event)| self.new_event(event))
+            .unzip();
         let refused = match self.create_list(items).await {
             ListOutcome::Created { refused } => refused,
             ListOutcome::Unsupported => {
@@ -202,10 +202,12 @@ impl Writer {
             ListOutcome::Failed => vec![true; firsts.len()],
         };
         let mut seen = self.seen.lock().await;
-        for ((index, name), refused) in firsts.into_iter().zip(names).zip(refused) {
-            let (key, sequence) = &mut sequences[index];
+        for (((index, _), name), refused) in firsts.into_iter().zip(names).zip(refused) {
+            let Some((key, sequence)) = sequences.get_mut(index) else {
+                continue;
+            };
             // A refused first is dropped like a failed create; its repeats then try a create of their own.
-            *sequence = &sequence[1..];
+            *sequence = sequence.get(1..).unwrap_or_default();
             if !refused {
                 if seen.len() >= REMEMBERED {
                     seen.clear();
