@@ -243,7 +243,11 @@ impl Writer {
                         tracing::debug!(message = status.message, "some events were refused");
                         ListOutcome::Created { refused }
                     }
-                    None if matches!(status.code, 400 | 404 | 405) => ListOutcome::Unsupported,
+                    // Not served (kube-apiserver: 405), or not allowed to this client (an agent may create
+                    // Events only in its execution namespace): each Event on its own then.
+                    None if matches!(status.code, 400 | 403 | 404 | 405) => {
+                        ListOutcome::Unsupported
+                    }
                     None => {
                         tracing::debug!(message = status.message, "recording events");
                         ListOutcome::Failed
@@ -347,7 +351,7 @@ fn namespace_of(event: &Pending) -> String {
 enum ListOutcome {
     /// The server took the list; `refused[i]` tells whether item `i` was not created.
     Created { refused: Vec<bool> },
-    /// The server has no list create: write each Event on its own.
+    /// The server has no list create, or this client may not use it: write each Event on its own.
     Unsupported,
     /// The request failed as a whole (transport, server error): none was created.
     Failed,

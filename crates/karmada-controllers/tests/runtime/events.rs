@@ -162,9 +162,10 @@ impl Sent {
 type Responding =
     Pin<Box<dyn Future<Output = Result<http::Response<kube::client::Body>, kube::Error>> + Send>>;
 
-/// A client of `inner` that notes what it sends; with `without_lists` it answers a list create of Events as
-/// kube-apiserver does (405), as a server without the extension would.
-fn noting_client(inner: &kube::Client, sent: &Sent, without_lists: bool) -> kube::Client {
+/// A client of `inner` that notes what it sends; with `refuse_lists` it answers a list create of Events with that
+/// code: 405 as kube-apiserver does (no such call), 403 as our API server does for a client allowed Events only
+/// in some namespaces (an agent).
+fn noting_client(inner: &kube::Client, sent: &Sent, refuse_lists: Option<u16>) -> kube::Client {
     let inner = inner.clone();
     let sent = sent.clone();
     let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
@@ -173,17 +174,20 @@ fn noting_client(inner: &kube::Client, sent: &Sent, without_lists: bool) -> kube
         let method = request.method().clone();
         let path = request.uri().path().to_string();
         let future: Responding = Box::pin(async move {
-            let response = if without_lists
-                && method == http::Method::POST
-                && path == "/api/v1/events"
-            {
+            let refusal =
+                refuse_lists.filter(|_| method == http::Method::POST && path == "/api/v1/events");
+            let response = if let Some(code) = refusal {
+                let reason = if code == 403 {
+                    "Forbidden"
+                } else {
+                    "MethodNotAllowed"
+                };
                 let status = serde_json::json!({
                     "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                    "message": "the server does not allow this method on the requested resource",
-                    "reason": "MethodNotAllowed", "details": {}, "code": 405,
+                    "message": "the list create is refused", "reason": reason, "details": {}, "code": code,
                 });
                 http::Response::builder()
-                    .status(405)
+                    .status(code)
                     .header("content-type", "application/json")
                     .body(kube::client::Body::from(status.to_string().into_bytes()))
                     .expect("response")
@@ -205,7 +209,7 @@ fn noting_client(inner: &kube::Client, sent: &Sent, without_lists: bool) -> kube
 async fn a_bursts_new_events_are_created_in_one_request_and_repeats_patched() {
     let control_plane = ControlPlane::start().await;
     let sent = Sent::default();
-    let recorder = EventRecorder::new(noting_client(&control_plane.client, &sent, false), "test");
+    let recorder = EventRecorder::new(noting_client(&control_plane.client, &sent, None), "test");
     // A current-thread test runtime: the writer runs only once the loop below has queued everything, so
     // these are one burst.
     for _ in 0..3 {
@@ -260,9 +264,21 @@ async fn a_bursts_new_events_are_created_in_one_request_and_repeats_patched() {
 
 #[tokio::test]
 async fn a_server_without_list_creates_gets_one_create_per_event_from_then_on() {
+    one_create_per_event_after(405).await;
+}
+
+#[tokio::test]
+async fn a_client_refused_list_creates_writes_one_create_per_event_from_then_on() {
+    one_create_per_event_after(403).await;
+}
+
+async fn one_create_per_event_after(refusal: u16) {
     let control_plane = ControlPlane::start().await;
     let sent = Sent::default();
-    let recorder = EventRecorder::new(noting_client(&control_plane.client, &sent, true), "test");
+    let recorder = EventRecorder::new(
+        noting_client(&control_plane.client, &sent, Some(refusal)),
+        "test",
+    );
     for i in 0..5 {
         recorder
             .record(
@@ -294,7 +310,7 @@ async fn a_server_without_list_creates_gets_one_create_per_event_from_then_on() 
     .await;
     let writes = sent.writes();
     assert_eq!(
-        sent.count(&http::Method::POST, "/api/v1/events", 405),
+        sent.count(&http::Method::POST, "/api/v1/events", refusal),
         1,
         "asked once: {writes:?}"
     );
