@@ -9,7 +9,9 @@
 //! `karmada_apiserver::handlers::event_list`), then its repeats, up to [`IN_FLIGHT`] requests at once (repeats of
 //! one event in order). Why: a reconcile's events come one or two at a time, and written one request each they
 //! were 40 % of the API's requests at a trickle, each paying a round trip, routing and the wake-ups between them.
-//! A server without the extension (kube-apiserver answers 405) gets one create per Event from then on. The writer
+//! A server without the extension (kube-apiserver answers 405), or one that forbids this client the
+//! cluster-wide path (403: an agent's Events are allowed in its execution namespace only), gets one create per
+//! Event from then on. The writer
 //! task ends when the last clone of the recorder is dropped, after writing what it holds.
 
 use std::collections::HashMap;
@@ -209,10 +211,7 @@ impl Writer {
             // A refused first is dropped like a failed create; its repeats then try a create of their own.
             *sequence = sequence.get(1..).unwrap_or_default();
             if !refused {
-                if seen.len() >= REMEMBERED {
-                    seen.clear();
-                }
-                seen.insert(*key, (name, 1));
+                remember(&mut seen, *key, name);
             }
         }
     }
@@ -296,16 +295,10 @@ impl Writer {
             .create(&PostParams::default(), body)
             .map_err(kube::Error::BuildRequest)?;
         self.client.request_text(request).await?;
-        let mut seen = self.seen.lock().await;
-        if seen.len() >= REMEMBERED {
-            seen.clear();
-        }
-        seen.insert(key, (name, 1));
+        remember(&mut *self.seen.lock().await, key, name);
         Ok(())
     }
-}
 
-impl Writer {
     /// A new Event for `event` and its name: the object's name and the time in nanoseconds.
     fn new_event(&self, event: &Pending) -> (String, Event) {
         let object_name = event.object.name.clone().unwrap_or_default();
@@ -335,6 +328,14 @@ impl Writer {
         };
         (name, body)
     }
+}
+
+/// Notes the Event `name` created for `key`, so its repeats patch it; a full memory starts over.
+fn remember(seen: &mut HashMap<Key, (String, i32)>, key: Key, name: String) {
+    if seen.len() >= REMEMBERED {
+        seen.clear();
+    }
+    seen.insert(key, (name, 1));
 }
 
 /// Where an Event on the object lives: its namespace, `default` for cluster-scoped objects.

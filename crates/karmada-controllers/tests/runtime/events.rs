@@ -22,6 +22,20 @@ fn reference(uid: &str) -> ObjectReference {
     }
 }
 
+/// Records the same Normal event once on each object `uid-{i}`, `i` in `uids`: distinct Events, no repeats.
+async fn record_applied_on(recorder: &EventRecorder, uids: std::ops::Range<usize>) {
+    for i in uids {
+        recorder
+            .record(
+                &reference(&format!("uid-{i}")),
+                EventType::Normal,
+                "SyncSucceed",
+                "applied",
+            )
+            .await;
+    }
+}
+
 /// (reason, message, count) of every Event in `default`, sorted.
 async fn recorded(client: &kube::Client) -> Vec<(String, String, i32)> {
     let events: Api<Event> = Api::namespaced(client.clone(), "default");
@@ -106,16 +120,7 @@ async fn events_recorded_together_are_written_together_and_repeats_still_count()
             .record(&web, EventType::Normal, "SyncSucceed", "applied")
             .await;
     }
-    for i in 0..20 {
-        recorder
-            .record(
-                &reference(&format!("uid-{i}")),
-                EventType::Normal,
-                "SyncSucceed",
-                "applied",
-            )
-            .await;
-    }
+    record_applied_on(&recorder, 0..20).await;
     let events = eventually("every event written", || async {
         let events = recorded(&client).await;
         (events.len() == 21 && events.iter().any(|e| e.2 == 3)).then_some(events)
@@ -222,16 +227,7 @@ async fn a_bursts_new_events_are_created_in_one_request_and_repeats_patched() {
             )
             .await;
     }
-    for i in 0..20 {
-        recorder
-            .record(
-                &reference(&format!("uid-{i}")),
-                EventType::Normal,
-                "SyncSucceed",
-                "applied",
-            )
-            .await;
-    }
+    record_applied_on(&recorder, 0..20).await;
     let client = control_plane.client.clone();
     let events = eventually("every event written", || async {
         let events = recorded(&client).await;
@@ -279,31 +275,13 @@ async fn one_create_per_event_after(refusal: u16) {
         noting_client(&control_plane.client, &sent, Some(refusal)),
         "test",
     );
-    for i in 0..5 {
-        recorder
-            .record(
-                &reference(&format!("uid-{i}")),
-                EventType::Normal,
-                "SyncSucceed",
-                "applied",
-            )
-            .await;
-    }
+    record_applied_on(&recorder, 0..5).await;
     let client = control_plane.client.clone();
     eventually("the first five written", || async {
         (recorded(&client).await.len() == 5).then_some(())
     })
     .await;
-    for i in 5..10 {
-        recorder
-            .record(
-                &reference(&format!("uid-{i}")),
-                EventType::Normal,
-                "SyncSucceed",
-                "applied",
-            )
-            .await;
-    }
+    record_applied_on(&recorder, 5..10).await;
     eventually("all ten written", || async {
         (recorded(&client).await.len() == 10).then_some(())
     })
