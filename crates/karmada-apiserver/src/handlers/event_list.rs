@@ -119,7 +119,11 @@ fn list_items(list: Value) -> Result<Vec<Value>, ApiError> {
             "expected kind EventList in apiVersion v1, got kind {kind:?} in apiVersion {api_version:?}: {ACCEPTED_FORM}"
         )));
     }
-    let Some(Value::Array(items)) = list.get("items") else {
+    let items = match list {
+        Value::Object(mut map) => map.remove("items"),
+        _ => None,
+    };
+    let Some(Value::Array(items)) = items else {
         return Err(ApiError::invalid(
             "",
             "EventList",
@@ -135,11 +139,5 @@ fn list_items(list: Value) -> Result<Vec<Value>, ApiError> {
             &[FieldError::too_many("items", items.len(), MAX_ITEMS)],
         ));
     }
-    match list {
-        Value::Object(mut map) => match map.remove("items") {
-            Some(Value::Array(items)) => Ok(items),
-            _ => Ok(Vec::new()),
-        },
-        _ => Ok(Vec::new()),
-    }
+    Ok(items)
 }
