@@ -58,15 +58,28 @@ impl Filter {
     /// then decodes only the matches. `false` when unsure (unparsable bytes, no label
     /// selector); [`Filter::matches`] decides then.
     pub fn labels_exclude(&self, stored: &[u8]) -> bool {
+        !self.labels.is_empty() && self.stored_labels_match(stored) == Some(false)
+    }
+
+    /// Whether the filter selects the stored object, when its labels alone decide that (no field
+    /// selector) and they parse: read without building the object. `None` means
+    /// [`Filter::matches`] on the decoded object decides.
+    pub fn selects_stored(&self, stored: &[u8]) -> Option<bool> {
+        if !self.fields.is_empty() {
+            return None;
+        }
         if self.labels.is_empty() {
-            return false;
+            return Some(true);
         }
-        match serde_json::from_slice::<StoredLabels>(stored) {
-            Ok(parsed) => !self
-                .labels
+        self.stored_labels_match(stored)
+    }
+
+    fn stored_labels_match(&self, stored: &[u8]) -> Option<bool> {
+        let parsed = serde_json::from_slice::<StoredLabels>(stored).ok()?;
+        Some(
+            self.labels
                 .matches(&parsed.metadata.labels.unwrap_or_default()),
-            Err(_) => false,
-        }
+        )
     }
 
     pub fn matches(&self, object: &Value) -> bool {
@@ -126,5 +139,30 @@ mod tests {
             }
         }
         assert!(!Filter::everything("ConfigMap").labels_exclude(unlabelled));
+    }
+
+    #[test]
+    fn stored_labels_decide_only_label_selections() {
+        let labelled = br#"{"metadata":{"name":"a","labels":{"app":"web"}}}"#;
+        let odd = br#"{"metadata":{"name":"a","labels":{"app":7}}}"#;
+        let by_name = Filter::parse(None, Some("metadata.name=a"), "ConfigMap").expect("parses");
+        let both =
+            Filter::parse(Some("app=web"), Some("metadata.name=a"), "ConfigMap").expect("parses");
+        let cases: [(&Filter, &[u8], Option<bool>); 7] = [
+            (&Filter::everything("ConfigMap"), labelled, Some(true)),
+            (&Filter::everything("ConfigMap"), b"not json", Some(true)),
+            (&filter("app=web"), labelled, Some(true)),
+            (&filter("app!=web"), labelled, Some(false)),
+            (&filter("app=web"), odd, None),
+            (&by_name, labelled, None),
+            (&both, labelled, None),
+        ];
+        for (index, (filter, stored, decided)) in cases.into_iter().enumerate() {
+            assert_eq!(filter.selects_stored(stored), decided, "case {index}");
+            if let Some(selected) = decided.filter(|_| stored != b"not json") {
+                let object: Value = serde_json::from_slice(stored).expect("json");
+                assert_eq!(filter.matches(&object), selected, "case {index}");
+            }
+        }
     }
 }

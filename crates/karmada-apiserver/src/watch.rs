@@ -257,15 +257,12 @@ async fn next_chunk(mut state: State) -> Option<(Result<Bytes, std::convert::Inf
 fn translate(state: &State, event: &store::WatchEvent) -> Option<Bytes> {
     let def = &state.render.def;
     let filter = &state.params.filter;
-    if filter.is_everything() {
-        let kind = match (event.kind, event.prev.is_some()) {
-            (EventKind::Delete, _) => "DELETED",
-            (EventKind::Put, true) => "MODIFIED",
-            (EventKind::Put, false) => "ADDED",
-        };
+    // Selected by labels alone (or not at all): the stored bytes decide, and every watcher of the kind
+    // that renders plain JSON sends the same encoded object.
+    if let Some(kind) = kind_by_stored_labels(filter, event) {
+        let kind = kind?;
         match state.render.output {
-            // The common informer case: every watcher of the kind sends the same bytes, so
-            // encode each event's object once and share it.
+            // The common informer case: encode each event's object once and share it.
             Output::Json => {
                 let object = state.server.encoded_objects.get_or_encode(def, &event.kv)?;
                 return Some(shared_line(kind, &object));
@@ -288,23 +285,47 @@ fn translate(state: &State, event: &store::WatchEvent) -> Option<Bytes> {
     }
     let current = storage::decode(def, &event.kv).ok()?;
     let now_matches = filter.matches(&current);
-    let kind = match event.kind {
-        EventKind::Delete => now_matches.then_some("DELETED")?,
-        EventKind::Put => {
-            let before = event
+    let before = match event.kind {
+        EventKind::Delete => None,
+        EventKind::Put => Some(
+            event
                 .prev
                 .as_ref()
-                .and_then(|kv| storage::decode(def, kv).ok());
-            let was_matching = before.as_ref().is_some_and(|b| filter.matches(b));
-            match (was_matching, now_matches) {
-                (true, true) => "MODIFIED",
-                (false, true) => "ADDED",
-                (true, false) => "DELETED",
-                (false, false) => return None,
-            }
-        }
+                .and_then(|kv| storage::decode(def, kv).ok())
+                .is_some_and(|before| filter.matches(&before)),
+        ),
     };
+    let kind = event_type(before, now_matches)?;
     Some(line(kind, state.render.object(current)))
+}
+
+/// The event's type for a watcher whose selection the stored labels decide (see
+/// [`Filter::selects_stored`]): `Some(None)` when it is not sent to this watcher at
+/// all, `None` when the objects must be decoded to tell.
+fn kind_by_stored_labels(
+    filter: &Filter,
+    event: &store::WatchEvent,
+) -> Option<Option<&'static str>> {
+    let now_matches = filter.selects_stored(&event.kv.value)?;
+    let before = match (event.kind, &event.prev) {
+        (EventKind::Delete, _) => None,
+        (EventKind::Put, None) => Some(false),
+        (EventKind::Put, Some(prev)) => Some(filter.selects_stored(&prev.value)?),
+    };
+    Some(event_type(before, now_matches))
+}
+
+/// A watch event's type from whether the watcher selected the object before the change (`None` for a
+/// deletion) and whether it selects it now; `None` when the change is not the watcher's to see. An
+/// object that leaves the selection is DELETED for it, one that enters it ADDED, as kube-apiserver
+/// tells a selecting watcher.
+fn event_type(selected_before: Option<bool>, selected_now: bool) -> Option<&'static str> {
+    match (selected_before, selected_now) {
+        (None, true) | (Some(true), false) => Some("DELETED"),
+        (None, false) | (Some(false), false) => None,
+        (Some(true), true) => Some("MODIFIED"),
+        (Some(false), true) => Some("ADDED"),
+    }
 }
 
 /// The PartialObjectMetadata of a stored object, parsing its `metadata` only.

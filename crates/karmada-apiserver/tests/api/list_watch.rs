@@ -246,6 +246,64 @@ async fn watch_with_selector_turns_transitions_into_added_and_deleted() {
     watch.expect("DELETED", "x").await;
 }
 
+/// A label-selected watch is decided from the stored labels and sends the shared encoding of the object:
+/// the whole object at its revision, for a change inside the selection and for a deletion, and nothing
+/// for objects outside it.
+#[tokio::test]
+async fn watch_with_label_selector_sends_whole_objects_of_the_selection_only() {
+    let h = Harness::new().await;
+    let mut watch = Watch::open(&h, &format!("{CM}?watch=1&labelSelector=app%3Dweb"), None).await;
+    let mut plain = Watch::open(&h, &format!("{CM}?watch=1"), None).await;
+    h.create_configmap("default", "other", json!({"k": "0"}))
+        .await;
+    plain.expect("ADDED", "other").await;
+    let selected = h
+        .post(
+            CM,
+            &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "web", "labels": {"app": "web"}}, "data": {"k": "1"}}),
+        )
+        .await;
+    assert_eq!(selected.status, StatusCode::CREATED, "{}", selected.body);
+    let added = watch.expect("ADDED", "web").await;
+    assert_eq!(added["object"]["data"]["k"], "1");
+    assert_eq!(
+        added["object"]["metadata"]["resourceVersion"],
+        selected.body["metadata"]["resourceVersion"]
+    );
+    h.patch(
+        &format!("{CM}/other"),
+        "application/merge-patch+json",
+        &json!({"data": {"k": "2"}}),
+    )
+    .await;
+    let patched = h
+        .patch(
+            &format!("{CM}/web"),
+            "application/merge-patch+json",
+            &json!({"data": {"k": "3"}}),
+        )
+        .await;
+    let modified = watch.expect("MODIFIED", "web").await;
+    assert_eq!(
+        modified["object"]["data"]["k"], "3",
+        "the object is sent whole"
+    );
+    assert_eq!(modified["object"]["metadata"]["labels"]["app"], "web");
+    assert_eq!(
+        modified["object"]["metadata"]["resourceVersion"],
+        patched.body["metadata"]["resourceVersion"]
+    );
+    h.delete(&format!("{CM}/other"), None).await;
+    h.delete(&format!("{CM}/web"), None).await;
+    let deleted = watch.expect("DELETED", "web").await;
+    assert_eq!(deleted["object"]["data"]["k"], "3");
+    // The unselected object's create, patch and deletion reached the plain watcher only: the selected one's
+    // next event was the deletion of `web`.
+    plain.expect("ADDED", "web").await;
+    plain.expect("MODIFIED", "other").await;
+}
+
 #[tokio::test]
 async fn watch_timeout_ends_the_stream_cleanly() {
     let h = Harness::new().await;
