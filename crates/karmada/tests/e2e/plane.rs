@@ -162,19 +162,28 @@ impl Plane {
         .success();
     }
 
+    /// Waits until cluster `name` is Ready and schedulable: the cluster controller lifts the `not-ready` taint a
+    /// write after the Ready condition, and a workload applied in between is placed without that member.
     pub fn wait_ready(&self, name: &str) {
-        wait_for(&format!("cluster {name} Ready"), || {
-            let out = self.karmada.kubectl(&[
-                "get",
-                "cluster",
-                name,
-                "-o",
-                "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
-            ]);
-            if out.ok() && out.stdout.trim() == "True" {
+        wait_for(&format!("cluster {name} Ready and untainted"), || {
+            let cluster = self.object(&["cluster", name])?;
+            let ready = cluster["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True");
+            let health_tainted = cluster["spec"]["taints"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|t| {
+                    t["key"] == "cluster.karmada.io/not-ready"
+                        || t["key"] == "cluster.karmada.io/unreachable"
+                });
+            if ready && !health_tainted {
                 Ok(())
             } else {
-                Err(format!("{}{}", out.stdout, out.stderr))
+                Err(format!("{}\n{}", cluster["status"], cluster["spec"]))
             }
         });
     }
