@@ -27,8 +27,8 @@ pub mod status;
 pub mod time;
 
 pub use apply::{
-    ApplyError, ApplyOutcome, Conflict, ManagedFieldsEntry, Operation, apply, record_update,
-    record_update_in_place,
+    ApplyError, ApplyOutcome, Conflict, ManagedFieldsEntry, Operation, Writer, apply,
+    record_update, record_update_in_place,
 };
 pub use error_chain::error_chain;
 pub use field::{FieldError, FieldErrorKind};

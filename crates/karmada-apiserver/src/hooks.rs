@@ -34,10 +34,10 @@ pub fn record_update(
     def: &ResourceDef,
     old: Option<&Value>,
     new: &mut Value,
-    manager: &str,
+    writer: apimachinery::Writer<'_>,
     now: jiff::Timestamp,
 ) {
-    crate::patch::record_update_managed_fields(old, new, manager, &def.api_version(), now);
+    crate::patch::record_update_managed_fields(old, new, writer, &def.api_version(), now);
 }
 
 /// The field manager of a write that names none (from the User-Agent).

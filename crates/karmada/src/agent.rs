@@ -108,6 +108,7 @@ async fn client_from(
 }
 
 pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
+    karmada_controllers::runtime::client::name_component("karmada-agent");
     let name = args.cluster_name.clone();
     let karmada = client_from(
         &args.karmada_kubeconfig,

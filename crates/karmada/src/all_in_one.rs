@@ -44,6 +44,8 @@ pub struct AllInOneArgs {
 }
 
 pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
+    // Its member clients write as the controller-manager does.
+    karmada_controllers::runtime::client::name_component("karmada-controller-manager");
     let AllInOneArgs {
         apiserver: apiserver_args,
         metrics_bind_address,
@@ -59,7 +61,8 @@ pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
 
     let server_cancel = CancellationToken::new();
     let apiserver = apiserver::start(&apiserver_args, server_cancel.clone(), true).await?;
-    let client = apiserver.in_process_client();
+    let client = apiserver.in_process_client("karmada-controller-manager");
+    let scheduler_client = apiserver.in_process_client("karmada-scheduler");
     // Agents' certificates are signed with the API server's own CA unless another one is named.
     if let (None, None, Some(pki)) = (
         &controllers.cluster_signing_cert_file,
@@ -107,7 +110,7 @@ pub async fn run(args: AllInOneArgs) -> anyhow::Result<()> {
         let mut scheduler_failure = scheduler::spawn_scheduler(
             &mut tasks,
             SchedulerClients {
-                work: client,
+                work: scheduler_client,
                 election: None,
             },
             SchedulerSettings {

@@ -106,9 +106,22 @@ pub struct RunningApiServer {
 
 impl RunningApiServer {
     /// A client that reaches the API through the router in this process: no socket, no TLS. Its requests
-    /// carry no user, so the server must have been started with `in_process_admin`.
-    pub fn in_process_client(&self) -> kube::Client {
-        kube::Client::new(self.router.clone(), "default")
+    /// carry no user, so the server must have been started with `in_process_admin`; they name `component` in
+    /// their `User-Agent`, so its writes are recorded under that field manager as across processes.
+    pub fn in_process_client(&self, component: &str) -> kube::Client {
+        let agent = karmada_controllers::runtime::client::user_agent(component);
+        let service = tower::ServiceBuilder::new()
+            .map_request(move |mut request: http::Request<kube::client::Body>| {
+                if let Some(agent) = &agent {
+                    request
+                        .headers_mut()
+                        .entry(http::header::USER_AGENT)
+                        .or_insert_with(|| agent.clone());
+                }
+                request
+            })
+            .service(self.router.clone());
+        kube::Client::new(service, "default")
     }
 
     /// Serves until `shutdown` resolves (or serving fails), then stops everything it started.

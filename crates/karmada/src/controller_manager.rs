@@ -569,6 +569,7 @@ struct Shared {
 }
 
 pub async fn run(args: ControllerManagerArgs) -> anyhow::Result<()> {
+    karmada_controllers::runtime::client::name_component("karmada-controller-manager");
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
     let mut registries = component::registries(true);
     let controllers = Controllers::new(

@@ -108,6 +108,7 @@ pub struct SchedulerSettings<'a> {
 }
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
+    karmada_controllers::runtime::client::name_component("karmada-scheduler");
     let client = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
     let mut registries = component::registries(true);
     let metrics = SchedulerMetrics::register(&mut registries.metrics);

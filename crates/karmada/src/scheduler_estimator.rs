@@ -110,6 +110,7 @@ pub struct SchedulerEstimatorArgs {
 }
 
 pub async fn run(args: SchedulerEstimatorArgs) -> anyhow::Result<()> {
+    karmada_controllers::runtime::client::name_component("karmada-scheduler-estimator");
     let member = component::kube_client(&args.kubeconfig, args.context.as_deref()).await?;
     let mut registries = component::registries(true);
     let metrics = EstimatorMetrics::register(&mut registries.metrics);

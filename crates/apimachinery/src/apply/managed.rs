@@ -88,7 +88,19 @@ impl ManagedFieldsEntry {
     }
 
     pub(crate) fn is(&self, manager: &str, operation: Operation) -> bool {
-        self.manager == manager && self.operation == operation && self.subresource.is_none()
+        self.is_at(manager, operation, None)
+    }
+
+    /// Whether this is `manager`'s entry for `operation` through `subresource` (`None`: the object itself).
+    pub(crate) fn is_at(
+        &self,
+        manager: &str,
+        operation: Operation,
+        subresource: Option<&str>,
+    ) -> bool {
+        self.manager == manager
+            && self.operation == operation
+            && self.subresource.as_deref() == subresource
     }
 }
 

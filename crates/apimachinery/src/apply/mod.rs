@@ -244,16 +244,36 @@ pub fn record_update(
     record_update_with(old, new, manager, api_version, meta, now, true)
 }
 
-/// [`record_update`] writing into `new` itself (no copy of the object). On error `new` is left as it was.
+/// [`record_update`] writing into `new` itself (no copy of the object), for a write through `subresource`
+/// (`status`, ...; `None` for the object itself): as kube-apiserver records them, a manager's writes through a
+/// subresource have an entry of their own, which names it. On error `new` is left as it was.
 pub fn record_update_in_place(
     old: Option<&Value>,
     new: &mut Value,
-    manager: &str,
+    writer: Writer<'_>,
     api_version: &str,
     meta: &dyn PatchMeta,
     now: Timestamp,
 ) -> Result<(), ApplyError> {
-    record_in_place(old, new, manager, api_version, meta, now, true)
+    record_in_place(old, new, writer, api_version, meta, now, true)
+}
+
+/// Who made a write, as `metadata.managedFields` tells them apart: the field manager, and the subresource
+/// the write went through (`None` for the object itself).
+#[derive(Clone, Copy, Debug)]
+pub struct Writer<'a> {
+    pub manager: &'a str,
+    pub subresource: Option<&'a str>,
+}
+
+impl<'a> Writer<'a> {
+    /// `manager` writing the object itself.
+    pub fn of(manager: &'a str) -> Self {
+        Self {
+            manager,
+            subresource: None,
+        }
+    }
 }
 
 /// [`record_update`]; `reuse_json` off writes every entry's JSON from its field set (the reference the
@@ -271,7 +291,7 @@ fn record_update_with(
     record_in_place(
         old,
         &mut stored,
-        manager,
+        Writer::of(manager),
         api_version,
         meta,
         now,
@@ -283,7 +303,7 @@ fn record_update_with(
 fn record_in_place(
     old: Option<&Value>,
     new: &mut Value,
-    manager: &str,
+    writer: Writer<'_>,
     api_version: &str,
     meta: &dyn PatchMeta,
     now: Timestamp,
@@ -320,7 +340,7 @@ fn record_in_place(
     for (entry, json) in entries.iter_mut().zip(json.iter_mut()) {
         let before = entry.fields.len();
         entry.fields.retain(|path| !removed.contains(path));
-        if !entry.is(manager, Operation::Update) {
+        if !entry.is_at(writer.manager, Operation::Update, writer.subresource) {
             entry.fields.retain(|path| !changed.contains(path));
         }
         if entry.fields.len() != before {
@@ -331,7 +351,7 @@ fn record_in_place(
         let time = format_timestamp(now);
         match entries
             .iter()
-            .position(|e| e.is(manager, Operation::Update))
+            .position(|e| e.is_at(writer.manager, Operation::Update, writer.subresource))
         {
             Some(index) => {
                 let entry = &mut entries[index];
@@ -368,11 +388,11 @@ fn record_in_place(
             }
             None => {
                 entries.push(ManagedFieldsEntry {
-                    manager: manager.to_string(),
+                    manager: writer.manager.to_string(),
                     operation: Operation::Update,
                     api_version: api_version.to_string(),
                     time,
-                    subresource: None,
+                    subresource: writer.subresource.map(str::to_string),
                     fields: changed,
                 });
                 json.push(None);

@@ -75,7 +75,13 @@ async fn create_stored(
     }
     crate::interpreter_customizations::check_conflicts(server, def, &object).await?;
     if !options.apply {
-        hooks::record_update(def, None, &mut object, &options.field_manager, now);
+        hooks::record_update(
+            def,
+            None,
+            &mut object,
+            apimachinery::Writer::of(&options.field_manager),
+            now,
+        );
     }
     hooks::shape_builtin(def, &mut object);
     let name = objects::name_of(&object).to_string();

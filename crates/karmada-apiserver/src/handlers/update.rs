@@ -295,7 +295,11 @@ async fn try_commit(
         map.insert("status".into(), status);
     }
     if !options.apply && !options.field_manager.is_empty() {
-        hooks::record_update(def, Some(live), &mut next, &options.field_manager, now);
+        let writer = apimachinery::Writer {
+            manager: &options.field_manager,
+            subresource: (part == Part::Status).then_some("status"),
+        };
+        hooks::record_update(def, Some(live), &mut next, writer, now);
     }
     let key = storage::object_key(def, namespace, name);
     if objects::is_deleting(&next)

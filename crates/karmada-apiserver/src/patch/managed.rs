@@ -8,16 +8,16 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
-use apimachinery::{BuiltinPatchMeta, PatchMeta, ResourceDef, record_update_in_place};
+use apimachinery::{BuiltinPatchMeta, PatchMeta, ResourceDef, Writer, record_update_in_place};
 
-/// Records a non-apply write by `manager` in `new`'s `metadata.managedFields`, as an `Update`
-/// entry at `api_version`. Fields the write changed move to `manager`; fields it removed are
+/// Records a non-apply write by `writer` in `new`'s `metadata.managedFields`, as an `Update`
+/// entry at `api_version` (a write through a subresource has its own entry, naming it). Fields the write changed move to `manager`; fields it removed are
 /// owned by nobody; a client that rewrote `managedFields` itself (kubectl's migration to
 /// server-side apply) is taken at its word. `old` is `None` on create.
 pub fn record_update_managed_fields(
     old: Option<&Value>,
     new: &mut Value,
-    manager: &str,
+    writer: Writer<'_>,
     api_version: &str,
     now: Timestamp,
 ) {
@@ -31,7 +31,7 @@ pub fn record_update_managed_fields(
     record(
         old,
         new,
-        manager,
+        writer,
         api_version,
         &BuiltinPatchMeta::for_kind(&kind),
         now,
@@ -49,18 +49,25 @@ pub fn record_update_for(
     now: Timestamp,
 ) {
     let meta = super::patch_meta(def);
-    record(old, new, manager, &def.api_version(), meta.as_ref(), now);
+    record(
+        old,
+        new,
+        Writer::of(manager),
+        &def.api_version(),
+        meta.as_ref(),
+        now,
+    );
 }
 
 fn record(
     old: Option<&Value>,
     new: &mut Value,
-    manager: &str,
+    writer: Writer<'_>,
     api_version: &str,
     meta: &dyn PatchMeta,
     now: Timestamp,
 ) {
-    match record_update_in_place(old, new, manager, api_version, meta, now) {
+    match record_update_in_place(old, new, writer, api_version, meta, now) {
         Ok(()) => {}
         Err(_) => {
             if let Some(metadata) = new.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -108,7 +115,7 @@ mod tests {
         record_update_managed_fields(
             None,
             &mut created,
-            "kubectl-create",
+            Writer::of("kubectl-create"),
             "v1",
             at("2026-11-29T18:00:00Z"),
         );
@@ -126,12 +133,74 @@ mod tests {
     }
 
     #[test]
+    fn a_managers_status_writes_have_an_entry_of_their_own() {
+        let mut created =
+            json!({"kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": 1}});
+        record_update_managed_fields(
+            None,
+            &mut created,
+            Writer::of("controller"),
+            "apps/v1",
+            at("2026-11-29T18:00:00Z"),
+        );
+        let status_writer = Writer {
+            manager: "controller",
+            subresource: Some("status"),
+        };
+        let mut reported = created.clone();
+        reported["status"] = json!({"replicas": 1});
+        record_update_managed_fields(
+            Some(&created),
+            &mut reported,
+            status_writer,
+            "apps/v1",
+            at("2026-11-29T18:01:00Z"),
+        );
+        let entries = reported["metadata"]["managedFields"]
+            .as_array()
+            .expect("entries");
+        assert_eq!(entries.len(), 2, "{entries:?}");
+        assert!(entries[0].get("subresource").is_none());
+        assert_eq!(
+            entries[0]["fieldsV1"],
+            json!({"f:spec": {"f:replicas": {}}})
+        );
+        assert_eq!(entries[1]["manager"], "controller");
+        assert_eq!(entries[1]["subresource"], "status");
+        assert_eq!(entries[1]["time"], "2026-11-29T18:01:00Z");
+        assert_eq!(
+            entries[1]["fieldsV1"],
+            json!({"f:status": {"f:replicas": {}}})
+        );
+
+        // The next status write by the same manager updates that entry, not a third one.
+        let mut again = reported.clone();
+        again["status"]["readyReplicas"] = json!(1);
+        record_update_managed_fields(
+            Some(&reported),
+            &mut again,
+            status_writer,
+            "apps/v1",
+            at("2026-11-29T18:02:00Z"),
+        );
+        let entries = again["metadata"]["managedFields"]
+            .as_array()
+            .expect("entries");
+        assert_eq!(entries.len(), 2, "{entries:?}");
+        assert_eq!(
+            entries[1]["fieldsV1"],
+            json!({"f:status": {"f:readyReplicas": {}, "f:replicas": {}}})
+        );
+        assert_eq!(entries[1]["time"], "2026-11-29T18:02:00Z");
+    }
+
+    #[test]
     fn updates_move_ownership_between_managers() {
         let mut old = json!({"kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": 1, "paused": false}});
         record_update_managed_fields(
             None,
             &mut old,
-            "creator",
+            Writer::of("creator"),
             "apps/v1",
             at("2026-11-29T18:00:00Z"),
         );
@@ -140,7 +209,7 @@ mod tests {
         record_update_managed_fields(
             Some(&old),
             &mut scaled,
-            "kubectl-scale",
+            Writer::of("kubectl-scale"),
             "apps/v1",
             at("2026-11-29T18:05:00Z"),
         );
@@ -201,7 +270,13 @@ mod tests {
     fn malformed_managed_fields_are_dropped_not_stored() {
         let old = json!({"kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "1"}});
         let mut new = json!({"kind": "ConfigMap", "metadata": {"name": "x", "managedFields": [{"operation": "Sideways"}]}, "data": {"a": "2"}});
-        record_update_managed_fields(Some(&old), &mut new, "m", "v1", at("2026-11-29T18:00:00Z"));
+        record_update_managed_fields(
+            Some(&old),
+            &mut new,
+            Writer::of("m"),
+            "v1",
+            at("2026-11-29T18:00:00Z"),
+        );
         assert!(new["metadata"].get("managedFields").is_none());
         assert_eq!(new["data"]["a"], "2");
     }

@@ -207,7 +207,13 @@ fn apply_creates_from_json_or_yaml() {
 #[test]
 fn apply_conflicts_unless_forced_then_merges() {
     let mut live = live_deployment();
-    record_update_managed_fields(None, &mut live, "kubectl-create", "apps/v1", now());
+    record_update_managed_fields(
+        None,
+        &mut live,
+        apimachinery::Writer::of("kubectl-create"),
+        "apps/v1",
+        now(),
+    );
     let body = br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
         "spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}}}"#;
 

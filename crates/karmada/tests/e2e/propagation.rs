@@ -125,6 +125,57 @@ pub fn seed_001_scenario(plane: &Plane) {
         condition(&binding, "Scheduled").map(|c| c["status"].clone()),
         Some("True".into())
     );
+    // Each component's writes are recorded under its name (its User-Agent), as Karmada's are.
+    let managers = |out: &Value| -> Vec<(String, String)> {
+        out["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|entry| {
+                let manager = entry["manager"].as_str().unwrap_or_default().to_string();
+                let subresource = entry["subresource"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                (manager, subresource)
+            })
+            .collect()
+    };
+    let show = ["-n", "production", "-o", "json", "--show-managed-fields"];
+    let binding = plane
+        .kubectl(
+            &[
+                &["get", "resourcebinding", "nginx-ha-deployment"][..],
+                &show,
+            ]
+            .concat(),
+        )
+        .json();
+    let template = plane
+        .kubectl(&[&["get", "deployment", "nginx-ha"][..], &show].concat())
+        .json();
+    let member = plane
+        .member_kubectl(
+            "cluster-aws",
+            &[&["get", "deployment", "nginx-ha"][..], &show].concat(),
+        )
+        .json();
+    for (object, wanted) in [
+        (&binding, ("karmada-scheduler", "")),
+        (&binding, ("karmada-scheduler", "status")),
+        (&binding, ("karmada-controller-manager", "status")),
+        (&template, ("karmada-controller-manager", "")),
+        (&template, ("karmada-controller-manager", "status")),
+        (&member, ("karmada-controller-manager", "")),
+    ] {
+        let found = managers(object);
+        assert!(
+            found
+                .iter()
+                .any(|(manager, subresource)| (manager.as_str(), subresource.as_str()) == wanted),
+            "{wanted:?} among {found:?}"
+        );
+    }
 
     // Scale 6 → 9 → 3: the members follow 2:1.
     plane
