@@ -172,9 +172,9 @@ struct Runner {
     clusters: Store<DynamicObject>,
     /// Parsed clusters, rebuilt on every Cluster event.
     snapshots: RwLock<Arc<Vec<ClusterSnapshot>>>,
-    /// The resourceVersion of each binding as the runner's own spec write left it, until its watch event is
-    /// seen: that event reports the placement just made, not a change to schedule for.
-    own_writes: OwnWrites<BindingKey, String>,
+    /// Each binding's own spec write until its watch event is seen: that event reports the placement just made,
+    /// not a change to schedule for.
+    own_writes: OwnWrites<BindingKey, OwnSpecWrite>,
     /// Kinds of binding whose estimators were asked ahead lately ([`super::ask_ahead`]).
     asked_kinds: AskedKinds,
     /// The rounds asked ahead, owned here.
@@ -287,6 +287,28 @@ fn key_of(object: &CompactObject, cluster_scoped: bool) -> BindingKey {
 }
 
 /// Whether a binding update can call for scheduling: anything but a status-only change.
+/// How the runner recognises the watch event of its own spec write of a binding. The write is remembered
+/// before it is sent, since the event can arrive before the answer: until the answer, by the generation it
+/// gives the binding (the write is conditional on the version read, so it is the only change on top of it);
+/// after it, by the resourceVersion it answered.
+#[derive(Clone, Debug, PartialEq)]
+enum OwnSpecWrite {
+    Sent { generation: i64 },
+    Answered { version: String },
+}
+
+impl OwnSpecWrite {
+    fn is(&self, event: &CompactObject) -> bool {
+        let metadata = event.metadata();
+        match self {
+            Self::Sent { generation } => metadata.generation == Some(*generation),
+            Self::Answered { version } => {
+                metadata.resource_version.as_deref() == Some(version.as_str())
+            }
+        }
+    }
+}
+
 fn binding_changed(old: &CompactObject, new: &CompactObject) -> bool {
     old.labels() != new.labels()
         || old.annotations() != new.annotations()
@@ -343,10 +365,7 @@ async fn watch_bindings(
                             && !runner
                                 .own_writes
                                 .seen(&key_of(object, cluster_scoped))
-                                .is_some_and(|written| {
-                                    object.metadata().resource_version.as_deref()
-                                        == Some(written.as_str())
-                                }) =>
+                                .is_some_and(|written| written.is(object)) =>
                     {
                         runner.metrics.incoming(EVENT_BINDING_UPDATE);
                         ready.push(key_of(object, cluster_scoped));
@@ -1082,12 +1101,32 @@ impl Runner {
         if writes.object.is_some() {
             self.assume_placement(binding, &result);
             let patch = spec_patch(&result, &version);
-            let updated = api
+            let sent_first = generation.map(|before| {
+                let sent = OwnSpecWrite::Sent {
+                    generation: before + 1,
+                };
+                self.own_writes.wrote(key.clone(), sent);
+            });
+            let updated = match api
                 .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await?;
+                .await
+            {
+                Ok(updated) => updated,
+                Err(err) => {
+                    // Not written (or not known to be): the next event of the binding is not ours.
+                    self.own_writes.seen(key);
+                    return Err(err.into());
+                }
+            };
             version = updated.metadata.resource_version.unwrap_or_default();
             generation = updated.metadata.generation;
-            self.own_writes.wrote(key.clone(), version.clone());
+            let answered = OwnSpecWrite::Answered {
+                version: version.clone(),
+            };
+            // Unless its event came first and was taken for this write already.
+            if sent_first.is_none() || self.own_writes.holds(key, |_| true) {
+                self.own_writes.wrote(key.clone(), answered);
+            }
         }
         if let Some(desired) = &writes.status {
             let patch = status_patch(desired, generation, &version);

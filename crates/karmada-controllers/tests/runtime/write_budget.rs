@@ -506,7 +506,8 @@ async fn propagation_stays_within_its_write_budget() {
     // more GET on the reconcile after the claim).
     let binding_reads = sum(&|k| k.starts_with("detector: get resourcebindings"));
     // The scheduler's own spec write does not wake it again (it did: a second status write lost to its own
-    // first, one 409 per workload).
+    // first, one 409 per workload; later, a quarter of the paced benchmark's bindings still did when the write's
+    // watch event came before its answer).
     let scheduler_conflicts = sum(&|k| k.starts_with("scheduler: ") && k.ends_with("(409)"));
     println!(
         "per workload: {writes:.2} successful writes; status-path conflicts {status_conflicts:.2}; \
@@ -572,7 +573,7 @@ async fn propagation_stays_within_its_write_budget() {
         "member requests per workload: creates {member_creates:.2} (one per member), reads {member_reads:.2}"
     );
     assert!(
-        scheduler_conflicts <= 0.25,
+        scheduler_conflicts <= 0.125,
         "scheduler writes losing races per workload: {scheduler_conflicts:.2}"
     );
     assert!(
