@@ -286,7 +286,6 @@ fn key_of(object: &CompactObject, cluster_scoped: bool) -> BindingKey {
     }
 }
 
-/// Whether a binding update can call for scheduling: anything but a status-only change.
 /// How the runner recognises the watch event of its own spec write of a binding. The write is remembered
 /// before it is sent, since the event can arrive before the answer: until the answer, by the generation it
 /// gives the binding (the write is conditional on the version read, so it is the only change on top of it);
@@ -309,6 +308,7 @@ impl OwnSpecWrite {
     }
 }
 
+/// Whether a binding update can call for scheduling: anything but a status-only change.
 fn binding_changed(old: &CompactObject, new: &CompactObject) -> bool {
     old.labels() != new.labels()
         || old.annotations() != new.annotations()
