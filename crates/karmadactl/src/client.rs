@@ -31,7 +31,15 @@ pub async fn from_kubeconfig(path: &Path, context: Option<&str>) -> anyhow::Resu
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .with_context(|| format!("using kubeconfig {}", path.display()))?;
-    kube::Client::try_from(config).context("building the API client")
+    named_client(config).context("building the API client")
+}
+
+/// A client for `config` naming karmadactl in its `User-Agent`, as Karmada's karmadactl does, so the objects it
+/// writes (a joined Cluster, a registered agent's credentials) are recorded under the field manager `karmadactl`.
+pub fn named_client(config: kube::Config) -> Result<kube::Client, kube::Error> {
+    let agent = karmada_controllers::runtime::client::user_agent("karmadactl");
+    let config = karmada_controllers::runtime::client::with_user_agent(config, agent.as_ref());
+    kube::Client::try_from(config)
 }
 
 /// GET a path and return the body as text.

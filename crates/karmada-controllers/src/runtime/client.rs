@@ -102,7 +102,7 @@ pub fn user_agent(component: &str) -> Option<HeaderValue> {
 }
 
 /// `config` with `agent` as its `User-Agent`, unless it names one already.
-fn with_user_agent(mut config: kube::Config, agent: Option<&HeaderValue>) -> kube::Config {
+pub fn with_user_agent(mut config: kube::Config, agent: Option<&HeaderValue>) -> kube::Config {
     if let Some(agent) = agent
         && !config.headers.iter().any(|(name, _)| name == USER_AGENT)
     {

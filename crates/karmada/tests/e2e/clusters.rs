@@ -222,6 +222,24 @@ fn join_health_cordon_taint_and_unjoin() {
     karmada
         .kubectl(&["get", "secret", "-n", "member-creds", "member2"])
         .success();
+    // karmadactl names itself, so the Cluster it created is recorded under its field manager.
+    let cluster = karmada
+        .kubectl(&[
+            "get",
+            "cluster",
+            "member2",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ])
+        .json();
+    let managers: Vec<&str> = cluster["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry["manager"].as_str())
+        .collect();
+    assert!(managers.contains(&"karmadactl"), "{managers:?}");
     let member2_sa = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(member2.kubeconfig())

@@ -422,7 +422,7 @@ pub async fn member_client(
         })?;
     config.connect_timeout = Some(MEMBER_TIMEOUT);
     config.read_timeout = Some(MEMBER_TIMEOUT);
-    kube::Client::try_from(config).with_context(|| {
+    crate::client::named_client(config).with_context(|| {
         format!(
             "cluster kubeconfig {}: cannot build a client",
             path.display()

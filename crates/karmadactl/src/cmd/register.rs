@@ -383,7 +383,7 @@ async fn client_for(
             .context("building a client for the control plane")?;
     config.connect_timeout = Some(MEMBER_TIMEOUT);
     config.read_timeout = Some(MEMBER_TIMEOUT);
-    kube::Client::try_from(config).context("building a client for the control plane")
+    crate::client::named_client(config).context("building a client for the control plane")
 }
 
 fn pem(label: &str, der: &CertificateDer<'_>) -> String {
