@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use test_fixtures::free_port;
 
-use crate::harness::{Owned, Run, Server, bin, cluster_json, ready_status, wait_within};
+use crate::harness::{
+    Owned, Run, Server, bin, cluster_json, field_managers, ready_status, wait_within,
+};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -233,13 +235,11 @@ fn join_health_cordon_taint_and_unjoin() {
             "--show-managed-fields",
         ])
         .json();
-    let managers: Vec<&str> = cluster["metadata"]["managedFields"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry["manager"].as_str())
-        .collect();
-    assert!(managers.contains(&"karmadactl"), "{managers:?}");
+    let managers = field_managers(&cluster);
+    assert!(
+        managers.iter().any(|(manager, _)| manager == "karmadactl"),
+        "{managers:?}"
+    );
     let member2_sa = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(member2.kubeconfig())

@@ -367,6 +367,20 @@ pub fn cluster_json(karmada: &Server, name: &str) -> Result<serde_json::Value, S
 }
 
 /// A Cluster's Ready condition as (status, reason); empty strings when it has none.
+/// The (manager, subresource) of each `metadata.managedFields` entry of `object` (read with
+/// `--show-managed-fields`); the subresource is empty for writes to the object itself.
+pub fn field_managers(object: &serde_json::Value) -> Vec<(String, String)> {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|entry| {
+            let text = |key: &str| entry[key].as_str().unwrap_or_default().to_string();
+            (text("manager"), text("subresource"))
+        })
+        .collect()
+}
+
 pub fn ready_status(cluster: &serde_json::Value) -> (String, String) {
     let ready = cluster["status"]["conditions"]
         .as_array()

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::harness::field_managers;
 use crate::plane::{Plane, wait_for};
 
 fn apply_fixture(plane: &Plane, relative: &str) {
@@ -126,21 +127,6 @@ pub fn seed_001_scenario(plane: &Plane) {
         Some("True".into())
     );
     // Each component's writes are recorded under its name (its User-Agent), as Karmada's are.
-    let managers = |out: &Value| -> Vec<(String, String)> {
-        out["metadata"]["managedFields"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|entry| {
-                let manager = entry["manager"].as_str().unwrap_or_default().to_string();
-                let subresource = entry["subresource"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                (manager, subresource)
-            })
-            .collect()
-    };
     let show = ["-n", "production", "-o", "json", "--show-managed-fields"];
     let binding = plane
         .kubectl(
@@ -168,7 +154,7 @@ pub fn seed_001_scenario(plane: &Plane) {
         (&template, ("karmada-controller-manager", "status")),
         (&member, ("karmada-controller-manager", "")),
     ] {
-        let found = managers(object);
+        let found = field_managers(object);
         assert!(
             found
                 .iter()
