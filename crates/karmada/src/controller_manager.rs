@@ -528,6 +528,7 @@ impl Controllers {
             tasks.spawn(
                 karmada_controllers::federatedresourcequota::controller::run(
                     client.clone(),
+                    shared.informers.clone(),
                     shared.cancel.child_token(),
                 ),
             );

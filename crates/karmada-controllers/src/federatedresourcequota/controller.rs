@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use futures::stream::BoxStream;
 use futures::{StreamExt, stream};
 use karmada_api::policy::{self, FederatedResourceQuota};
 use karmada_api::work::Work;
@@ -15,13 +16,16 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams,
 };
+use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{sync, usage};
 use crate::namespace::controller::merged_work;
-use crate::runtime::{ControllerError, resources, typed};
+use crate::runtime::compact::CompactObject;
+use crate::runtime::{ControllerError, Informers, resources, typed};
 
 /// How often a pass runs without any change (members' reported usage arrives through Work status).
 const PERIOD: Duration = Duration::from_secs(10);
@@ -34,13 +38,17 @@ pub fn federated_resource_quota_resource() -> ApiResource {
     )
 }
 
-/// Where a change came from: a binding matters only in a namespace that has a quota.
+/// Where a change came from. Bindings are filtered before they get here ([`feed_bindings`]): only a binding in a
+/// namespace with a quota, or a relist of them, wakes the loop.
 enum Source {
     Quota,
     Cluster,
     QuotaWork,
-    Binding(Option<String>),
+    Binding,
 }
+
+/// Binding wake-ups waiting for the loop: one is enough, a pass reads every quota namespace's bindings.
+const BINDING_WAKES: usize = 1;
 
 /// What the loop keeps from its watches: the quotas, the Clusters' names and the quota Works (few objects; the
 /// bindings are read per quota namespace when a pass needs them, never cached whole).
@@ -55,19 +63,22 @@ impl Seen {
     fn has_quota_state(&self) -> bool {
         !self.quotas.state().is_empty() || !self.works.state().is_empty()
     }
+}
 
-    fn quota_in(&self, namespace: Option<&str>) -> bool {
-        self.quotas
-            .state()
-            .iter()
-            .any(|quota| quota.metadata.namespace.as_deref() == namespace)
-    }
+/// Whether a quota lives in `namespace`.
+fn has_quota(quotas: &Store<DynamicObject>, namespace: Option<&str>) -> bool {
+    quotas
+        .state()
+        .iter()
+        .any(|quota| quota.metadata.namespace.as_deref() == namespace)
 }
 
 /// Runs until `cancel` fires. A pass reads the quotas, Clusters and quota Works from this loop's watches (it
 /// listed them from the API server on every pass before, once per binding event in a burst, with no quota
-/// anywhere), and a binding's change starts a pass only in a namespace with a quota.
-pub async fn run(client: kube::Client, cancel: CancellationToken) {
+/// anywhere), and a binding's change starts a pass only in a namespace with a quota. Bindings come from the
+/// process's shared watch (`informers`): a watch of its own made the API server send every binding event once
+/// more and this process parse it once more, only to read its namespace.
+pub async fn run(client: kube::Client, informers: Informers, cancel: CancellationToken) {
     use kube::runtime::reflector::{reflector, store::Writer};
     let quota_writer = Writer::new(federated_resource_quota_resource());
     let cluster_writer = Writer::new(resources::cluster());
@@ -110,21 +121,22 @@ pub async fn run(client: kube::Client, cancel: CancellationToken) {
         ),
     )
     .boxed();
-    // Only the namespace of a binding event is read: its metadata is all that is decoded.
-    let binding_events = watcher(
-        resources::all_metadata(&client, &resources::resource_binding()),
+    let (binding_wakes, woken) = mpsc::channel(BINDING_WAKES);
+    let bindings = informers.subscribe(
+        resources::all_raw(&client, &resources::resource_binding()),
         watcher::Config::default(),
-    )
-    .map(|event| {
-        event.map(|event| {
-            Source::Binding(match event {
-                watcher::Event::Apply(binding) | watcher::Event::Delete(binding) => {
-                    binding.metadata.namespace
-                }
-                // A relist may hide anything: treat it as a change everywhere.
-                _ => None,
-            })
-        })
+    );
+    // The feeder stops with this loop, however it ends.
+    let feeding = cancel.child_token();
+    let _stop_feeding = feeding.clone().drop_guard();
+    tokio::spawn(feed_bindings(
+        bindings.events,
+        seen.quotas.clone(),
+        binding_wakes,
+        feeding,
+    ));
+    let binding_events = stream::unfold(woken, |mut woken| async move {
+        woken.recv().await.map(|()| (Ok(Source::Binding), woken))
     })
     .boxed();
     let changes = stream::select_all([
@@ -152,22 +164,18 @@ pub async fn run(client: kube::Client, cancel: CancellationToken) {
         }
     }
     loop {
-        let mut relevant = false;
         tokio::select! {
             _ = cancel.cancelled() => return,
-            _ = ticks.tick() => relevant = true,
+            _ = ticks.tick() => {}
             change = changes.next() => {
-                let Some(change) = change else {
+                if change.is_none() {
                     return;
-                };
-                relevant |= matters(&seen, change.ok());
-                // A burst of events makes one pass.
-                while let Some(Some(change)) = futures::FutureExt::now_or_never(changes.next()) {
-                    relevant |= matters(&seen, change.ok());
                 }
+                // A burst of events makes one pass.
+                while let Some(Some(_)) = futures::FutureExt::now_or_never(changes.next()) {}
             }
         }
-        if !relevant || !seen.has_quota_state() {
+        if !seen.has_quota_state() {
             continue;
         }
         if let Err(error) = pass(&client, &seen).await {
@@ -176,11 +184,31 @@ pub async fn run(client: kube::Client, cancel: CancellationToken) {
     }
 }
 
-/// Whether a change can alter a quota's Works or status.
-fn matters(seen: &Seen, source: Option<Source>) -> bool {
-    match source {
-        Some(Source::Binding(Some(namespace))) => seen.quota_in(Some(&namespace)),
-        Some(_) | None => true,
+/// Reads the shared watch's binding events as fast as they come (a subscriber that waits holds up every other
+/// controller of the process) and wakes the loop for those that can change a quota's usage: a binding in a
+/// namespace with a quota, or a relist (which may hide anything). Wake-ups coalesce while the loop is busy.
+async fn feed_bindings(
+    events: BoxStream<'static, watcher::Event<CompactObject>>,
+    quotas: Store<DynamicObject>,
+    wakes: mpsc::Sender<()>,
+    cancel: CancellationToken,
+) {
+    let mut events = std::pin::pin!(events.take_until(cancel.cancelled_owned()));
+    while let Some(event) = events.next().await {
+        let namespace = match &event {
+            watcher::Event::Apply(binding) | watcher::Event::Delete(binding) => {
+                binding.metadata().namespace()
+            }
+            watcher::Event::Init | watcher::Event::InitApply(_) => continue,
+            watcher::Event::InitDone => None,
+        };
+        let wakes_loop = match namespace {
+            Some(namespace) => has_quota(&quotas, Some(namespace)),
+            None => true,
+        };
+        if wakes_loop && let Err(mpsc::error::TrySendError::Closed(())) = wakes.try_send(()) {
+            return;
+        }
     }
 }
 

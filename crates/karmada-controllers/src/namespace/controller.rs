@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
-use karmada_api::{Cluster, ClusterOverridePolicy, Work};
+use karmada_api::{Cluster, ClusterOverridePolicy, Work, work};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -31,6 +31,15 @@ use crate::runtime::compact::Packer;
 use crate::runtime::{
     Cache, CacheWriter, ControllerError, EventRecorder, EventType, resources, typed,
 };
+
+/// The label selector of the Works no binding made: every Work of a binding carries its binding's permanent id.
+fn not_a_bindings_work() -> String {
+    format!(
+        "!{},!{}",
+        work::LABEL_RESOURCE_BINDING_PERMANENT_ID,
+        work::LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID
+    )
+}
 
 /// Component name on the Events it records.
 pub const COMPONENT: &str = "namespace-sync-controller";
@@ -109,11 +118,13 @@ pub async fn run(client: kube::Client, config: NamespaceSyncConfig, cancel: Canc
             watcher::Config::default(),
             move |_| every_namespace(&on_policy),
         )
-        // Only a Work's owner references are read: its metadata is all that is decoded.
+        // Only a Work's owner references are read: its metadata is all that is decoded. A binding's Works (the
+        // bulk of them, each changed a few times as it is applied) are never a Namespace's: the API server leaves
+        // them out, so it does not send them and this process does not parse them.
         .watches_with(
             resources::all_metadata(&client, &resources::work()),
             resources::work(),
-            watcher::Config::default(),
+            watcher::Config::default().labels(&not_a_bindings_work()),
             move |work| {
                 let owner = owning_namespace(&work);
                 if owner.is_some()
@@ -426,6 +437,36 @@ mod tests {
 
     fn work(value: serde_json::Value) -> Work {
         serde_json::from_value(value).expect("work")
+    }
+
+    #[test]
+    fn the_work_watch_leaves_out_the_works_of_bindings() {
+        let selector = apimachinery::labels::LabelSelector::parse(&not_a_bindings_work())
+            .expect("a valid label selector");
+        let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let table = [
+            (labels(&[]), true),
+            (labels(&[(work::LABEL_WORK_PERMANENT_ID, "w1")]), true),
+            (
+                labels(&[
+                    (work::LABEL_WORK_PERMANENT_ID, "w1"),
+                    (work::LABEL_RESOURCE_BINDING_PERMANENT_ID, "rb1"),
+                ]),
+                false,
+            ),
+            (
+                labels(&[(work::LABEL_CLUSTER_RESOURCE_BINDING_PERMANENT_ID, "crb1")]),
+                false,
+            ),
+        ];
+        for (labels, selected) in table {
+            assert_eq!(selector.matches(&labels), selected, "{labels:?}");
+        }
     }
 
     #[test]
