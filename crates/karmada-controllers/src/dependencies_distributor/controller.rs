@@ -13,6 +13,7 @@
 //! requeues.
 
 use std::future::Future;
+use std::hash::{Hash, Hasher};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
@@ -40,6 +41,7 @@ use super::attached::{
 };
 use super::index::{BindingKey, DependencyIndex};
 use crate::names::depended_by_label_key;
+use crate::runtime::changes::changed_events;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
 use crate::runtime::{
     CompactObject, ControllerError, EventRecorder, EventType, Informers, TemplateReader, resources,
@@ -100,9 +102,11 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
         watcher::Config::default(),
     );
     // One watch wakes a binding on its own change and, for an attached binding, the bindings that require it
-    // (kube's `Controller` would watch the bindings a second time for the latter).
-    let bindings: Trigger = subscription
-        .events
+    // (kube's `Controller` would watch the bindings a second time for the latter). Status changes wake nothing:
+    // a binding's status is rewritten as each member reports, and decoding the binding for each of those
+    // (a hundred for a binding over a hundred members) only to find nothing to do made the distributor's cost
+    // grow with the square of the members.
+    let bindings: Trigger = changed_events(subscription.events, distributor_inputs)
         .flat_map(|event| futures::stream::iter(woken_by_binding(event)))
         .boxed();
     let triggers = futures::stream::select_all([
@@ -139,6 +143,28 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
         cancel,
     )
     .await;
+}
+
+/// What of a binding the distributor reads: its spec (`propagateDeps`, the workload and its version,
+/// `requiredBy`) and its metadata but for the resourceVersion; not its status.
+fn distributor_inputs(binding: &CompactObject) -> Option<u64> {
+    let metadata = binding.metadata();
+    let mut hasher = std::hash::DefaultHasher::new();
+    (
+        binding.spec_hash(),
+        metadata.uid.as_deref(),
+        metadata.generation,
+        metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string()),
+        &metadata.finalizers,
+        binding.labels(),
+        binding.annotations(),
+        binding.large_annotations(),
+    )
+        .hash(&mut hasher);
+    Some(hasher.finish())
 }
 
 /// The bindings a watch event of a binding wakes: the binding itself when applied, and the independent
@@ -506,9 +532,46 @@ async fn record_dependencies(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
+
+    #[test]
+    fn a_bindings_status_does_not_wake_the_distributor() {
+        let binding = |rv: &str, finalizers: Value, propagate: bool, status: Value| {
+            let object: DynamicObject = serde_json::from_value(json!({
+                "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+                "metadata": {"name": "web-deployment", "namespace": "default", "resourceVersion": rv,
+                             "finalizers": finalizers},
+                "spec": {"propagateDeps": propagate,
+                         "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+                "status": status,
+            }))
+            .expect("binding");
+            distributor_inputs(&CompactObject::from_dynamic(&object).expect("compact"))
+        };
+        let first = binding("1", json!([]), true, json!({}));
+        let reported = binding(
+            "2",
+            json!([]),
+            true,
+            json!({"aggregatedStatus": [{"clusterName": "m1"}]}),
+        );
+        assert_eq!(
+            first, reported,
+            "a status write and a new resourceVersion change nothing read"
+        );
+        assert_ne!(
+            first,
+            binding("3", json!([]), false, json!({})),
+            "the spec is read"
+        );
+        assert_ne!(
+            first,
+            binding("4", json!([FINALIZER]), true, json!({})),
+            "the finalizers are read"
+        );
+    }
 
     #[test]
     fn attached_bindings_wake_their_parents() {

@@ -21,6 +21,7 @@ use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
@@ -591,24 +592,24 @@ pub(crate) async fn run_binding_controller<F, Fut>(
 }
 
 /// What of a binding the failover controllers read: spec (targets, tasks, placement, failover behaviour),
-/// annotations (applied placement, unhealthy-since), deletion, and of the status only the scheduler's observed
-/// generation and each copy's health. A predicate for `WatchStreamExt::predicate_filter`; the spec is hashed
-/// as text and only those status fields are decoded.
+/// annotations (applied placement, unhealthy-since), deletion, and of the status the scheduler's observed
+/// generation and, when something acts on it ([`acts_on_health`]), each copy's health. A predicate for
+/// `WatchStreamExt::predicate_filter`; the spec is hashed as text and only those status fields are decoded.
 pub(crate) fn failover_inputs(object: &CompactObject) -> Option<u64> {
     #[derive(Deserialize)]
     struct Binding<'a> {
         #[serde(borrow, default)]
         spec: Option<&'a RawValue>,
-        #[serde(default)]
-        status: Option<Status>,
+        #[serde(borrow, default)]
+        status: Option<Status<'a>>,
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
-    struct Status {
+    struct Status<'a> {
         #[serde(default)]
         scheduler_observed_generation: Option<Value>,
-        #[serde(default)]
-        aggregated_status: Option<Vec<CopyHealth>>,
+        #[serde(borrow, default)]
+        aggregated_status: Option<&'a RawValue>,
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -629,14 +630,21 @@ pub(crate) fn failover_inputs(object: &CompactObject) -> Option<u64> {
     };
     let mut hasher = std::hash::DefaultHasher::new();
     let metadata = object.metadata();
-    let health: Vec<(Option<String>, Option<String>)> = binding
+    let copies = binding
         .status
         .as_ref()
-        .and_then(|s| s.aggregated_status.as_ref())
-        .into_iter()
-        .flatten()
-        .map(|copy| (text(&copy.cluster_name), text(&copy.health)))
-        .collect();
+        .and_then(|s| s.aggregated_status)
+        .filter(|_| binding.spec.is_some_and(acts_on_health));
+    let health: Vec<(Option<String>, Option<String>)> = match copies {
+        Some(copies) => match serde_json::from_str::<Vec<CopyHealth>>(copies.get()) {
+            Ok(copies) => copies
+                .iter()
+                .map(|copy| (text(&copy.cluster_name), text(&copy.health)))
+                .collect(),
+            Err(_) => vec![(Some(copies.get().to_string()), None)],
+        },
+        None => Vec::new(),
+    };
     (
         binding.spec.map(RawValue::get),
         &metadata.generation,
@@ -654,6 +662,35 @@ pub(crate) fn failover_inputs(object: &CompactObject) -> Option<u64> {
     )
         .hash(&mut hasher);
     Some(std::hash::Hasher::finish(&hasher))
+}
+
+/// Whether a failover controller acts on the copies' health of a binding with this spec: application failover
+/// (`failover.application`) and graceful eviction (pending `gracefulEvictionTasks`) do; the taint manager reads
+/// health only while evicting, which a Cluster's taint starts. Without them a binding's health changes (one per
+/// member as its copies come up: a hundred for a Duplicated binding over a hundred members) wake none of the
+/// three controllers, each of which would decode the whole binding to do nothing. A spec that does not parse
+/// counts as acting on health.
+fn acts_on_health(spec: &RawValue) -> bool {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Gates {
+        #[serde(default)]
+        failover: Option<Failover>,
+        #[serde(default)]
+        graceful_eviction_tasks: Option<Vec<IgnoredAny>>,
+    }
+    #[derive(Deserialize)]
+    struct Failover {
+        #[serde(default)]
+        application: Option<IgnoredAny>,
+    }
+    match serde_json::from_str::<Gates>(spec.get()) {
+        Ok(gates) => {
+            gates.failover.is_some_and(|f| f.application.is_some())
+                || gates.graceful_eviction_tasks.is_some_and(|t| !t.is_empty())
+        }
+        Err(_) => true,
+    }
 }
 
 /// What of a Cluster the failover controllers act on: its spec (taints), its Ready condition and its deletion.
@@ -747,6 +784,56 @@ mod tests {
         }
         assert_eq!(json["kind"], "ResourceBinding");
         assert_eq!(json["metadata"]["resourceVersion"], "7");
+    }
+
+    fn with_health(spec: &Value, health: &str) -> CompactObject {
+        let object: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha2",
+            "kind": "ResourceBinding",
+            "metadata": {"name": "web-deployment", "namespace": "default", "resourceVersion": "7"},
+            "spec": spec,
+            "status": {
+                "schedulerObservedGeneration": 1,
+                "aggregatedStatus": [{"clusterName": "m1", "applied": true, "health": health}],
+            },
+        }))
+        .expect("a DynamicObject");
+        CompactObject::from_dynamic(&object).expect("a compact object")
+    }
+
+    #[test]
+    fn health_wakes_the_failover_controllers_only_where_one_acts_on_it() {
+        let task = json!([{"fromCluster": "m2", "purgeMode": "Gracefully", "reason": "r", "producer": "p"}]);
+        let table = [
+            (json!({}), false),
+            (
+                json!({"failover": {"cluster": {"purgeMode": "Gracefully"}}}),
+                false,
+            ),
+            (json!({"gracefulEvictionTasks": []}), false),
+            (
+                json!({"failover": {"application": {"purgeMode": "Directly"}}}),
+                true,
+            ),
+            (json!({"gracefulEvictionTasks": task}), true),
+        ];
+        for (extra, acts) in table {
+            let mut spec = resource_of(&json!({"clusters": [{"name": "m1"}]}));
+            for (key, value) in extra.as_object().expect("an object") {
+                spec[key] = value.clone();
+            }
+            let unknown = failover_inputs(&with_health(&spec, "Unknown"));
+            let healthy = failover_inputs(&with_health(&spec, "Healthy"));
+            assert_eq!(unknown != healthy, acts, "{extra}");
+            // The spec itself always counts.
+            let mut moved = spec.clone();
+            moved["clusters"] = json!([{"name": "m3"}]);
+            assert_ne!(
+                failover_inputs(&with_health(&moved, "Healthy")),
+                healthy,
+                "{extra}"
+            );
+        }
     }
 
     #[test]

@@ -30,6 +30,38 @@ pub fn changed_objects(
     })
 }
 
+/// The events of `events` without the applies whose `fingerprint` did not change; deletions and relist markers
+/// pass, for a controller that acts on a deletion too.
+pub fn changed_events(
+    events: impl Stream<Item = Event<CompactObject>> + Send,
+    fingerprint: fn(&CompactObject) -> Option<u64>,
+) -> impl Stream<Item = Event<CompactObject>> + Send {
+    let mut seen = Fingerprints::default();
+    events.filter_map(move |event| {
+        let passed = match event {
+            Event::Apply(object) => seen
+                .observe(Event::Apply(object), fingerprint)
+                .map(Event::Apply),
+            Event::InitApply(object) => seen
+                .observe(Event::InitApply(object), fingerprint)
+                .map(Event::InitApply),
+            Event::Delete(object) => {
+                seen.observe(Event::Delete(object.clone()), fingerprint);
+                Some(Event::Delete(object))
+            }
+            Event::Init => {
+                seen.observe(Event::Init, fingerprint);
+                Some(Event::Init)
+            }
+            Event::InitDone => {
+                seen.observe(Event::InitDone, fingerprint);
+                Some(Event::InitDone)
+            }
+        };
+        futures::future::ready(passed)
+    })
+}
+
 /// The last fingerprint of every object, by a hash of its namespace and name.
 #[derive(Default)]
 struct Fingerprints {
@@ -135,6 +167,43 @@ mod tests {
         assert_eq!(
             names(&passed),
             [Some("a"), None, Some("a"), Some("b"), None, Some("a")].map(|n| n.map(String::from))
+        );
+    }
+
+    #[test]
+    fn changed_events_drop_unchanged_applies_and_keep_the_rest() {
+        let events = futures::stream::iter([
+            Event::Init,
+            Event::InitApply(object("a", 1, 0)),
+            Event::InitDone,
+            Event::Apply(object("a", 1, 5)),
+            Event::Apply(object("a", 2, 5)),
+            Event::Delete(object("a", 2, 5)),
+            Event::Apply(object("a", 2, 5)),
+        ]);
+        let passed: Vec<String> = futures::executor::block_on(
+            changed_events(events, spec_of)
+                .map(|event| match event {
+                    Event::Init => "init".to_string(),
+                    Event::InitDone => "done".to_string(),
+                    Event::InitApply(o) => format!("initapply {}", spec_of(&o).unwrap_or(0)),
+                    Event::Apply(o) => format!("apply {}", spec_of(&o).unwrap_or(0)),
+                    Event::Delete(o) => format!("delete {}", spec_of(&o).unwrap_or(0)),
+                })
+                .collect(),
+        );
+        // The status-only change (spec 1 again) is dropped; a delete passes and is forgotten, so the same
+        // object applied again is new.
+        assert_eq!(
+            passed,
+            [
+                "init",
+                "initapply 1",
+                "done",
+                "apply 2",
+                "delete 2",
+                "apply 2"
+            ]
         );
     }
 
