@@ -13,7 +13,6 @@
 //! requeues.
 
 use std::future::Future;
-use std::hash::{Hash, Hasher};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
@@ -40,6 +39,7 @@ use super::attached::{
     detach, merge_attached,
 };
 use super::index::{BindingKey, DependencyIndex};
+use crate::execution::queue::spec_and_metadata;
 use crate::names::depended_by_label_key;
 use crate::runtime::changes::changed_events;
 use crate::runtime::runner::{self, Action, Loop, ObjectKey};
@@ -106,7 +106,7 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
     // a binding's status is rewritten as each member reports, and decoding the binding for each of those
     // (a hundred for a binding over a hundred members) only to find nothing to do made the distributor's cost
     // grow with the square of the members.
-    let bindings: Trigger = changed_events(subscription.events, distributor_inputs)
+    let bindings: Trigger = changed_events(subscription.events, spec_and_metadata)
         .flat_map(|event| futures::stream::iter(woken_by_binding(event)))
         .boxed();
     let triggers = futures::stream::select_all([
@@ -143,28 +143,6 @@ pub async fn run(client: kube::Client, config: DistributorConfig, cancel: Cancel
         cancel,
     )
     .await;
-}
-
-/// What of a binding the distributor reads: its spec (`propagateDeps`, the workload and its version,
-/// `requiredBy`) and its metadata but for the resourceVersion; not its status.
-fn distributor_inputs(binding: &CompactObject) -> Option<u64> {
-    let metadata = binding.metadata();
-    let mut hasher = std::hash::DefaultHasher::new();
-    (
-        binding.spec_hash(),
-        metadata.uid.as_deref(),
-        metadata.generation,
-        metadata
-            .deletion_timestamp
-            .as_ref()
-            .map(|t| t.0.to_string()),
-        &metadata.finalizers,
-        binding.labels(),
-        binding.annotations(),
-        binding.large_annotations(),
-    )
-        .hash(&mut hasher);
-    Some(hasher.finish())
 }
 
 /// The bindings a watch event of a binding wakes: the binding itself when applied, and the independent
@@ -548,7 +526,7 @@ mod tests {
                 "status": status,
             }))
             .expect("binding");
-            distributor_inputs(&CompactObject::from_dynamic(&object).expect("compact"))
+            spec_and_metadata(&CompactObject::from_dynamic(&object).expect("compact"))
         };
         let first = binding("1", json!([]), true, json!({}));
         let reported = binding(
