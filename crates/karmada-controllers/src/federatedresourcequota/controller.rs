@@ -38,15 +38,6 @@ pub fn federated_resource_quota_resource() -> ApiResource {
     )
 }
 
-/// Where a change came from. Bindings are filtered before they get here ([`feed_bindings`]): only a binding in a
-/// namespace with a quota, or a relist of them, wakes the loop.
-enum Source {
-    Quota,
-    Cluster,
-    QuotaWork,
-    Binding,
-}
-
 /// Binding wake-ups waiting for the loop: one is enough, a pass reads every quota namespace's bindings.
 const BINDING_WAKES: usize = 1;
 
@@ -88,15 +79,12 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         clusters: cluster_writer.as_reader(),
         works: work_writer.as_reader(),
     };
-    let tagged = |stream: futures::stream::BoxStream<
+    // Any change wakes the loop: bindings are filtered before they get here ([`feed_bindings`]), so only one in a
+    // namespace with a quota, or a relist, arrives.
+    let change = |stream: futures::stream::BoxStream<
         'static,
         Result<watcher::Event<DynamicObject>, watcher::Error>,
-    >,
-                  source: fn(&watcher::Event<DynamicObject>) -> Source| {
-        stream
-            .map(move |event| event.map(|event| source(&event)))
-            .boxed()
-    };
+    >| stream.map(|event| event.map(drop)).boxed();
     let quota_events = reflector(
         quota_writer,
         watcher(
@@ -136,13 +124,13 @@ pub async fn run(client: kube::Client, informers: Informers, cancel: Cancellatio
         feeding,
     ));
     let binding_events = stream::unfold(woken, |mut woken| async move {
-        woken.recv().await.map(|()| (Ok(Source::Binding), woken))
+        woken.recv().await.map(|()| (Ok(()), woken))
     })
     .boxed();
     let changes = stream::select_all([
-        tagged(quota_events, |_| Source::Quota),
-        tagged(cluster_events, |_| Source::Cluster),
-        tagged(work_events, |_| Source::QuotaWork),
+        change(quota_events),
+        change(cluster_events),
+        change(work_events),
         binding_events,
     ])
     .default_backoff();
