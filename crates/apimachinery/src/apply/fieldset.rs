@@ -442,6 +442,36 @@ fn add_under(node: &mut Map<String, Value>, elements: &[PathElement]) -> bool {
     add_under(child, rest)
 }
 
+/// `path` as the keys of a `fieldsV1` object, for [`fields_v1_contains`].
+pub(crate) fn fields_v1_keys(path: &FieldPath) -> Vec<String> {
+    path.0.iter().map(PathElement::encode).collect()
+}
+
+/// Whether the field set whose `fieldsV1` JSON is `fields` holds the path whose keys are `keys`, as
+/// [`from_fields_v1`] would read it (a member is an empty object or one marked `"."`), without reading the set.
+pub(crate) fn fields_v1_contains(fields: &Value, keys: &[String]) -> bool {
+    let mut node = fields;
+    for key in keys {
+        match node.get(key.as_str()) {
+            Some(child) => node = child,
+            None => return false,
+        }
+    }
+    match node {
+        Value::Object(map) => !keys.is_empty() && (map.is_empty() || map.contains_key(".")),
+        _ => false,
+    }
+}
+
+/// Whether a `fieldsV1` JSON value holds no field at all (absent, `null` or `{}`).
+pub(crate) fn fields_v1_is_empty(fields: Option<&Value>) -> bool {
+    match fields {
+        None | Some(Value::Null) => true,
+        Some(Value::Object(map)) => map.is_empty(),
+        Some(_) => false,
+    }
+}
+
 /// Reads a `fieldsV1` JSON object.
 pub fn from_fields_v1(fields: &Value) -> Result<FieldSet, String> {
     let mut set = FieldSet::new();
@@ -586,6 +616,48 @@ mod tests {
         assert_eq!(from_fields_v1(&fields), Ok(whole));
         assert!(!add_to_fields_v1(&mut json!({"f:spec": 1}), &additions[4]));
         assert!(!add_to_fields_v1(&mut json!([]), &additions[4]));
+    }
+
+    #[test]
+    fn membership_read_from_fields_v1_matches_the_read_set() {
+        let deployment = json!({
+            "metadata": {"labels": {"app": "web"}, "finalizers": ["a.io/x"]},
+            "spec": {"replicas": 2, "selector": {},
+                     "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}
+        });
+        let set = fields_of(&deployment, &BuiltinPatchMeta::for_kind("Deployment"));
+        let fields = to_fields_v1(&set);
+        let field = |name: &str| PathElement::Field(name.to_string());
+        let containers = FieldPath(vec![
+            field("spec"),
+            field("template"),
+            field("spec"),
+            field("containers"),
+        ]);
+        let nginx = containers.child(PathElement::Key("{\"name\":\"nginx\"}".to_string()));
+        let absent = [
+            FieldPath(vec![field("spec")]),
+            containers.clone(),
+            nginx.child(field("args")),
+            FieldPath(vec![field("metadata"), field("labels"), field("tier")]),
+            FieldPath::default(),
+        ];
+        for path in &set {
+            assert!(fields_v1_contains(&fields, &fields_v1_keys(path)), "{path}");
+        }
+        for path in &absent {
+            assert!(!set.contains(path), "{path}");
+            assert!(
+                !fields_v1_contains(&fields, &fields_v1_keys(path)),
+                "{path}"
+            );
+        }
+        assert!(
+            set.contains(&nginx),
+            "a keyed element with members is a member"
+        );
+        assert!(fields_v1_is_empty(None) && fields_v1_is_empty(Some(&json!({}))));
+        assert!(!fields_v1_is_empty(Some(&fields)));
     }
 
     #[test]

@@ -52,37 +52,20 @@ impl ManagedFieldsEntry {
         entry
     }
 
-    fn from_json(index: usize, value: &Value) -> Result<Self, String> {
-        let field = |name: &str| format!("metadata.managedFields[{index}].{name}");
-        let text = |name: &str| value.get(name).and_then(Value::as_str).map(str::to_string);
-        let operation = match text("operation").as_deref() {
-            Some("Apply") => Operation::Apply,
-            Some("Update") => Operation::Update,
-            other => {
-                return Err(format!(
-                    "{}: Unsupported value: {other:?}: supported values: \"Apply\", \"Update\"",
-                    field("operation")
-                ));
-            }
-        };
-        if let Some(fields_type) = text("fieldsType")
-            && fields_type != "FieldsV1"
-        {
-            return Err(format!(
-                "{}: Unsupported value: \"{fields_type}\": supported values: \"FieldsV1\"",
-                field("fieldsType")
-            ));
-        }
+    pub(crate) fn from_json(index: usize, value: &Value) -> Result<Self, String> {
+        let head = EntryHead::from_json(index, value)?;
         let fields = match value.get("fieldsV1") {
             None | Some(Value::Null) => FieldSet::new(),
-            Some(v1) => from_fields_v1(v1).map_err(|e| format!("{}: {e}", field("fieldsV1")))?,
+            Some(v1) => from_fields_v1(v1)
+                .map_err(|e| format!("metadata.managedFields[{index}].fieldsV1: {e}"))?,
         };
+        let text = |name: &str| value.get(name).and_then(Value::as_str).map(str::to_string);
         Ok(Self {
-            manager: text("manager").unwrap_or_default(),
-            operation,
+            manager: head.manager.to_string(),
+            operation: head.operation,
             api_version: text("apiVersion").unwrap_or_default(),
             time: text("time").unwrap_or_default(),
-            subresource: text("subresource"),
+            subresource: head.subresource.map(str::to_string),
             fields,
         })
     }
@@ -101,6 +84,55 @@ impl ManagedFieldsEntry {
         self.manager == manager
             && self.operation == operation
             && self.subresource.as_deref() == subresource
+    }
+}
+
+/// Who an entry belongs to, read from its JSON without its field set: enough to tell a writer's own entry
+/// apart, so entries a write does not touch need not be parsed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EntryHead<'a> {
+    pub manager: &'a str,
+    pub operation: Operation,
+    pub subresource: Option<&'a str>,
+}
+
+impl<'a> EntryHead<'a> {
+    /// Reads and checks everything of entry `index` but its field set.
+    pub(crate) fn from_json(index: usize, value: &'a Value) -> Result<Self, String> {
+        let field = |name: &str| format!("metadata.managedFields[{index}].{name}");
+        let text = |name: &str| value.get(name).and_then(Value::as_str);
+        let operation = match text("operation") {
+            Some("Apply") => Operation::Apply,
+            Some("Update") => Operation::Update,
+            other => {
+                return Err(format!(
+                    "{}: Unsupported value: {other:?}: supported values: \"Apply\", \"Update\"",
+                    field("operation")
+                ));
+            }
+        };
+        if let Some(fields_type) = text("fieldsType")
+            && fields_type != "FieldsV1"
+        {
+            return Err(format!(
+                "{}: Unsupported value: \"{fields_type}\": supported values: \"FieldsV1\"",
+                field("fieldsType")
+            ));
+        }
+        Ok(Self {
+            manager: text("manager").unwrap_or_default(),
+            operation,
+            subresource: text("subresource"),
+        })
+    }
+
+    pub(crate) fn is_at(
+        &self,
+        manager: &str,
+        operation: Operation,
+        subresource: Option<&str>,
+    ) -> bool {
+        self.manager == manager && self.operation == operation && self.subresource == subresource
     }
 }
 

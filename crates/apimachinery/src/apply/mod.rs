@@ -24,6 +24,7 @@ use crate::patch::{PatchError, PatchMeta, strategic_merge};
 use crate::status::{ApiError, StatusCause, StatusDetails};
 use crate::time::format_timestamp;
 pub use fieldset::{FieldPath, FieldSet, PathElement, fields_of};
+use managed::EntryHead;
 pub use managed::{
     ManagedFieldsEntry, Operation, managed_fields, set_managed_fields, set_managed_fields_json,
 };
@@ -311,102 +312,207 @@ fn record_in_place(
 ) -> Result<(), ApplyError> {
     let empty = Value::Object(Map::new());
     let old = old.unwrap_or(&empty);
-    let old_json = old.pointer("/metadata/managedFields");
-    let new_json = new.pointer("/metadata/managedFields");
-    // Writers almost always send back the entries they read (or none): then only the old ones are parsed.
-    let sent_back = new_json.is_none() || new_json == old_json;
-    let old_entries = managed_fields(old).map_err(ApplyError::Invalid)?;
-    // A writer that rewrote managedFields itself (kubectl's apply migration) is taken at its word.
-    let (mut entries, client_rewrote) = if sent_back {
-        (old_entries, false)
-    } else {
-        let new_entries = managed_fields(new).map_err(ApplyError::Invalid)?;
-        let rewrote = new_entries != old_entries;
-        (if rewrote { new_entries } else { old_entries }, rewrote)
-    };
-
     let (changed, removed) = fieldset::changed_and_removed(old, new, meta);
+    let (slots, taken) = entry_slots(old, new, reuse_json)?;
+    match renewed_entries(slots, changed, &removed, writer, api_version, now) {
+        Ok(stored) => {
+            set_managed_fields_json(new, stored);
+            Ok(())
+        }
+        Err(error) => {
+            // `new` is left as it came: the entries taken out of it were the stored ones.
+            if taken
+                && let (Some(slot), Some(stored)) = (
+                    new.pointer_mut("/metadata/managedFields"),
+                    old.pointer("/metadata/managedFields"),
+                )
+            {
+                *slot = stored.clone();
+            }
+            Err(error)
+        }
+    }
+}
 
-    // Each entry's stored JSON, kept while its field set stays as it was: most writes change one entry (its
-    // time, or its fields), and writing every entry's fields again from its set was most of the cost.
-    let mut json: Vec<Option<Value>> = match old_json {
-        Some(Value::Array(stored))
-            if reuse_json && !client_rewrote && stored.len() == entries.len() =>
-        {
-            stored.iter().cloned().map(Some).collect()
+/// The entries after a write by `writer` that changed `changed` and removed `removed`, as JSON to store.
+fn renewed_entries(
+    mut slots: Vec<Slot>,
+    changed: FieldSet,
+    removed: &FieldSet,
+    writer: Writer<'_>,
+    api_version: &str,
+    now: Timestamp,
+) -> Result<Vec<Value>, ApplyError> {
+    // Only entries holding a path the write changed or removed lose fields: the rest keep their stored
+    // JSON, field sets unread (reading every entry's set was most of the bookkeeping of a write).
+    let removed_keys: Vec<Vec<String>> = removed.iter().map(fieldset::fields_v1_keys).collect();
+    let changed_keys: Vec<Vec<String>> = changed.iter().map(fieldset::fields_v1_keys).collect();
+    for (index, slot) in slots.iter_mut().enumerate() {
+        if let Slot::Stored(json) = slot {
+            let mine = EntryHead::from_json(index, json)
+                .map_err(ApplyError::Invalid)?
+                .is_at(writer.manager, Operation::Update, writer.subresource);
+            let fields = json.get("fieldsV1").unwrap_or(&Value::Null);
+            let holds = |keys: &Vec<Vec<String>>| {
+                keys.iter()
+                    .any(|keys| fieldset::fields_v1_contains(fields, keys))
+            };
+            if holds(&removed_keys) || (!mine && holds(&changed_keys)) {
+                let entry =
+                    ManagedFieldsEntry::from_json(index, json).map_err(ApplyError::Invalid)?;
+                *slot = Slot::Parsed(entry, None);
+            }
         }
-        _ => vec![None; entries.len()],
-    };
-    for (entry, json) in entries.iter_mut().zip(json.iter_mut()) {
-        let before = entry.fields.len();
-        entry.fields.retain(|path| !removed.contains(path));
-        if !entry.is_at(writer.manager, Operation::Update, writer.subresource) {
-            entry.fields.retain(|path| !changed.contains(path));
-        }
-        if entry.fields.len() != before {
-            *json = None;
+        if let Slot::Parsed(entry, json) = slot {
+            let before = entry.fields.len();
+            entry.fields.retain(|path| !removed.contains(path));
+            if !entry.is_at(writer.manager, Operation::Update, writer.subresource) {
+                entry.fields.retain(|path| !changed.contains(path));
+            }
+            if entry.fields.len() != before {
+                *json = None;
+            }
         }
     }
     if !changed.is_empty() {
         let time = format_timestamp(now);
-        match entries
+        let mine = slots
             .iter()
-            .position(|e| e.is_at(writer.manager, Operation::Update, writer.subresource))
-        {
+            .enumerate()
+            .position(|(index, slot)| match slot {
+                Slot::Stored(json) => EntryHead::from_json(index, json).is_ok_and(|head| {
+                    head.is_at(writer.manager, Operation::Update, writer.subresource)
+                }),
+                Slot::Parsed(entry, _) => {
+                    entry.is_at(writer.manager, Operation::Update, writer.subresource)
+                }
+            });
+        match mine {
             Some(index) => {
-                let entry = &mut entries[index];
-                let added: Vec<FieldPath> = changed
-                    .into_iter()
-                    .filter(|path| !entry.fields.contains(path))
-                    .collect();
-                entry.time = time;
-                entry.api_version = api_version.to_string();
-                if let Some(slot) = json.get_mut(index) {
+                let slot = &mut slots[index];
+                if let Slot::Stored(json) = slot
+                    && !renew_in_place(json, &changed, &time, api_version)
+                {
+                    let entry =
+                        ManagedFieldsEntry::from_json(index, json).map_err(ApplyError::Invalid)?;
+                    *slot = Slot::Parsed(entry, None);
+                }
+                if let Slot::Parsed(entry, json) = slot {
+                    entry.time = time;
+                    entry.api_version = api_version.to_string();
                     // The entry's stored JSON gains the added paths in place: writing the whole set again
                     // was most of the bookkeeping of a status write that adds a field or two.
-                    let kept = match slot {
-                        Some(Value::Object(entry_json)) => {
-                            entry_json.insert("time".into(), Value::String(entry.time.clone()));
-                            entry_json.insert(
-                                "apiVersion".into(),
-                                Value::String(entry.api_version.clone()),
-                            );
-                            match entry_json.get_mut("fieldsV1") {
-                                Some(fields) => added
-                                    .iter()
-                                    .all(|path| fieldset::add_to_fields_v1(fields, path)),
-                                None => added.is_empty(),
-                            }
-                        }
-                        _ => false,
-                    };
-                    if !kept {
-                        *slot = None;
+                    if let Some(stored) = json
+                        && !renew_in_place(stored, &changed, &entry.time, api_version)
+                    {
+                        *json = None;
                     }
+                    entry.fields.extend(changed);
                 }
-                entry.fields.extend(added);
             }
-            None => {
-                entries.push(ManagedFieldsEntry {
+            None => slots.push(Slot::Parsed(
+                ManagedFieldsEntry {
                     manager: writer.manager.to_string(),
                     operation: Operation::Update,
                     api_version: api_version.to_string(),
                     time,
                     subresource: writer.subresource.map(str::to_string),
                     fields: changed,
-                });
-                json.push(None);
-            }
+                },
+                None,
+            )),
         }
     }
-    let stored: Vec<Value> = entries
-        .iter()
-        .zip(json)
-        .filter(|(entry, _)| !entry.fields.is_empty())
-        .map(|(entry, json)| json.unwrap_or_else(|| entry.to_json()))
+    let stored = slots
+        .into_iter()
+        .filter_map(|slot| match slot {
+            Slot::Stored(json) => {
+                (!fieldset::fields_v1_is_empty(json.get("fieldsV1"))).then_some(json)
+            }
+            Slot::Parsed(entry, json) => {
+                (!entry.fields.is_empty()).then(|| json.unwrap_or_else(|| entry.to_json()))
+            }
+        })
         .collect();
-    set_managed_fields_json(new, stored);
-    Ok(())
+    Ok(stored)
+}
+
+/// One `managedFields` entry while a write is recorded.
+enum Slot {
+    /// As stored, its field set not read.
+    Stored(Value),
+    /// Read; with its JSON while that still matches the entry.
+    Parsed(ManagedFieldsEntry, Option<Value>),
+}
+
+/// The entries a write starts from: the stored ones when the writer sent them back (or none), taken
+/// from `new` rather than copied where it holds them; the writer's own when it rewrote them (kubectl's
+/// apply migration), which are then taken at their word. `reuse_json` off reads every entry (the
+/// reference the stored JSON is tested against). The flag tells whether they were taken out of `new`.
+fn entry_slots(
+    old: &Value,
+    new: &mut Value,
+    reuse_json: bool,
+) -> Result<(Vec<Slot>, bool), ApplyError> {
+    let old_json = old.pointer("/metadata/managedFields");
+    let new_json = new.pointer("/metadata/managedFields");
+    let sent_back = new_json.is_none() || new_json == old_json;
+    let stored = |json: Vec<Value>| json.into_iter().map(Slot::Stored).collect();
+    if sent_back {
+        let Some(Value::Array(_)) = old_json else {
+            // Absent or null: no entries; anything else is refused as before.
+            managed_fields(old).map_err(ApplyError::Invalid)?;
+            return Ok((Vec::new(), false));
+        };
+        if !reuse_json {
+            let entries = managed_fields(old).map_err(ApplyError::Invalid)?;
+            return Ok((
+                entries.into_iter().map(|e| Slot::Parsed(e, None)).collect(),
+                false,
+            ));
+        }
+        let taken = new.pointer_mut("/metadata/managedFields").map(Value::take);
+        return Ok(match (taken, old_json) {
+            (Some(Value::Array(json)), _) => (stored(json), true),
+            (_, Some(Value::Array(json))) => (stored(json.clone()), false),
+            _ => (Vec::new(), false),
+        });
+    }
+    let old_entries = managed_fields(old).map_err(ApplyError::Invalid)?;
+    let new_entries = managed_fields(new).map_err(ApplyError::Invalid)?;
+    let slots = if new_entries != old_entries {
+        new_entries
+            .into_iter()
+            .map(|e| Slot::Parsed(e, None))
+            .collect()
+    } else {
+        match old_json {
+            Some(Value::Array(json)) if reuse_json && json.len() == old_entries.len() => {
+                stored(json.clone())
+            }
+            _ => old_entries
+                .into_iter()
+                .map(|e| Slot::Parsed(e, None))
+                .collect(),
+        }
+    };
+    Ok((slots, false))
+}
+
+/// Renews a writer's stored entry for a write that changed `changed`: its time and API version, and the
+/// paths added to its `fieldsV1` in place. False when the JSON is not in the form that allows it.
+fn renew_in_place(entry: &mut Value, changed: &FieldSet, time: &str, api_version: &str) -> bool {
+    let Value::Object(entry) = entry else {
+        return false;
+    };
+    entry.insert("time".into(), Value::String(time.to_string()));
+    entry.insert("apiVersion".into(), Value::String(api_version.to_string()));
+    match entry.get_mut("fieldsV1") {
+        Some(fields) => changed
+            .iter()
+            .all(|path| fieldset::add_to_fields_v1(fields, path)),
+        None => changed.is_empty(),
+    }
 }
 
 /// An existing object nobody is recorded as managing belongs to `before-first-apply`, as in

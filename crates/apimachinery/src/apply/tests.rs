@@ -337,6 +337,27 @@ fn malformed_input_is_rejected() {
     );
 }
 
+#[test]
+fn a_refused_update_leaves_the_written_object_as_it_came() {
+    let now = at("2026-11-29T18:04:07Z");
+    let mut stored = deployment(1, "a");
+    stored["metadata"]["managedFields"] = json!([{"manager": "x", "operation": "Sideways", "fieldsV1": {"f:spec": {"f:replicas": {}}}}]);
+    let mut written = stored.clone();
+    written["spec"]["replicas"] = json!(2);
+    let before = written.clone();
+    let error = record_update_in_place(
+        Some(&stored),
+        &mut written,
+        Writer::of("m"),
+        "apps/v1",
+        &meta(),
+        now,
+    )
+    .expect_err("bad stored entry");
+    assert!(error.to_string().contains("Sideways"), "{error}");
+    assert_eq!(written, before);
+}
+
 mod properties {
     use proptest::prelude::*;
     use serde_json::{Value, json};
@@ -424,7 +445,12 @@ mod properties {
             if let Some((ready, reason)) = second_status {
                 last["status"] = json!({"readyReplicas": ready + 1, "conditions": [{"type": "Available", "reason": reason}]});
             }
-            for (old, new) in [(&created, &next), (&updated, &last), (&updated, &updated)] {
+            // A writer that sends no managed fields keeps the stored ones too.
+            let mut unsent = last.clone();
+            if let Some(metadata) = unsent["metadata"].as_object_mut() {
+                metadata.remove("managedFields");
+            }
+            for (old, new) in [(&created, &next), (&updated, &last), (&updated, &updated), (&updated, &unsent)] {
                 let patched = record_update_with(Some(old), new, managers[2], "apps/v1", &meta(), later, true)
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 let written = record_update_with(Some(old), new, managers[2], "apps/v1", &meta(), later, false)
