@@ -81,9 +81,12 @@ impl ManagedFieldsEntry {
         operation: Operation,
         subresource: Option<&str>,
     ) -> bool {
-        self.manager == manager
-            && self.operation == operation
-            && self.subresource.as_deref() == subresource
+        let head = EntryHead {
+            manager: &self.manager,
+            operation: self.operation,
+            subresource: self.subresource.as_deref(),
+        };
+        head.is_at(manager, operation, subresource)
     }
 }
 
@@ -126,6 +129,7 @@ impl<'a> EntryHead<'a> {
         })
     }
 
+    /// Whether this is `manager`'s entry for `operation` through `subresource` (`None`: the object itself).
     pub(crate) fn is_at(
         &self,
         manager: &str,

@@ -347,11 +347,15 @@ fn renewed_entries(
     // JSON, field sets unread (reading every entry's set was most of the bookkeeping of a write).
     let removed_keys: Vec<Vec<String>> = removed.iter().map(fieldset::fields_v1_keys).collect();
     let changed_keys: Vec<Vec<String>> = changed.iter().map(fieldset::fields_v1_keys).collect();
+    let mut writers_entry = None;
     for (index, slot) in slots.iter_mut().enumerate() {
         if let Slot::Stored(json) = slot {
             let mine = EntryHead::from_json(index, json)
                 .map_err(ApplyError::Invalid)?
                 .is_at(writer.manager, Operation::Update, writer.subresource);
+            if mine {
+                writers_entry.get_or_insert(index);
+            }
             let fields = json.get("fieldsV1").unwrap_or(&Value::Null);
             let holds = |keys: &Vec<Vec<String>>| {
                 keys.iter()
@@ -366,7 +370,9 @@ fn renewed_entries(
         if let Slot::Parsed(entry, json) = slot {
             let before = entry.fields.len();
             entry.fields.retain(|path| !removed.contains(path));
-            if !entry.is_at(writer.manager, Operation::Update, writer.subresource) {
+            if entry.is_at(writer.manager, Operation::Update, writer.subresource) {
+                writers_entry.get_or_insert(index);
+            } else {
                 entry.fields.retain(|path| !changed.contains(path));
             }
             if entry.fields.len() != before {
@@ -376,18 +382,7 @@ fn renewed_entries(
     }
     if !changed.is_empty() {
         let time = format_timestamp(now);
-        let mine = slots
-            .iter()
-            .enumerate()
-            .position(|(index, slot)| match slot {
-                Slot::Stored(json) => EntryHead::from_json(index, json).is_ok_and(|head| {
-                    head.is_at(writer.manager, Operation::Update, writer.subresource)
-                }),
-                Slot::Parsed(entry, _) => {
-                    entry.is_at(writer.manager, Operation::Update, writer.subresource)
-                }
-            });
-        match mine {
+        match writers_entry {
             Some(index) => {
                 let slot = &mut slots[index];
                 if let Slot::Stored(json) = slot
