@@ -71,22 +71,16 @@ impl ManagedFieldsEntry {
     }
 
     pub(crate) fn is(&self, manager: &str, operation: Operation) -> bool {
-        self.is_at(manager, operation, None)
+        self.head().is_at(manager, operation, None)
     }
 
-    /// Whether this is `manager`'s entry for `operation` through `subresource` (`None`: the object itself).
-    pub(crate) fn is_at(
-        &self,
-        manager: &str,
-        operation: Operation,
-        subresource: Option<&str>,
-    ) -> bool {
-        let head = EntryHead {
+    /// Whom the entry belongs to.
+    pub(crate) fn head(&self) -> EntryHead<'_> {
+        EntryHead {
             manager: &self.manager,
             operation: self.operation,
             subresource: self.subresource.as_deref(),
-        };
-        head.is_at(manager, operation, subresource)
+        }
     }
 }
 

@@ -370,7 +370,10 @@ fn renewed_entries(
         if let Slot::Parsed(entry, json) = slot {
             let before = entry.fields.len();
             entry.fields.retain(|path| !removed.contains(path));
-            if entry.is_at(writer.manager, Operation::Update, writer.subresource) {
+            if entry
+                .head()
+                .is_at(writer.manager, Operation::Update, writer.subresource)
+            {
                 writers_entry.get_or_insert(index);
             } else {
                 entry.fields.retain(|path| !changed.contains(path));
